@@ -1,0 +1,75 @@
+// RAII owners of device memory and streams. Allocation happens when a stage is configured,
+// never per frame.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <utility>
+
+#include "cuda/cuda_check.hpp"
+
+namespace starsift::cuda {
+
+// A pitched 2D allocation: `height` rows of at least `row_bytes` bytes, rows `pitch` apart
+// (aligned for coalesced and vector access).
+class DeviceImage {
+ public:
+  DeviceImage() = default;
+  DeviceImage(std::size_t row_bytes, int height) { allocate(row_bytes, height); }
+  ~DeviceImage() { release(); }
+  DeviceImage(DeviceImage&& o) noexcept { *this = std::move(o); }
+  DeviceImage& operator=(DeviceImage&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(pitch_, o.pitch_);
+    std::swap(row_bytes_, o.row_bytes_);
+    std::swap(height_, o.height_);
+    return *this;
+  }
+  DeviceImage(const DeviceImage&) = delete;
+  DeviceImage& operator=(const DeviceImage&) = delete;
+
+  void allocate(std::size_t row_bytes, int height) {
+    release();
+    check(cudaMallocPitch(&ptr_, &pitch_, row_bytes, static_cast<std::size_t>(height)),
+          "cudaMallocPitch");
+    row_bytes_ = row_bytes;
+    height_ = height;
+  }
+  void release() noexcept {
+    if (ptr_) cudaFree(ptr_);
+    ptr_ = nullptr;
+    pitch_ = row_bytes_ = 0;
+    height_ = 0;
+  }
+
+  std::byte* data() const noexcept { return static_cast<std::byte*>(ptr_); }
+  std::size_t pitch() const noexcept { return pitch_; }
+  std::size_t row_bytes() const noexcept { return row_bytes_; }
+  int height() const noexcept { return height_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t pitch_ = 0;
+  std::size_t row_bytes_ = 0;
+  int height_ = 0;
+};
+
+class Stream {
+ public:
+  Stream() { check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  ~Stream() {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const noexcept { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// Makes `device_id` current for the calling thread (elements stream from several threads).
+inline void use_device(int device_id) { check(cudaSetDevice(device_id), "cudaSetDevice"); }
+
+}  // namespace starsift::cuda

@@ -1,0 +1,13 @@
+// Whether a CUDA device is usable, asked without failing when there is no driver at all.
+#pragma once
+
+#include <string>
+
+namespace starsift::cuda {
+
+// Empty when `device_id` can run starsift's kernels; otherwise why not ("no NVIDIA driver",
+// "device-id 3 out of range, 1 device(s) present", "compute capability 5.2 below 7.0").
+// On success `description` (if given) receives "<name>, sm_<major><minor>".
+std::string device_unusable_reason(int device_id, std::string* description);
+
+}  // namespace starsift::cuda

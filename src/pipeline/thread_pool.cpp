@@ -1,0 +1,70 @@
+#include "pipeline/thread_pool.hpp"
+
+#include <algorithm>
+
+namespace starsift {
+
+ThreadPool::ThreadPool(unsigned threads) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  workers_.reserve(threads - 1);
+  for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  work_ready_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::run_chunk(unsigned index) {
+  const int n = static_cast<int>(size());
+  const int begin = static_cast<int>((static_cast<long long>(count_) * index) / n);
+  const int end = static_cast<int>((static_cast<long long>(count_) * (index + 1)) / n);
+  if (begin >= end) return;
+  try {
+    (*body_)(begin, end);
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    if (!error_) error_ = std::current_exception();
+  }
+}
+
+void ThreadPool::worker_loop(unsigned index) {
+  std::uint64_t seen = 0;
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      work_ready_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      if (stopping_) return;
+      seen = generation_;
+    }
+    run_chunk(index);
+    {
+      std::lock_guard lock(mutex_);
+      if (--pending_ == 0) work_done_.notify_one();
+    }
+  }
+}
+
+void ThreadPool::parallel_for(int count, const std::function<void(int, int)>& body) {
+  if (count <= 0) return;
+  {
+    std::lock_guard lock(mutex_);
+    body_ = &body;
+    count_ = count;
+    error_ = nullptr;
+    pending_ = static_cast<unsigned>(workers_.size());
+    ++generation_;
+  }
+  work_ready_.notify_all();
+  run_chunk(0);
+  std::unique_lock lock(mutex_);
+  work_done_.wait(lock, [&] { return pending_ == 0; });
+  body_ = nullptr;
+  if (error_) std::rethrow_exception(error_);
+}
+
+}  // namespace starsift
