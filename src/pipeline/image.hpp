@@ -35,7 +35,7 @@ struct BasicImageView {
 using ImageView = BasicImageView<std::byte>;
 using ConstImageView = BasicImageView<const std::byte>;
 
-inline ConstImageView as_const(const ImageView& v) {
+inline ConstImageView const_view(const ImageView& v) {
   return {v.data, v.width, v.height, v.stride, v.format};
 }
 

@@ -1,0 +1,654 @@
+// CUDA median filter: two schedules of the same algorithm (median_reference()).
+//
+// Network (sizes 3..9): separable sorting networks in registers (Adams 2021).
+//   1. Each thread sorts every input column of its tile once; the rows shared by its
+//      tile_h output rows are sorted once and the remaining rows inserted per output row.
+//   2. For each output, the k sorted columns form a k x k matrix; sorting its rows keeps the
+//      columns sorted, so element (i, j) has at least (i+1)(j+1) elements <= it and
+//      (k-i)(k-j) elements >= it. Elements that are provably above or below the median are
+//      dropped; the median is selected from the remaining candidates.
+//   3. Everything is written as full networks; the compiler removes every min/max that does
+//      not feed the selected output (median-only pruning).
+//   Integer formats hold two 16-bit samples per register (two row groups of the block) and
+//   use Hopper's DPX 16x2 min/max, one instruction for two comparisons.
+//
+// Tracking (any size): each thread slides a window along a row segment keeping the median
+//   and the counts of window values below / not above it; when a column leaves and one
+//   enters, the counts are updated and the median moves to the next distinct value until
+//   the counts bracket the median rank again. Cost ~ k per output plus a k^2 scan per move:
+//   rises smoothly with k, no network blow-up.
+//
+// Both read their input tile once into shared memory, where borders are resolved
+// (border_index(), shared with the CPU reference), so the inner loops never test borders.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/median/median.cuh"
+#include "cuda/median/median_tuning.hpp"
+#include "pipeline/border.hpp"
+#include "pipeline/sample_key.hpp"
+
+namespace starsift::cuda {
+
+namespace {
+
+// ---- What one frame looks like to a kernel -------------------------------------------------
+
+struct Frame {
+  const std::byte* in;
+  std::byte* out;
+  int width;
+  int height;
+  std::ptrdiff_t in_stride;
+  std::ptrdiff_t out_stride;
+  BorderMode border;
+  std::uint32_t border_key;  // the border value as an ordered key
+};
+
+// ---- Formats: how samples become ordered keys and back ------------------------------------
+
+struct Gray8 {
+  static constexpr int kPlanes = 1;  // colour channels a filter computes
+  __device__ static void load(const std::byte* row, int x, std::uint32_t (&k)[kPlanes]) {
+    k[0] = reinterpret_cast<const std::uint8_t*>(row)[x];
+  }
+  __device__ static void store(std::byte* row, int x, int plane, std::uint32_t key) {
+    (void)plane;
+    reinterpret_cast<std::uint8_t*>(row)[x] = static_cast<std::uint8_t>(key);
+  }
+  static constexpr bool kPackable = true;
+  static constexpr bool kHasAlpha = false;
+};
+
+struct Gray16 {
+  static constexpr int kPlanes = 1;
+  __device__ static void load(const std::byte* row, int x, std::uint32_t (&k)[kPlanes]) {
+    k[0] = reinterpret_cast<const std::uint16_t*>(row)[x];
+  }
+  __device__ static void store(std::byte* row, int x, int plane, std::uint32_t key) {
+    (void)plane;
+    reinterpret_cast<std::uint16_t*>(row)[x] = static_cast<std::uint16_t>(key);
+  }
+  static constexpr bool kPackable = true;
+  static constexpr bool kHasAlpha = false;
+};
+
+struct Gray32F {
+  static constexpr int kPlanes = 1;
+  __device__ static void load(const std::byte* row, int x, std::uint32_t (&k)[kPlanes]) {
+    k[0] = float_bits_to_key(reinterpret_cast<const std::uint32_t*>(row)[x]);
+  }
+  __device__ static void store(std::byte* row, int x, int plane, std::uint32_t key) {
+    (void)plane;
+    reinterpret_cast<std::uint32_t*>(row)[x] = key_to_float_bits(key);
+  }
+  static constexpr bool kPackable = false;  // 32-bit keys need a whole register
+  static constexpr bool kHasAlpha = false;
+};
+
+// RGBA/BGRA/RGBx/BGRx: bytes 0..2 are filtered channel by channel, byte 3 is copied.
+struct Color4x8 {
+  static constexpr int kPlanes = 3;
+  __device__ static void load(const std::byte* row, int x, std::uint32_t (&k)[kPlanes]) {
+    const std::uint32_t px = reinterpret_cast<const std::uint32_t*>(row)[x];
+    k[0] = px & 0xffu;
+    k[1] = (px >> 8) & 0xffu;
+    k[2] = (px >> 16) & 0xffu;
+  }
+  __device__ static void store(std::byte* row, int x, int plane, std::uint32_t key) {
+    reinterpret_cast<std::uint8_t*>(row)[4 * x + plane] = static_cast<std::uint8_t>(key);
+  }
+  __device__ static void copy_alpha(const std::byte* in_row, std::byte* out_row, int x) {
+    reinterpret_cast<std::uint8_t*>(out_row)[4 * x + 3] =
+        reinterpret_cast<const std::uint8_t*>(in_row)[4 * x + 3];
+  }
+  static constexpr bool kPackable = true;
+  static constexpr bool kHasAlpha = true;
+};
+
+// ---- Registers: one key, or two 16-bit keys side by side ----------------------------------
+
+struct ScalarLanes {
+  static constexpr int kLanes = 1;
+  __device__ static std::uint32_t lo(std::uint32_t a, std::uint32_t b) { return min(a, b); }
+  __device__ static std::uint32_t hi(std::uint32_t a, std::uint32_t b) { return max(a, b); }
+};
+
+struct PackedLanes {
+  static constexpr int kLanes = 2;
+  // sm_90 has packed 16x2 min/max (one instruction for two comparisons); earlier
+  // architectures emulate the SIMD intrinsics.
+  __device__ static std::uint32_t lo(std::uint32_t a, std::uint32_t b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    std::uint32_t r;
+    asm("min.u16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+#else
+    return __vminu2(a, b);
+#endif
+  }
+  __device__ static std::uint32_t hi(std::uint32_t a, std::uint32_t b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    std::uint32_t r;
+    asm("max.u16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+#else
+    return __vmaxu2(a, b);
+#endif
+  }
+};
+
+template <class L>
+__device__ __forceinline__ void compare_exchange(std::uint32_t& a, std::uint32_t& b) {
+  const std::uint32_t low = L::lo(a, b);
+  b = L::hi(a, b);
+  a = low;
+}
+
+// Batcher's odd-even merge sort for any N (comparators past N dropped), ascending, as a
+// compile-time list of index pairs: applying it unrolls to straight-line min/max on
+// registers, with no loop or index arithmetic left for the compiler to see through.
+constexpr int kMaxNetwork = 160;  // largest array sorted here (candidates of a 9x9 window)
+
+struct Comparators {
+  int count = 0;
+  int a[2048] = {};
+  int b[2048] = {};
+};
+
+constexpr Comparators batcher_network(int n) {
+  Comparators net;
+  for (int p = 1; p < n; p *= 2)
+    for (int k = p; k >= 1; k /= 2)
+      for (int j = k % p; j <= n - 1 - k; j += 2 * k)
+        for (int i = 0; i < k && i <= n - j - k - 1; ++i)
+          if ((i + j) / (2 * p) == (i + j + k) / (2 * p)) {
+            net.a[net.count] = i + j;
+            net.b[net.count] = i + j + k;
+            ++net.count;
+          }
+  return net;
+}
+
+template <int N>
+struct BatcherNetwork {
+  static_assert(N <= kMaxNetwork);
+  static constexpr Comparators net = batcher_network(N);
+};
+
+template <class L, int N, std::size_t... I>
+__device__ __forceinline__ void apply_network(std::uint32_t (&v)[N], std::index_sequence<I...>) {
+  (compare_exchange<L>(v[BatcherNetwork<N>::net.a[I]], v[BatcherNetwork<N>::net.b[I]]), ...);
+}
+
+template <class L, int N>
+__device__ __forceinline__ void sort_network(std::uint32_t (&v)[N]) {
+  if constexpr (N > 1) {
+    apply_network<L, N>(v, std::make_index_sequence<BatcherNetwork<N>::net.count>{});
+  }
+}
+
+// ---- Shared-memory tile: input keys with borders resolved ---------------------------------
+
+// Reads the keys of pixel (x, y), which may lie outside the frame.
+template <class F>
+__device__ __forceinline__ void read_keys(const Frame& f, int x, int y,
+                                          std::uint32_t (&k)[F::kPlanes]) {
+  const int sx = border_index(x, f.width, f.border);
+  const int sy = border_index(y, f.height, f.border);
+  if (sx < 0 || sy < 0) {
+#pragma unroll
+    for (int p = 0; p < F::kPlanes; ++p) k[p] = f.border_key;
+    return;
+  }
+  F::load(f.in + sy * f.in_stride, sx, k);
+}
+
+// Fills `planes` (kPlanes planes of rows x cols words, `pitch` words apart, `plane_words`
+// between planes) with the keys of input rows [oy, oy+rows) and columns [ox, ox+cols).
+// With two lanes, word (r, c) also holds, in its upper half, row oy + r + lane_offset.
+template <class F, int kLanes>
+__device__ __forceinline__ void fill_tile(const Frame& f, std::uint32_t* planes, int plane_words,
+                                          int pitch, int rows, int cols, int ox, int oy,
+                                          int lane_offset) {
+  const int threads = blockDim.x * blockDim.y;
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  for (int i = tid; i < rows * cols; i += threads) {
+    const int r = i / cols;
+    const int c = i - r * cols;
+    std::uint32_t k[F::kPlanes];
+    read_keys<F>(f, ox + c, oy + r, k);
+    if constexpr (kLanes == 2) {
+      std::uint32_t k2[F::kPlanes];
+      read_keys<F>(f, ox + c, oy + r + lane_offset, k2);
+#pragma unroll
+      for (int p = 0; p < F::kPlanes; ++p) k[p] |= k2[p] << 16;
+    }
+#pragma unroll
+    for (int p = 0; p < F::kPlanes; ++p) planes[p * plane_words + r * pitch + c] = k[p];
+  }
+}
+
+// ---- Network schedule ----------------------------------------------------------------------
+
+// Elements of the row-and-column-sorted k x k matrix that can still be the median.
+__host__ __device__ constexpr bool is_candidate(int k, int i, int j) {
+  const int need = (k * k + 1) / 2;  // rank of the median, 1-based, from either end
+  return (i + 1) * (j + 1) <= need && (k - i) * (k - j) <= need;
+}
+__host__ __device__ constexpr bool is_below(int k, int i, int j) {
+  return (k - i) * (k - j) > (k * k + 1) / 2;
+}
+constexpr int candidate_count(int k) {
+  int n = 0;
+  for (int i = 0; i < k; ++i)
+    for (int j = 0; j < k; ++j) n += is_candidate(k, i, j);
+  return n;
+}
+// Flat positions i * k + j of the candidates, in row order.
+template <int K>
+struct Candidates {
+  static constexpr int kCount = candidate_count(K);
+  struct List {
+    int at[kCount > 0 ? kCount : 1] = {};
+  };
+  static constexpr List list = [] {
+    List l;
+    int n = 0;
+    for (int i = 0; i < K; ++i)
+      for (int j = 0; j < K; ++j)
+        if (is_candidate(K, i, j)) l.at[n++] = i * K + j;
+    return l;
+  }();
+};
+
+template <int K, std::size_t... I>
+__device__ __forceinline__ void gather_candidates(const std::uint32_t (&m)[K][K],
+                                                  std::uint32_t (&cand)[sizeof...(I)],
+                                                  std::index_sequence<I...>) {
+  ((cand[I] = m[Candidates<K>::list.at[I] / K][Candidates<K>::list.at[I] % K]), ...);
+}
+constexpr int below_count(int k) {
+  int n = 0;
+  for (int i = 0; i < k; ++i)
+    for (int j = 0; j < k; ++j) n += is_below(k, i, j);
+  return n;
+}
+
+template <int K, class L, class F>
+__global__ void median_network_kernel(Frame f) {
+  constexpr NetworkTuning T = network_tuning(K);
+  constexpr int R = K / 2;
+  constexpr int NC = T.tile_w + K - 1;  // input columns a thread reads
+  constexpr int NR = T.tile_h + K - 1;  // input rows a thread reads
+  constexpr int CORE = K - T.tile_h + 1;  // rows shared by all of a thread's output rows
+  static_assert(T.tile_h <= K, "tile_h must not exceed the window");
+  constexpr int HALF = T.block_y * T.tile_h;  // output rows of one lane group
+  constexpr int TILE_W = T.block_x * T.tile_w;
+  constexpr int ROWS = HALF + 2 * R;
+  constexpr int COLS = TILE_W + 2 * R;
+  constexpr int PITCH = COLS | 1;  // odd: spreads rows over banks
+  constexpr int PLANE = ROWS * PITCH;
+  constexpr int NCAND = candidate_count(K);
+  constexpr int PICK = (K * K - 1) / 2 - below_count(K);
+
+  __shared__ std::uint32_t tile[F::kPlanes * PLANE];
+
+  const int bx0 = blockIdx.x * TILE_W;
+  const int by0 = blockIdx.y * HALF * L::kLanes;
+  fill_tile<F, L::kLanes>(f, tile, PLANE, PITCH, ROWS, COLS, bx0 - R, by0 - R, HALF);
+  __syncthreads();
+
+  const int row0 = threadIdx.y * T.tile_h;
+  const int col0 = threadIdx.x * T.tile_w;
+
+#pragma unroll 1
+  for (int plane = 0; plane < F::kPlanes; ++plane) {
+    const std::uint32_t* src = tile + plane * PLANE + row0 * PITCH + col0;
+
+    // 1. Sorted column windows: cols[c][t] is column c sorted over output row t's window.
+    std::uint32_t cols[NC][T.tile_h][K];
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      std::uint32_t raw[NR];
+#pragma unroll
+      for (int r = 0; r < NR; ++r) raw[r] = src[r * PITCH + c];
+      std::uint32_t core[CORE];
+#pragma unroll
+      for (int r = 0; r < CORE; ++r) core[r] = raw[T.tile_h - 1 + r];
+      sort_network<L>(core);
+#pragma unroll
+      for (int t = 0; t < T.tile_h; ++t) {
+        std::uint32_t s[K];
+#pragma unroll
+        for (int r = 0; r < CORE; ++r) s[r] = core[r];
+        // Insert the rows of this window outside the core: [t, tile_h-1) and [K, K+t).
+        int n = CORE;
+#pragma unroll
+        for (int e = 0; e < T.tile_h - 1; ++e) {
+          std::uint32_t x = raw[e < T.tile_h - 1 - t ? t + e : K + (e - (T.tile_h - 1 - t))];
+#pragma unroll
+          for (int r = 0; r < K; ++r) {
+            if (r < n) {
+              const std::uint32_t low = L::lo(s[r], x);
+              x = L::hi(s[r], x);
+              s[r] = low;
+            }
+          }
+          s[n] = x;
+          ++n;
+        }
+#pragma unroll
+        for (int r = 0; r < K; ++r) cols[c][t][r] = s[r];
+      }
+    }
+
+    // 2. Per output: sort the rank rows, keep the candidates, select.
+#pragma unroll
+    for (int t = 0; t < T.tile_h; ++t) {
+#pragma unroll
+      for (int x = 0; x < T.tile_w; ++x) {
+        std::uint32_t m[K][K];
+#pragma unroll
+        for (int i = 0; i < K; ++i) {
+#pragma unroll
+          for (int j = 0; j < K; ++j) m[i][j] = cols[x + j][t][i];
+          sort_network<L>(m[i]);
+        }
+        std::uint32_t cand[NCAND];
+        gather_candidates<K>(m, cand, std::make_index_sequence<NCAND>{});
+        sort_network<L>(cand);
+        const std::uint32_t median = cand[PICK];
+
+        const int ox = bx0 + col0 + x;
+#pragma unroll
+        for (int lane = 0; lane < L::kLanes; ++lane) {
+          const int oy = by0 + lane * HALF + row0 + t;
+          if (ox < f.width && oy < f.height) {
+            const std::uint32_t key = L::kLanes == 2 ? (median >> (16 * lane)) & 0xffffu : median;
+            std::byte* out_row = f.out + oy * f.out_stride;
+            F::store(out_row, ox, plane, key);
+            if constexpr (F::kHasAlpha) {
+              if (plane == 0) F::copy_alpha(f.in + oy * f.in_stride, out_row, ox);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+template <int K, class L, class F>
+cudaError_t launch_network(const Frame& f, cudaStream_t stream) {
+  constexpr NetworkTuning T = network_tuning(K);
+  const dim3 block(T.block_x, T.block_y);
+  const int tile_w = T.block_x * T.tile_w;
+  const int tile_h = T.block_y * T.tile_h * L::kLanes;
+  const dim3 grid((f.width + tile_w - 1) / tile_w, (f.height + tile_h - 1) / tile_h);
+  median_network_kernel<K, L, F><<<grid, block, 0, stream>>>(f);
+  return cudaPeekAtLastError();
+}
+
+template <class L, class F>
+cudaError_t launch_network_size(int size, const Frame& f, cudaStream_t stream) {
+  switch (size) {
+    case 3:
+      return launch_network<3, L, F>(f, stream);
+    case 5:
+      return launch_network<5, L, F>(f, stream);
+    case 7:
+      return launch_network<7, L, F>(f, stream);
+    case 9:
+      return launch_network<9, L, F>(f, stream);
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
+// ---- Tracking schedule ---------------------------------------------------------------------
+
+// Window statistics around a current median value.
+struct Counts {
+  int below;    // values < median
+  int at_most;  // values <= median
+};
+
+__device__ __forceinline__ Counts count_window(const std::uint32_t* w, int pitch, int k,
+                                               std::uint32_t value) {
+  Counts c{0, 0};
+  for (int dy = 0; dy < k; ++dy) {
+    const std::uint32_t* row = w + dy * pitch;
+    for (int dx = 0; dx < k; ++dx) {
+      const std::uint32_t v = row[dx];
+      c.below += v < value;
+      c.at_most += v <= value;
+    }
+  }
+  return c;
+}
+
+// The median of the window by bisection over key bits: the largest v with count(< v) <= m.
+__device__ std::uint32_t select_by_bits(const std::uint32_t* w, int pitch, int k, int m,
+                                        int bits) {
+  std::uint32_t result = 0;
+  for (int b = bits - 1; b >= 0; --b) {
+    const std::uint32_t trial = result | (1u << b);
+    int below = 0;
+    for (int dy = 0; dy < k; ++dy) {
+      const std::uint32_t* row = w + dy * pitch;
+      for (int dx = 0; dx < k; ++dx) below += row[dx] < trial;
+    }
+    if (below <= m) result = trial;
+  }
+  return result;
+}
+
+template <class F>
+__global__ void median_tracking_kernel(Frame f, int k, int key_bits) {
+  constexpr TrackingTuning T = tracking_tuning(0);
+  extern __shared__ std::uint32_t tile[];
+  const int r = k / 2;
+  const int m = (k * k - 1) / 2;
+  const int tile_w = T.segments * T.segment;
+  const int rows = T.rows + 2 * r;
+  const int cols = tile_w + 2 * r;
+  const int pitch = cols | 1;
+  const int bx0 = blockIdx.x * tile_w;
+  const int by0 = blockIdx.y * T.rows;
+
+  const int y = by0 + threadIdx.x;  // one row per thread: a warp reads 32 rows, one column
+  const int xs = threadIdx.y * T.segment;
+  const int x_end = min(T.segment, f.width - (bx0 + xs));
+
+  for (int plane = 0; plane < F::kPlanes; ++plane) {
+    if (plane > 0) __syncthreads();  // everyone is done with the previous plane
+    // One plane at a time keeps the tile small; the re-read hits L1/L2.
+    {
+      const int threads = blockDim.x * blockDim.y;
+      const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+      for (int i = tid; i < rows * cols; i += threads) {
+        const int rr = i / cols;
+        const int cc = i - rr * cols;
+        std::uint32_t keys[F::kPlanes];
+        read_keys<F>(f, bx0 - r + cc, by0 - r + rr, keys);
+        tile[rr * pitch + cc] = keys[plane];
+      }
+    }
+    __syncthreads();
+    if (y >= f.height || x_end <= 0) continue;
+
+    const std::uint32_t* w = tile + threadIdx.x * pitch + xs;  // window of output xs
+    std::byte* out_row = f.out + y * f.out_stride;
+    const std::byte* in_row = f.in + y * f.in_stride;
+
+    std::uint32_t median = select_by_bits(w, pitch, k, m, key_bits);
+    Counts c = count_window(w, pitch, k, median);
+    for (int x = 0;; ++x) {
+      F::store(out_row, bx0 + xs + x, plane, median);
+      if constexpr (F::kHasAlpha) {
+        if (plane == 0) F::copy_alpha(in_row, out_row, bx0 + xs + x);
+      }
+      if (x + 1 >= x_end) break;
+      // Slide right: column x leaves, column x + k enters.
+      for (int dy = 0; dy < k; ++dy) {
+        const std::uint32_t gone = w[dy * pitch + x];
+        const std::uint32_t come = w[dy * pitch + x + k];
+        c.below += static_cast<int>(come < median) - static_cast<int>(gone < median);
+        c.at_most += static_cast<int>(come <= median) - static_cast<int>(gone <= median);
+      }
+      const std::uint32_t* win = w + x + 1;
+      // Too many below: the median is the largest value below the current one.
+      while (c.below > m) {
+        std::uint32_t best = 0;
+        int equal = 0;
+        for (int dy = 0; dy < k; ++dy) {
+          for (int dx = 0; dx < k; ++dx) {
+            const std::uint32_t v = win[dy * pitch + dx];
+            if (v < median) {
+              if (v > best) {
+                best = v;
+                equal = 1;
+              } else if (v == best) {
+                ++equal;
+              }
+            }
+          }
+        }
+        median = best;
+        c.at_most = c.below;
+        c.below -= equal;
+      }
+      // Too few at or below: the median is the smallest value above the current one.
+      while (c.at_most <= m) {
+        std::uint32_t best = 0xffffffffu;
+        int equal = 0;
+        for (int dy = 0; dy < k; ++dy) {
+          for (int dx = 0; dx < k; ++dx) {
+            const std::uint32_t v = win[dy * pitch + dx];
+            if (v > median) {
+              if (v < best) {
+                best = v;
+                equal = 1;
+              } else if (v == best) {
+                ++equal;
+              }
+            }
+          }
+        }
+        median = best;
+        c.below = c.at_most;
+        c.at_most += equal;
+      }
+    }
+  }
+}
+
+std::size_t tracking_smem_bytes(int k) {
+  constexpr TrackingTuning T = tracking_tuning(0);
+  const int r = k / 2;
+  const int pitch = (T.segments * T.segment + 2 * r) | 1;
+  return static_cast<std::size_t>(T.rows + 2 * r) * pitch * sizeof(std::uint32_t);
+}
+
+template <class F>
+cudaError_t launch_tracking(int k, int key_bits, const Frame& f, cudaStream_t stream) {
+  constexpr TrackingTuning T = tracking_tuning(0);
+  const dim3 block(T.rows, T.segments);
+  const int tile_w = T.segments * T.segment;
+  const dim3 grid((f.width + tile_w - 1) / tile_w, (f.height + T.rows - 1) / T.rows);
+  const std::size_t smem = tracking_smem_bytes(k);
+  if (smem > 48 * 1024) {
+    STARSIFT_CUDA_TRY(cudaFuncSetAttribute(median_tracking_kernel<F>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(smem)));
+  }
+  median_tracking_kernel<F><<<grid, block, smem, stream>>>(f, k, key_bits);
+  return cudaPeekAtLastError();
+}
+
+// ---- Dispatch ------------------------------------------------------------------------------
+
+MedianSchedule resolve(MedianSchedule schedule, int size, PixelFormat format) {
+  if (schedule != MedianSchedule::Auto) return schedule;
+  if (size > kAutoNetworkMaxSize) return MedianSchedule::Tracking;
+  return format_info(format).is_float ? MedianSchedule::NetworkUnpacked : MedianSchedule::Network;
+}
+
+template <class F>
+cudaError_t launch_format(MedianSchedule schedule, int size, int key_bits, const Frame& f,
+                          cudaStream_t stream) {
+  switch (schedule) {
+    case MedianSchedule::Network:
+      if constexpr (F::kPackable) return launch_network_size<PackedLanes, F>(size, f, stream);
+      return cudaErrorInvalidValue;
+    case MedianSchedule::NetworkUnpacked:
+      return launch_network_size<ScalarLanes, F>(size, f, stream);
+    case MedianSchedule::Tracking:
+      return launch_tracking<F>(size, key_bits, f, stream);
+    case MedianSchedule::Auto:
+      break;
+  }
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace
+
+std::string_view to_string(MedianSchedule schedule) noexcept {
+  switch (schedule) {
+    case MedianSchedule::Auto:
+      return "auto";
+    case MedianSchedule::Network:
+      return "network";
+    case MedianSchedule::NetworkUnpacked:
+      return "network-unpacked";
+    case MedianSchedule::Tracking:
+      return "tracking";
+  }
+  return "?";
+}
+
+bool median_schedule_supports(MedianSchedule schedule, int size, PixelFormat format) noexcept {
+  if (size < MedianParams::kMinSize || size > MedianParams::kMaxSize || size % 2 == 0) return false;
+  switch (schedule) {
+    case MedianSchedule::Auto:
+    case MedianSchedule::Tracking:
+      return true;
+    case MedianSchedule::Network:
+      return size <= kNetworkMaxSize && !format_info(format).is_float;
+    case MedianSchedule::NetworkUnpacked:
+      return size <= kNetworkMaxSize;
+  }
+  return false;
+}
+
+cudaError_t launch_median(const MedianParams& params, ConstImageView in, ImageView out,
+                          cudaStream_t stream, MedianSchedule schedule) {
+  if (in.width != out.width || in.height != out.height || in.format != out.format ||
+      in.width < 1 || in.height < 1) {
+    return cudaErrorInvalidValue;
+  }
+  const MedianSchedule chosen = resolve(schedule, params.size, in.format);
+  if (!median_schedule_supports(chosen, params.size, in.format)) return cudaErrorInvalidValue;
+
+  const Frame f{in.data,   out.data,         in.width,      in.height,
+                in.stride, out.stride,       params.border, median_border_sample(params, in.format)};
+  switch (in.format) {
+    case PixelFormat::Gray8:
+      return launch_format<Gray8>(chosen, params.size, 8, f, stream);
+    case PixelFormat::Gray16:
+      return launch_format<Gray16>(chosen, params.size, 16, f, stream);
+    case PixelFormat::Gray32F:
+      return launch_format<Gray32F>(chosen, params.size, 32, f, stream);
+    case PixelFormat::Rgba:
+    case PixelFormat::Bgra:
+    case PixelFormat::Rgbx:
+    case PixelFormat::Bgrx:
+      return launch_format<Color4x8>(chosen, params.size, 8, f, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace starsift::cuda

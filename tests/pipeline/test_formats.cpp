@@ -1,0 +1,52 @@
+#include <catch2/catch.hpp>
+
+#include "pipeline/backend.hpp"
+#include "pipeline/error.hpp"
+#include "pipeline/pixel_format.hpp"
+#include "pipeline/sample_key.hpp"
+
+using namespace starsift;
+
+TEST_CASE("pixel formats parse and describe themselves", "[formats]") {
+  REQUIRE(parse_pixel_format("GRAY8") == PixelFormat::Gray8);
+  REQUIRE(parse_pixel_format("GRAY16_LE") == PixelFormat::Gray16);
+  REQUIRE(parse_pixel_format("BGRx") == PixelFormat::Bgrx);
+  REQUIRE(bytes_per_pixel(PixelFormat::Gray16) == 2);
+  REQUIRE(bytes_per_pixel(PixelFormat::Rgba) == 4);
+  REQUIRE(format_info(PixelFormat::Rgbx).color_channels == 3);
+  REQUIRE_THROWS_WITH(parse_pixel_format("NV12"),
+                      Catch::Contains("NV12") && Catch::Contains("GRAY8, GRAY16_LE"));
+}
+
+TEST_CASE("frame shapes reject impossible sizes and bit depths", "[formats]") {
+  REQUIRE_NOTHROW(FrameShape{1, 1, PixelFormat::Gray16, 12}.validate());
+  REQUIRE_THROWS_WITH((FrameShape{0, 5, PixelFormat::Gray8, 8}.validate()), Catch::Contains(">= 1"));
+  REQUIRE_THROWS_WITH((FrameShape{4, 4, PixelFormat::Gray16, 17}.validate()), Catch::Contains("1..16"));
+  REQUIRE_THROWS_WITH((FrameShape{4, 4, PixelFormat::Gray8, 12}.validate()), Catch::Contains("allowed: 8"));
+}
+
+TEST_CASE("float keys follow IEEE totalOrder", "[formats]") {
+  const float ordered[] = {-std::numeric_limits<float>::infinity(), -1e30f, -1.0f, -1e-40f, -0.0f,
+                           0.0f, 1e-40f, 1.0f, 1e30f, std::numeric_limits<float>::infinity()};
+  for (std::size_t i = 1; i < std::size(ordered); ++i) {
+    REQUIRE(float_to_key(ordered[i - 1]) < float_to_key(ordered[i]));
+  }
+  REQUIRE(float_to_key(std::numeric_limits<float>::quiet_NaN()) > float_to_key(ordered[9]));
+  REQUIRE(float_to_key(-std::numeric_limits<float>::quiet_NaN()) < float_to_key(ordered[0]));
+  for (float f : ordered) REQUIRE(key_to_float(float_to_key(f)) == f);
+}
+
+TEST_CASE("backends parse; cpu always resolves; auto never throws", "[backend]") {
+  REQUIRE(parse_backend("cuda") == Backend::Cuda);
+  REQUIRE_THROWS_WITH(parse_backend("gpu"), Catch::Contains("auto, cuda, cpu"));
+  REQUIRE(resolve_backend(Backend::Cpu, 0).backend == Backend::Cpu);
+  const BackendChoice a = resolve_backend(Backend::Auto, 0);
+  REQUIRE(a.backend != Backend::Auto);
+  REQUIRE_FALSE(a.reason.empty());
+  REQUIRE_THROWS_WITH(resolve_backend(Backend::Cpu, -1), Catch::Contains("0 or more"));
+  if (!cuda_unusable_reason(0).empty()) {
+    REQUIRE(a.backend == Backend::Cpu);
+    REQUIRE_THROWS_WITH(resolve_backend(Backend::Cuda, 0), Catch::Contains("not usable"));
+  }
+  REQUIRE_FALSE(cuda_unusable_reason(999).empty());
+}
