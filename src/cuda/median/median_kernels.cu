@@ -210,20 +210,31 @@ __device__ __forceinline__ void read_keys(const Frame& f, int x, int y,
 // Fills `planes` (kPlanes planes of rows x cols words, `pitch` words apart, `plane_words`
 // between planes) with the keys of input rows [oy, oy+rows) and columns [ox, ox+cols).
 // With two lanes, word (r, c) also holds, in its upper half, row oy + r + lane_offset.
+// Blocks whose tile lies inside the frame (almost all) skip the border arithmetic.
 template <class F, int kLanes>
 __device__ __forceinline__ void fill_tile(const Frame& f, std::uint32_t* planes, int plane_words,
                                           int pitch, int rows, int cols, int ox, int oy,
                                           int lane_offset) {
   const int threads = blockDim.x * blockDim.y;
   const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  const int last_row = oy + rows - 1 + (kLanes - 1) * lane_offset;
+  const bool inside = ox >= 0 && oy >= 0 && ox + cols <= f.width && last_row < f.height;
   for (int i = tid; i < rows * cols; i += threads) {
     const int r = i / cols;
     const int c = i - r * cols;
     std::uint32_t k[F::kPlanes];
-    read_keys<F>(f, ox + c, oy + r, k);
+    if (inside) {
+      F::load(f.in + (oy + r) * f.in_stride, ox + c, k);
+    } else {
+      read_keys<F>(f, ox + c, oy + r, k);
+    }
     if constexpr (kLanes == 2) {
       std::uint32_t k2[F::kPlanes];
-      read_keys<F>(f, ox + c, oy + r + lane_offset, k2);
+      if (inside) {
+        F::load(f.in + (oy + r + lane_offset) * f.in_stride, ox + c, k2);
+      } else {
+        read_keys<F>(f, ox + c, oy + r + lane_offset, k2);
+      }
 #pragma unroll
       for (int p = 0; p < F::kPlanes; ++p) k[p] |= k2[p] << 16;
     }

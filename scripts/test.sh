@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs dependencies, builds everything (tests and benchmarks included) and runs the
+# tests. Arguments go to ctest, e.g. `scripts/test.sh -R gpu`. Without a GPU the GPU tests
+# are reported as skipped in ctest's summary; without nvcc they are not built at all.
+# Exits non-zero when the build or any test fails.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+build_dir=${STARSIFT_BUILD_DIR:-build}
+
+scripts/setup.sh
+# One CUDA architecture keeps the kernel build short; set STARSIFT_CUDA_ARCHITECTURES to
+# test others.
+scripts/build.sh \
+  -DSTARSIFT_BUILD_TESTS=ON \
+  -DSTARSIFT_BUILD_BENCH=ON \
+  -DCMAKE_CUDA_ARCHITECTURES="${STARSIFT_CUDA_ARCHITECTURES:-90}"
+
+echo "test: ctest --test-dir $build_dir --output-on-failure $*"
+status=0
+ctest --test-dir "$build_dir" --output-on-failure "$@" || status=$?
+if ((status != 0)); then
+  echo "test: FAILED (ctest exit status $status)" >&2
+else
+  echo "test: passed"
+fi
+exit "$status"

@@ -1,0 +1,110 @@
+// starsift: the command-line tool. Subcommands are listed in kCommands.
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <exception>
+#include <span>
+#include <string_view>
+
+#include "app/cli.hpp"
+#include "app/demo.hpp"
+#include "app/version.hpp"
+
+namespace {
+
+using namespace starsift::app;
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+int cmd_demo(std::span<char* const> args) {
+  bool help = false;
+  const DemoOptions options = parse_demo_options(args, help);
+  if (help) {
+    print_demo_help();
+    return 0;
+  }
+  return run_demo(options);
+}
+
+int cmd_version(std::span<char* const> args) {
+  if (args.size() == 1 &&
+      (std::string_view(args[0]) == "-h" || std::string_view(args[0]) == "--help")) {
+    std::printf(
+        "usage: starsift version\n\nPrints the version and the backends this build can use.\n");
+    return 0;
+  }
+  if (!args.empty()) {
+    throw UsageError("version takes no arguments, got '" + std::string(args[0]) + "'");
+  }
+  print_version();
+  return 0;
+}
+
+struct Command {
+  std::string_view name;
+  std::string_view summary;
+  int (*run)(std::span<char* const> args);
+};
+
+constexpr Command kCommands[] = {
+    {"demo", "filter a synthetic noisy star field and write a before/after picture", cmd_demo},
+    {"version", "print the version and the backends this build can use", cmd_version},
+};
+
+void print_help(std::FILE* to) {
+  std::fprintf(to,
+               "usage: starsift <command> [options]\n"
+               "\n"
+               "GPU frame processing for camera and telescope hosts.\n"
+               "\n"
+               "commands:\n");
+  for (const Command& c : kCommands) {
+    std::fprintf(to, "  %-10.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
+                 static_cast<int>(c.summary.size()), c.summary.data());
+  }
+  std::fprintf(to,
+               "\n"
+               "'starsift <command> --help' describes a command's options.\n"
+               "Benchmarks are a separate tool: starsift-bench.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  spdlog::set_pattern("%l: %v");
+  const std::span<char* const> args(argv + 1, static_cast<std::size_t>(argc > 0 ? argc - 1 : 0));
+  if (args.empty()) {
+    print_help(stderr);
+    return kExitUsage;
+  }
+  const std::string_view name = args[0];
+  if (name == "-h" || name == "--help" || name == "help") {
+    print_help(stdout);
+    return 0;
+  }
+  const Command* command = nullptr;
+  for (const Command& c : kCommands) {
+    const bool alias = c.name == "version" && (name == "--version" || name == "-V");
+    if (c.name == name || alias) command = &c;
+  }
+  if (command == nullptr) {
+    std::fprintf(stderr, "starsift: unknown command '%.*s'\n\n", static_cast<int>(name.size()),
+                 name.data());
+    print_help(stderr);
+    return kExitUsage;
+  }
+
+  try {
+    return command->run(args.subspan(1));
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "starsift %.*s: %s\nRun 'starsift %.*s --help' for the options.\n",
+                 static_cast<int>(command->name.size()), command->name.data(), e.what(),
+                 static_cast<int>(command->name.size()), command->name.data());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "starsift %.*s: error: %s\n", static_cast<int>(command->name.size()),
+                 command->name.data(), e.what());
+    return kExitFailure;
+  }
+}

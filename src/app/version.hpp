@@ -1,0 +1,8 @@
+// `starsift version`: what this build is and which backends it can use here.
+#pragma once
+
+namespace starsift::app {
+
+void print_version();
+
+}  // namespace starsift::app

@@ -1,0 +1,96 @@
+#include "plugins/common/enums.hpp"
+
+#include <gst/gst.h>
+
+namespace {
+
+// The GEnum values below are the enum class values, so a g_value_get_enum() converts with a
+// static_cast.
+static_assert(static_cast<int>(starsift::Backend::Auto) == 0 &&
+              static_cast<int>(starsift::Backend::Cuda) == 1 &&
+              static_cast<int>(starsift::Backend::Cpu) == 2);
+static_assert(static_cast<int>(starsift::BorderMode::Replicate) == 0 &&
+              static_cast<int>(starsift::BorderMode::Reflect101) == 1 &&
+              static_cast<int>(starsift::BorderMode::Constant) == 2);
+
+}  // namespace
+
+GType gst_sift_backend_get_type(void) {
+  static gsize type_id = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(starsift::Backend::Auto),
+       "CUDA when a usable GPU is present, else the CPU (logged)", "auto"},
+      {static_cast<gint>(starsift::Backend::Cuda), "CUDA device device-id; fails without one",
+       "cuda"},
+      {static_cast<gint>(starsift::Backend::Cpu), "CPU (multi-threaded reference)", "cpu"},
+      {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter(&type_id)) {
+    g_once_init_leave(&type_id, g_enum_register_static("GstSiftBackend", values));
+  }
+  return static_cast<GType>(type_id);
+}
+
+GType gst_sift_border_get_type(void) {
+  static gsize type_id = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(starsift::BorderMode::Replicate), "Repeat the edge pixel (aaa|abcd|ddd)",
+       "replicate"},
+      {static_cast<gint>(starsift::BorderMode::Reflect101),
+       "Mirror without repeating the edge (dcb|abcd|cba)", "reflect-101"},
+      {static_cast<gint>(starsift::BorderMode::Constant),
+       "The value of border-value (vvv|abcd|vvv)", "constant"},
+      {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter(&type_id)) {
+    g_once_init_leave(&type_id, g_enum_register_static("GstSiftBorder", values));
+  }
+  return static_cast<GType>(type_id);
+}
+
+namespace starsift::gst {
+
+namespace {
+constexpr auto kFlags = static_cast<GParamFlags>(G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
+                                                 G_PARAM_STATIC_STRINGS);
+}  // namespace
+
+GParamSpec* backend_param_spec() {
+  return g_param_spec_enum(
+      "backend", "Backend",
+      "Processor that runs the filter: auto (CUDA when usable, else CPU with a log line), cuda "
+      "(fails when the device is not usable), cpu. A change takes effect at the next frame",
+      GST_TYPE_SIFT_BACKEND, static_cast<gint>(kDefaultBackend), kFlags);
+}
+
+GParamSpec* device_id_param_spec() {
+  return g_param_spec_int("device-id", "Device ID",
+                          "CUDA device ordinal used by backend=auto|cuda. A change takes effect "
+                          "at the next frame",
+                          0, G_MAXINT, kDefaultDeviceId, kFlags);
+}
+
+GParamSpec* active_backend_param_spec() {
+  return g_param_spec_string(
+      "active-backend", "Active backend",
+      "Backend in use while running: \"cpu\" or \"cuda:<device-id>\"; empty when stopped", nullptr,
+      static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+}
+
+GParamSpec* border_param_spec(BorderMode default_mode, const char* blurb) {
+  return g_param_spec_enum("border", "Border", blurb, GST_TYPE_SIFT_BORDER,
+                           static_cast<gint>(default_mode),
+                           static_cast<GParamFlags>(kFlags | GST_PARAM_CONTROLLABLE));
+}
+
+std::string active_backend_name(const BackendChoice& choice) {
+  if (choice.backend == Backend::Cuda) return "cuda:" + std::to_string(choice.device_id);
+  return std::string(to_string(choice.backend));
+}
+
+void mark_enums_as_plugin_api() {
+  gst_type_mark_as_plugin_api(GST_TYPE_SIFT_BACKEND, static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(GST_TYPE_SIFT_BORDER, static_cast<GstPluginAPIFlags>(0));
+}
+
+}  // namespace starsift::gst

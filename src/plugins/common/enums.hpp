@@ -1,0 +1,42 @@
+// GLib enum types and parameter specs shared by the starsift elements: the `backend`,
+// `device-id`, `active-backend` and `border` properties mean the same in every element.
+#pragma once
+
+#include <glib-object.h>
+
+#include <string>
+
+#include "pipeline/backend.hpp"
+#include "pipeline/border.hpp"
+
+G_BEGIN_DECLS
+
+// GstSiftBackend: auto | cuda | cpu, values equal to starsift::Backend.
+#define GST_TYPE_SIFT_BACKEND (gst_sift_backend_get_type())
+GType gst_sift_backend_get_type(void);
+
+// GstSiftBorder: replicate | reflect-101 | constant, values equal to starsift::BorderMode.
+#define GST_TYPE_SIFT_BORDER (gst_sift_border_get_type())
+GType gst_sift_border_get_type(void);
+
+G_END_DECLS
+
+namespace starsift::gst {
+
+inline constexpr Backend kDefaultBackend = Backend::Auto;
+inline constexpr int kDefaultDeviceId = 0;
+
+// Parameter specs, flagged readable/writable/mutable in PLAYING with static strings.
+GParamSpec* backend_param_spec();                       // "backend", default auto
+GParamSpec* device_id_param_spec();                     // "device-id", 0 or more
+GParamSpec* active_backend_param_spec();                // "active-backend", read-only
+GParamSpec* border_param_spec(BorderMode default_mode,  // "border", controllable
+                              const char* blurb);
+
+// What active-backend reports for a resolved choice: "cpu" or "cuda:<device>".
+std::string active_backend_name(const BackendChoice& choice);
+
+// Marks the enum types as plugin API so the documentation lists them; call from class_init.
+void mark_enums_as_plugin_api();
+
+}  // namespace starsift::gst

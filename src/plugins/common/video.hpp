@@ -1,0 +1,58 @@
+// Bridges between GStreamer video types and the pipeline layer: formats, frame shapes,
+// mapped buffers as image views, and exceptions turned into element errors.
+#pragma once
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include <optional>
+
+#include "pipeline/image.hpp"
+#include "pipeline/pixel_format.hpp"
+
+// The raw video formats the starsift elements process, in system memory.
+#define STARSIFT_VIDEO_FORMATS "{ GRAY8, GRAY16_LE, RGBA, BGRA, RGBx, BGRx }"
+#define STARSIFT_VIDEO_CAPS GST_VIDEO_CAPS_MAKE(STARSIFT_VIDEO_FORMATS)
+
+namespace starsift::gst {
+
+// The starsift format of a GStreamer video format, or nothing when starsift has none.
+std::optional<PixelFormat> pixel_format_from_gst(GstVideoFormat format) noexcept;
+
+// The frame shape negotiated in `info`. GRAY16_LE carries no bit depth in its caps, so it is
+// taken as 16. Throws Error for a format outside STARSIFT_VIDEO_FORMATS.
+FrameShape frame_shape_from_info(const GstVideoInfo& info);
+
+// A buffer mapped as one video frame (GstVideoMeta strides honoured when present), unmapped
+// on destruction.
+class MappedFrame {
+ public:
+  MappedFrame(const GstVideoInfo& info, GstBuffer* buffer, GstMapFlags flags);
+  ~MappedFrame();
+  MappedFrame(const MappedFrame&) = delete;
+  MappedFrame& operator=(const MappedFrame&) = delete;
+
+  bool ok() const noexcept { return mapped_; }
+  // Plane 0 as a view in `format`. Only valid while this object lives and ok() is true.
+  ImageView view(PixelFormat format) const noexcept;
+  ConstImageView const_view(PixelFormat format) const noexcept {
+    return starsift::const_view(view(format));
+  }
+
+ private:
+  GstVideoFrame frame_{};
+  bool mapped_ = false;
+};
+
+// Posts the exception being handled as an ERROR message from `element`: starsift::Error as a
+// LIBRARY/SETTINGS error with its own text, anything else as LIBRARY/FAILED. Call only
+// inside a catch block; never throws.
+void post_current_exception(GstElement* element, const char* context, const char* file,
+                            const char* function, int line) noexcept;
+
+}  // namespace starsift::gst
+
+// Use as: catch (...) { STARSIFT_POST_CURRENT_EXCEPTION(self, "setting caps"); return FALSE; }
+#define STARSIFT_POST_CURRENT_EXCEPTION(element, context)                                          \
+  ::starsift::gst::post_current_exception(GST_ELEMENT(element), (context), __FILE__, GST_FUNCTION, \
+                                          __LINE__)
