@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""CuPy's median filter, timed the way starsift-bench times starsift's.
+
+cupyx.scipy.ndimage.median_filter with mode='mirror' (SciPy's name for reflect-101:
+dcb|abcd|cba) on GRAY8 / GRAY16_LE / GRAY32F frames, rotated through input+output pairs
+larger than twice the L2 (at least 3), CUDA events around each repetition, the median of
+the repetitions reported per call. Slow cases are capped: fewer calls when one call takes
+more than --slow-ms, and a size whose single call exceeds --skip-s seconds is skipped
+(with the larger sizes of the same format and resolution), saying so in the JSON.
+
+JSON on stdout (or --json FILE), progress on stderr. Cases carry "peer": "cupy" and the
+fields starsift-bench uses for the same case.
+"""
+
+import argparse
+import datetime
+import json
+import math
+import statistics
+import sys
+import time
+
+FORMATS = {"GRAY8": "uint8", "GRAY16_LE": "uint16", "GRAY32F": "float32"}
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sizes", help="odd window sides [3,5,7,9,11,13,15]")
+    p.add_argument("--formats", default="GRAY8,GRAY16_LE,GRAY32F", help=",".join(FORMATS))
+    p.add_argument("--resolutions", default="1920x1080,4096x4096", help="WxH,...")
+    p.add_argument("--reps", type=int, help="repetitions, the median reported [5]")
+    p.add_argument("--target-ms", type=float, help="GPU time per repetition [100]")
+    p.add_argument("--slow-ms", type=float, default=100.0,
+                   help="a call slower than this gets at most 3 repetitions of 1 call")
+    p.add_argument("--skip-s", type=float, default=5.0,
+                   help="a single call slower than this skips the size and larger ones")
+    p.add_argument("--quick", action="store_true",
+                   help="sizes 3,7,15 (unless --sizes), 1 repetition of ~20 ms")
+    p.add_argument("--device", type=int, default=0)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--json", help="write the JSON there instead of stdout")
+    args = p.parse_args()
+    if args.sizes is None:
+        args.sizes = "3,7,15" if args.quick else "3,5,7,9,11,13,15"
+    if args.reps is None:
+        args.reps = 1 if args.quick else 5
+    if args.target_ms is None:
+        args.target_ms = 20.0 if args.quick else 100.0
+    args.sizes = [int(s) for s in args.sizes.split(",") if s]
+    args.formats = [f for f in args.formats.split(",") if f]
+    for f in args.formats:
+        if f not in FORMATS:
+            p.error(f"unknown format {f!r}; allowed: {', '.join(FORMATS)}")
+    args.resolutions = [tuple(int(v) for v in r.split("x")) for r in args.resolutions.split(",") if r]
+    return args
+
+
+def make_frames(cp, width, height, dtype, l2_bytes, seed):
+    """Input/output pairs whose total exceeds twice the L2 (at least 3), random inputs."""
+    import numpy as np
+
+    pair_bytes = 2 * width * height * np.dtype(dtype).itemsize
+    count = max(3, 2 * l2_bytes // pair_bytes + 1)
+    rs = cp.random.RandomState(seed)
+    inputs, outputs = [], []
+    for _ in range(count):
+        if dtype == "float32":
+            a = rs.uniform(-1000.0, 1000.0, size=(height, width), dtype=np.float32)
+        else:
+            a = rs.randint(0, int(np.iinfo(dtype).max) + 1, size=(height, width)).astype(dtype)
+        inputs.append(a)
+        outputs.append(cp.empty_like(a))
+    cp.cuda.runtime.deviceSynchronize()
+    return inputs, outputs
+
+
+def time_calls(cp, call, frames, calls, start_index):
+    """GPU milliseconds per call of `calls` calls, rotating from `start_index`."""
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    for k in range(calls):
+        call((start_index + k) % frames)
+    stop.record()
+    stop.synchronize()
+    return cp.cuda.get_elapsed_time(start, stop) / calls
+
+
+def measure(cp, call, frames, args):
+    """Cold call (kernel compilation), one timed call, then repetitions; None when too slow."""
+    call(0)
+    cp.cuda.runtime.deviceSynchronize()
+    estimate = time_calls(cp, call, frames, 1, 1 % frames)
+    if estimate > args.skip_s * 1000.0:
+        return None, estimate
+    reps = max(args.reps, 1)
+    if estimate >= args.slow_ms:
+        calls = 1
+        reps = min(reps, 3)
+    else:
+        if estimate * frames <= 2.0 * args.target_ms:  # warm every frame, refine the estimate
+            estimate = time_calls(cp, call, frames, frames, 0)
+        calls = max(1, round(args.target_ms / max(estimate, 1e-4)))
+        if calls >= frames:
+            calls = frames * math.ceil(calls / frames)
+    samples = []
+    index = 0
+    for _ in range(reps):
+        samples.append(time_calls(cp, call, frames, calls, index))
+        index = (index + calls) % frames
+    return {"ms_median": statistics.median(samples), "ms_min": min(samples), "ms_reps": samples,
+            "calls_per_rep": calls, "launch": "stream"}, estimate
+
+
+def main():
+    args = parse_args()
+    try:
+        import cupy as cp
+        from cupyx.scipy import ndimage
+    except ImportError as e:
+        text = json.dumps({"benchmark": "median", "peer": "cupy", "cases": [],
+                           "error": f"CuPy not importable: {e}"}, indent=2) + "\n"
+        if args.json:
+            with open(args.json, "w") as f:
+                f.write(text)
+        else:
+            sys.stdout.write(text)
+        log(f"cupy_median: CuPy not importable: {e}")
+        return 1
+
+    cp.cuda.Device(args.device).use()
+    props = cp.cuda.runtime.getDeviceProperties(args.device)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    l2_bytes = int(props["l2CacheSize"])
+
+    def cuda_version(v):
+        return f"{v // 1000}.{v % 1000 // 10}"
+
+    out = {
+        "benchmark": "median",
+        "peer": "cupy",
+        "cupy_version": cp.__version__,
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "device": {
+            "name": name,
+            "index": args.device,
+            "compute_capability": f"{props['major']}.{props['minor']}",
+            "l2_bytes": l2_bytes,
+            "driver_cuda_version": cuda_version(cp.cuda.runtime.driverGetVersion()),
+            "runtime_version": cuda_version(cp.cuda.runtime.runtimeGetVersion()),
+        },
+        "method": {
+            "cache": "rotating",
+            "frames_rule": "input+output pairs > 2 x L2, at least 3",
+            "timing": "cuda events around each repetition, after warm-up",
+            "statistic": "median of repetitions, per call",
+            "reps": args.reps,
+            "target_ms_per_rep": args.target_ms,
+            "mode": "mirror (reflect-101)",
+            "data": "uniform random samples (GRAY32F: [-1000, 1000))",
+            "seed": args.seed,
+            "caps": {"slow_ms": args.slow_ms, "skip_s": args.skip_s},
+        },
+        "cases": [],
+    }
+    began = time.time()
+    for width, height in args.resolutions:
+        for fmt in args.formats:
+            dtype = FORMATS[fmt]
+            log(f"cupy frames {width}x{height} {fmt}: allocating and filling")
+            inputs, outputs = make_frames(cp, width, height, dtype, l2_bytes, args.seed)
+            frames = len(inputs)
+            skip_reason = None
+            for size in args.sizes:
+                case = {"filter": "median", "peer": "cupy", "size": size, "format": fmt,
+                        "width": width, "height": height, "schedule": None, "mode": "mirror",
+                        "frames": frames, "cache": "rotating"}
+                if skip_reason:
+                    case["skipped"] = skip_reason
+                    out["cases"].append(case)
+                    log(f"cupy {width}x{height} {fmt} {size}x{size}: skipped ({skip_reason})")
+                    continue
+
+                def call(i, size=size):
+                    ndimage.median_filter(inputs[i], size=size, mode="mirror", output=outputs[i])
+
+                try:
+                    timing, estimate = measure(cp, call, frames, args)
+                except Exception as e:  # a CuPy failure is a result too, not the end of the run
+                    case["error"] = f"{type(e).__name__}: {e}"
+                    out["cases"].append(case)
+                    log(f"cupy {width}x{height} {fmt} {size}x{size}: FAILED: {case['error']}")
+                    continue
+                if timing is None:
+                    skip_reason = (f"one call of {size}x{size} took {estimate / 1000.0:.1f} s "
+                                   f"(> {args.skip_s:g} s)")
+                    case["skipped"] = skip_reason
+                    out["cases"].append(case)
+                    log(f"cupy {width}x{height} {fmt} {size}x{size}: skipped ({skip_reason})")
+                    continue
+                gpix = width * height / (timing["ms_median"] * 1e-3) * 1e-9
+                case.update({"ms_median": timing["ms_median"], "gpix_per_s": gpix,
+                             "timing": timing})
+                out["cases"].append(case)
+                log(f"cupy {width}x{height} {fmt} {size}x{size}: {timing['ms_median']:.4f} ms, "
+                    f"{gpix:.2f} Gpix/s ({timing['calls_per_rep']} calls x "
+                    f"{len(timing['ms_reps'])} reps)")
+            del inputs, outputs
+            cp.get_default_memory_pool().free_all_blocks()
+    out["seconds"] = round(time.time() - began, 1)
+    text = json.dumps(out, indent=2) + "\n"
+    if args.json:
+        with open(args.json, "w") as f:
+            f.write(text)
+        log(f"wrote {args.json}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,800 @@
+// starsift-bench: the CUDA median against the memory roofline and NPP, measured in one run on
+// the same frames. JSON on stdout (or --json FILE), progress on stderr. bench/README.md says
+// what is measured and how to read it.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench/bench_kernels.hpp"
+#include "bench/json.hpp"
+#include "bench/peers/npp_loader.hpp"
+#include "bench/timing.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/device_buffer.hpp"
+#include "cuda/device_query.hpp"
+#include "cuda/median/median.cuh"
+#include "pipeline/border.hpp"
+#include "pipeline/error.hpp"
+#include "pipeline/median/params.hpp"
+
+#ifndef STARSIFT_VERSION
+#define STARSIFT_VERSION "unknown"
+#endif
+
+namespace starsift::bench {
+namespace {
+
+using cuda::MedianSchedule;
+
+constexpr std::array kSchedules{MedianSchedule::Auto, MedianSchedule::Network,
+                                MedianSchedule::NetworkUnpacked, MedianSchedule::Tracking};
+
+struct Resolution {
+  int width = 0;
+  int height = 0;
+};
+
+struct Options {
+  std::vector<int> sizes{3, 5, 7, 9, 11, 13, 15};
+  std::vector<PixelFormat> formats{PixelFormat::Gray8, PixelFormat::Gray16, PixelFormat::Gray32F,
+                                   PixelFormat::Rgba};
+  std::vector<Resolution> resolutions{{1920, 1080}, {4096, 4096}};
+  std::vector<MedianSchedule> schedules{MedianSchedule::Auto};
+  bool all_schedules = false;  // every schedule that supports the case
+  BorderMode border = BorderMode::Reflect101;
+  TimingPlan plan;
+  bool check = false;
+  bool quick = false;
+  bool npp = true;
+  int device = 0;
+  std::uint64_t seed = 1;
+  std::string json_path;
+  std::string commit;
+};
+
+constexpr const char* kUsage = R"(usage: starsift-bench [options]
+
+Times the CUDA median filter on frames rotated beyond the L2, next to the device's copy
+bandwidth (the memory roofline) and NPP's nppiFilterMedian on the same frames.
+
+  --sizes LIST         odd window sides [3,5,7,9,11,13,15]
+  --formats LIST       GRAY8,GRAY16_LE,GRAY32F,RGBA (also BGRA, RGBx, BGRx) [all four]
+  --resolutions LIST   WxH,... [1920x1080,4096x4096]
+  --schedules S        auto, all (every schedule that supports the case), or a list of
+                       schedule names [auto]
+  --border NAME        reflect-101, replicate, constant [reflect-101]
+  --reps N             repetitions per measurement; the median is reported [5]
+  --target-ms MS       GPU time per repetition [100]
+  --check              also compare the interior of each output with NPP's
+  --quick              smoke run: sizes 3,7,15 (unless --sizes), 1 repetition of ~20 ms
+  --no-npp             do not load NPP
+  --device N           CUDA device [0]
+  --seed N             seed of the random frames [1]
+  --commit STR         recorded as "commit" in the JSON
+  --json FILE          write the JSON there instead of stdout
+)";
+
+// ---- Option parsing --------------------------------------------------------------------
+
+std::vector<std::string> split(std::string_view list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    if (comma > start) out.emplace_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+template <class T>
+T parse_number(std::string_view s, std::string_view option) {
+  T value{};
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size()) {
+    throw Error(std::string(option) + ": '" + std::string(s) + "' is not a number");
+  }
+  return value;
+}
+
+// Lower case without '-' and '_': "network-unpacked", "NetworkUnpacked" and "network_unpacked"
+// all name the same schedule.
+std::string normalized(std::string_view s) {
+  std::string out;
+  for (const char c : s) {
+    if (c != '-' && c != '_') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+MedianSchedule parse_schedule(std::string_view name) {
+  std::string names;
+  for (const MedianSchedule s : kSchedules) {
+    if (normalized(cuda::to_string(s)) == normalized(name)) return s;
+    names += (names.empty() ? "" : ", ") + std::string(cuda::to_string(s));
+  }
+  throw Error("--schedules: unknown schedule '" + std::string(name) + "'", names + " or all");
+}
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  bool sizes_given = false;
+  bool reps_given = false;
+  bool target_given = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_value = false;
+    if (const std::size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_value = true;
+    }
+    const auto next = [&]() -> std::string {
+      if (has_value) return value;
+      if (i + 1 >= argc) throw Error(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      std::exit(0);
+    } else if (arg == "--sizes") {
+      o.sizes.clear();
+      for (const std::string& s : split(next())) o.sizes.push_back(parse_number<int>(s, arg));
+      sizes_given = true;
+    } else if (arg == "--formats") {
+      o.formats.clear();
+      for (const std::string& s : split(next())) o.formats.push_back(parse_pixel_format(s));
+    } else if (arg == "--resolutions") {
+      o.resolutions.clear();
+      for (const std::string& s : split(next())) {
+        const std::size_t x = s.find('x');
+        if (x == std::string::npos) throw Error(arg + ": '" + s + "' is not WxH");
+        const Resolution r{parse_number<int>(std::string_view(s).substr(0, x), arg),
+                           parse_number<int>(std::string_view(s).substr(x + 1), arg)};
+        FrameShape{r.width, r.height, PixelFormat::Gray8, 8}.validate();
+        o.resolutions.push_back(r);
+      }
+    } else if (arg == "--schedules") {
+      const std::string v = next();
+      o.schedules.clear();
+      o.all_schedules = normalized(v) == "all";
+      if (o.all_schedules) {
+        o.schedules.assign(kSchedules.begin(), kSchedules.end());
+      } else {
+        for (const std::string& s : split(v)) o.schedules.push_back(parse_schedule(s));
+      }
+    } else if (arg == "--border") {
+      o.border = parse_border_mode(next());
+    } else if (arg == "--reps") {
+      o.plan.reps = std::max(1, parse_number<int>(next(), arg));
+      reps_given = true;
+    } else if (arg == "--target-ms") {
+      o.plan.target_ms = std::max(0.01, parse_number<double>(next(), arg));
+      target_given = true;
+    } else if (arg == "--check") {
+      o.check = true;
+    } else if (arg == "--quick") {
+      o.quick = true;
+    } else if (arg == "--no-npp") {
+      o.npp = false;
+    } else if (arg == "--device") {
+      o.device = parse_number<int>(next(), arg);
+    } else if (arg == "--seed") {
+      o.seed = parse_number<std::uint64_t>(next(), arg);
+    } else if (arg == "--commit") {
+      o.commit = next();
+    } else if (arg == "--json") {
+      o.json_path = next();
+    } else {
+      throw Error("unknown option '" + arg + "'", "see --help");
+    }
+  }
+  if (o.quick) {
+    if (!sizes_given) o.sizes = {3, 7, 15};
+    if (!reps_given) o.plan.reps = 1;
+    if (!target_given) o.plan.target_ms = 20.0;
+  }
+  for (const int size : o.sizes) MedianParams{size, o.border, 0.0}.validate();
+  if (o.sizes.empty() || o.formats.empty() || o.resolutions.empty() || o.schedules.empty()) {
+    throw Error("nothing to run: an empty --sizes, --formats, --resolutions or --schedules");
+  }
+  return o;
+}
+
+// ---- Frames ------------------------------------------------------------------------------
+
+// Input/output pairs, more of them than the L2 holds twice over (and at least 3), filled with
+// seeded random samples before any timing.
+class FrameSet {
+ public:
+  FrameSet(Resolution r, PixelFormat format, std::size_t l2_bytes, std::uint64_t seed,
+           cudaStream_t stream)
+      : width_(r.width), height_(r.height), format_(format) {
+    const std::size_t row_bytes = static_cast<std::size_t>(r.width) * bytes_per_pixel(format);
+    add_pair(row_bytes);
+    const std::size_t pair_bytes = 2 * inputs_[0].pitch() * static_cast<std::size_t>(r.height);
+    const std::size_t count = std::max<std::size_t>(3, 2 * l2_bytes / pair_bytes + 1);
+    while (inputs_.size() < count) add_pair(row_bytes);
+    const std::uint32_t tag = static_cast<std::uint32_t>(r.width * 131 + r.height * 7) * 8 +
+                              static_cast<std::uint32_t>(format);
+    for (int i = 0; i < frames(); ++i) {
+      cuda::check(fill_random(out(i), seed, tag * 1024 + 2 * i, stream), "fill_random");
+      cuda::check(fill_random(mutable_in(i), seed, tag * 1024 + 2 * i + 1, stream), "fill_random");
+    }
+    cuda::check(cudaStreamSynchronize(stream), "fill (cudaStreamSynchronize)");
+  }
+
+  int frames() const noexcept { return static_cast<int>(inputs_.size()); }
+  int width() const noexcept { return width_; }
+  int height() const noexcept { return height_; }
+  PixelFormat format() const noexcept { return format_; }
+  std::size_t frame_bytes() const { return static_cast<std::size_t>(width_) * height_ * bpp(); }
+  std::size_t allocated_bytes() const {
+    return 2 * inputs_[0].pitch() * static_cast<std::size_t>(height_) * inputs_.size();
+  }
+  int bpp() const noexcept { return bytes_per_pixel(format_); }
+
+  ConstImageView in(int i) const { return starsift::const_view(view(inputs_[i])); }
+  ImageView out(int i) const { return view(outputs_[i]); }
+
+ private:
+  void add_pair(std::size_t row_bytes) {
+    inputs_.emplace_back(row_bytes, height_);
+    outputs_.emplace_back(row_bytes, height_);
+  }
+  ImageView mutable_in(int i) const { return view(inputs_[i]); }
+  ImageView view(const cuda::DeviceImage& d) const {
+    return {d.data(), width_, height_, static_cast<std::ptrdiff_t>(d.pitch()), format_};
+  }
+
+  int width_;
+  int height_;
+  PixelFormat format_;
+  std::vector<cuda::DeviceImage> inputs_;
+  std::vector<cuda::DeviceImage> outputs_;
+};
+
+// The part of `v` at least `r` pixels from every edge: what NPP computes.
+template <class View>
+View interior(View v, int r) {
+  v.data += static_cast<std::ptrdiff_t>(r) * v.stride +
+            static_cast<std::ptrdiff_t>(r) * bytes_per_pixel(v.format);
+  v.width -= 2 * r;
+  v.height -= 2 * r;
+  return v;
+}
+
+// ---- Small helpers -------------------------------------------------------------------------
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string cuda_version(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+// The kernel driver's release ("580.65.06"), read from /proc; empty when not there.
+std::string driver_release() {
+  std::ifstream f("/proc/driver/nvidia/version");
+  std::string line;
+  if (!std::getline(f, line)) return {};
+  std::smatch m;
+  static const std::regex kRelease(R"(Module\D*?\s(\d+\.\d+(?:\.\d+)*))");
+  return std::regex_search(line, m, kRelease) ? m[1].str() : std::string();
+}
+
+std::string resolution_name(int w, int h) {
+  return std::to_string(w) + "x" + std::to_string(h);
+}
+
+Json timing_json(const Timing& t) {
+  Json reps = Json::array();
+  for (const double ms : t.ms_reps) reps.push(ms);
+  Json j = Json::object()
+               .set("ms_median", t.ms_median)
+               .set("ms_min", t.ms_min)
+               .set("ms_reps", std::move(reps))
+               .set("calls_per_rep", t.calls)
+               .set("launch", t.graph ? "graph" : "stream");
+  if (!t.capture_error.empty()) j.set("capture_error", t.capture_error);
+  return j;
+}
+
+// The samples of one pixel (the first `bytes` bytes) at (x, y) of a device view, as numbers.
+Json pixel_json(ConstImageView v, int x, int y, int bytes) {
+  std::array<unsigned char, 16> raw{};
+  const std::byte* p = v.row(y) + static_cast<std::ptrdiff_t>(x) * bytes_per_pixel(v.format);
+  if (cudaMemcpy(raw.data(), p, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToHost) !=
+      cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  const FormatInfo& info = format_info(v.format);
+  Json samples = Json::array();
+  for (int off = 0; off + info.bytes_per_sample <= bytes; off += info.bytes_per_sample) {
+    if (info.is_float) {
+      float f;
+      std::memcpy(&f, raw.data() + off, sizeof f);
+      samples.push(static_cast<double>(f));
+    } else if (info.bytes_per_sample == 2) {
+      samples.push(static_cast<int>(raw[off] | raw[off + 1] << 8));
+    } else {
+      samples.push(static_cast<int>(raw[off]));
+    }
+  }
+  return samples;
+}
+
+// After a failure: whether the CUDA context is still usable (a sticky error ruins it).
+std::string context_lost() {
+  cudaDeviceSynchronize();
+  cudaGetLastError();
+  const cudaError_t s = cudaDeviceSynchronize();
+  return s == cudaSuccess ? std::string() : cuda_error("CUDA context unusable", s);
+}
+
+// ---- The benchmark ---------------------------------------------------------------------------
+
+struct Device {
+  cudaDeviceProp prop{};
+  Json json;
+};
+
+Device describe_device(int index) {
+  Device d;
+  cuda::check(cudaGetDeviceProperties(&d.prop, index), "cudaGetDeviceProperties");
+  int driver = 0;
+  int runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  d.json = Json::object()
+               .set("name", d.prop.name)
+               .set("index", index)
+               .set("compute_capability",
+                    std::to_string(d.prop.major) + "." + std::to_string(d.prop.minor))
+               .set("multiprocessors", d.prop.multiProcessorCount)
+               .set("l2_bytes", d.prop.l2CacheSize)
+               .set("memory_bytes", static_cast<unsigned long long>(d.prop.totalGlobalMem))
+               .set("driver_cuda_version", cuda_version(driver))
+               .set("runtime_version", cuda_version(runtime));
+  if (const std::string release = driver_release(); !release.empty()) {
+    d.json.set("driver_release", release);
+  }
+  return d;
+}
+
+class Bench {
+ public:
+  Bench(const Options& o, const npp::Library& lib, std::size_t l2_bytes)
+      : o_(o), npp_(lib), l2_bytes_(l2_bytes), result_(2 * sizeof(unsigned long long), 1) {}
+
+  Json copy_bandwidth = Json::array();
+  Json cases = Json::array();
+  std::string aborted;  // not empty: the run stopped early, and why
+  int failures = 0;     // cases with an error, or whose check found differences
+
+  void run() {
+    for (const Resolution r : o_.resolutions) {
+      for (const PixelFormat f : o_.formats) {
+        std::cerr << "frames " << resolution_name(r.width, r.height) << " " << to_string(f)
+                  << ": allocating and filling\n";
+        std::optional<FrameSet> frames;
+        try {
+          frames.emplace(r, f, l2_bytes_, o_.seed, stream_.get());
+        } catch (const std::exception& e) {
+          aborted = e.what();
+          return;
+        }
+        run_format(*frames);
+        if (!aborted.empty()) return;
+      }
+    }
+  }
+
+ private:
+  // The roofline for these frames: a copy kernel and cudaMemcpy2DAsync, the faster one.
+  void measure_copy(const FrameSet& fs) {
+    const Launch kernel = [&](int i) -> const char* {
+      const cudaError_t s = copy_frame(fs.in(i), fs.out(i), stream_.get());
+      return s == cudaSuccess ? nullptr : cudaGetErrorString(s);
+    };
+    const Launch memcpy2d = [&](int i) -> const char* {
+      const ConstImageView in = fs.in(i);
+      const ImageView out = fs.out(i);
+      const cudaError_t s =
+          cudaMemcpy2DAsync(out.data, out.stride, in.data, in.stride, in.row_bytes(), in.height,
+                            cudaMemcpyDeviceToDevice, stream_.get());
+      return s == cudaSuccess ? nullptr : cudaGetErrorString(s);
+    };
+    const Timing tk = measure(stream_.get(), fs.frames(), o_.plan, kernel);
+    const Timing tm = measure(stream_.get(), fs.frames(), o_.plan, memcpy2d);
+    const double bytes = 2.0 * static_cast<double>(fs.frame_bytes());
+    const double kernel_bps = tk.error.empty() ? bytes / (tk.ms_median * 1e-3) : 0.0;
+    const double memcpy_bps = tm.error.empty() ? bytes / (tm.ms_median * 1e-3) : 0.0;
+    copy_bps_ = std::max(kernel_bps, memcpy_bps);
+    Json entry = Json::object()
+                     .set("width", fs.width())
+                     .set("height", fs.height())
+                     .set("format", to_string(fs.format()))
+                     .set("bytes_per_frame", static_cast<unsigned long long>(fs.frame_bytes()))
+                     .set("frames", fs.frames())
+                     .set("allocated_bytes", static_cast<unsigned long long>(fs.allocated_bytes()))
+                     .set("kernel_gbps", kernel_bps * 1e-9)
+                     .set("memcpy2d_gbps", memcpy_bps * 1e-9)
+                     .set("gbps", copy_bps_ * 1e-9)
+                     .set("kernel", timing_json(tk))
+                     .set("memcpy2d", timing_json(tm));
+    if (!tk.error.empty()) entry.set("kernel_error", tk.error);
+    if (!tm.error.empty()) entry.set("memcpy2d_error", tm.error);
+    copy_bandwidth.push(std::move(entry));
+    std::fprintf(stderr,
+                 "copy %s %s: %.0f GB/s read+write (kernel %.0f, memcpy2D %.0f), %d frames\n",
+                 resolution_name(fs.width(), fs.height()).c_str(),
+                 std::string(to_string(fs.format())).c_str(), copy_bps_ * 1e-9, kernel_bps * 1e-9,
+                 memcpy_bps * 1e-9, fs.frames());
+  }
+
+  void run_format(const FrameSet& fs) {
+    measure_copy(fs);
+    if (const std::string lost = context_lost(); !lost.empty()) {
+      aborted = lost;
+      return;
+    }
+    std::optional<cuda::DeviceImage> npp_reference;
+    if (o_.check && npp_.available()) {
+      npp_reference.emplace(static_cast<std::size_t>(fs.width()) * fs.bpp(), fs.height());
+    }
+    for (const int size : o_.sizes) {
+      const NppResult peer = run_npp(fs, size, npp_reference ? &*npp_reference : nullptr);
+      if (!aborted.empty()) return;
+      for (const MedianSchedule schedule : o_.schedules) {
+        if (!cuda::median_schedule_supports(schedule, size, fs.format())) {
+          if (!o_.all_schedules) {
+            std::cerr << "skip " << cuda::to_string(schedule) << " " << size << "x" << size << " "
+                      << to_string(fs.format()) << ": not supported\n";
+          }
+          continue;
+        }
+        run_case(fs, size, schedule, peer, npp_reference ? &*npp_reference : nullptr);
+        if (!aborted.empty()) return;
+      }
+    }
+  }
+
+  struct NppResult {
+    Json json = Json::object();  // npp_* fields of the case
+    double gpix_per_s = NAN;
+    int compare_bytes = 0;  // 0: no reference for --check
+    std::string check_skipped;
+  };
+
+  NppResult run_npp(const FrameSet& fs, int size, cuda::DeviceImage* reference) {
+    NppResult res;
+    const int r = size / 2;
+    const npp::MedianEntry* entry = npp_.available() ? npp_.median(fs.format()) : nullptr;
+    const auto unavailable = [&](std::string why) {
+      res.json.set("npp_gpix_per_s", nullptr).set("npp_error", why);
+      res.check_skipped = std::move(why);
+      return res;
+    };
+    if (!npp_.available()) return unavailable("NPP not loaded");
+    if (!entry) return unavailable("NPP has no median for " + std::string(to_string(fs.format())));
+    if (fs.width() <= 2 * r || fs.height() <= 2 * r) return unavailable("frame smaller than mask");
+
+    const npp::NppiSize roi{fs.width() - 2 * r, fs.height() - 2 * r};
+    const npp::NppiSize mask{size, size};
+    const npp::NppiPoint anchor{r, r};
+    npp::NppStreamContext ctx{};
+    std::size_t scratch_bytes = 0;
+    try {
+      ctx = npp::Library::context(stream_.get());
+    } catch (const std::exception& e) {
+      return unavailable(e.what());
+    }
+    if (const int st = entry->buffer_size(roi, mask, &scratch_bytes, ctx); st < npp::kSuccess) {
+      return unavailable(std::string(entry->buffer_size_name) + " returned NPP status " +
+                         std::to_string(st));
+    }
+    cuda::DeviceImage scratch;
+    try {
+      scratch.allocate(std::max<std::size_t>(scratch_bytes, 256), 1);
+    } catch (const std::exception& e) {
+      return unavailable(e.what());
+    }
+    std::string error;
+    const auto call = [&](ConstImageView in, ImageView out) -> const char* {
+      const int st =
+          entry->run(in.data, static_cast<int>(in.stride), out.data, static_cast<int>(out.stride),
+                     roi, mask, anchor, reinterpret_cast<unsigned char*>(scratch.data()), ctx);
+      if (st >= npp::kSuccess) return nullptr;
+      error = std::string(entry->name) + " returned NPP status " + std::to_string(st);
+      return error.c_str();
+    };
+    const Launch launch = [&](int i) {
+      return call(interior(fs.in(i), r), interior(fs.out(i), r));
+    };
+    cudaGetLastError();
+    const Timing t =
+        measure(stream_.get(), fs.frames(), o_.plan, launch, cudaStreamCaptureModeRelaxed);
+    if (!t.error.empty()) {
+      res.json.set("npp_gpix_per_s", nullptr).set("npp_error", t.error);
+      res.check_skipped = "NPP failed";
+      if (std::string lost = context_lost(); !lost.empty()) aborted = std::move(lost);
+      return res;
+    }
+    const double pixels = static_cast<double>(roi.width) * roi.height;
+    res.gpix_per_s = pixels / (t.ms_median * 1e-3) * 1e-9;
+    res.json.set("npp_function", entry->name)
+        .set("npp_roi", "interior")
+        .set("npp_scratch_bytes", static_cast<unsigned long long>(scratch_bytes))
+        .set("npp_ms_median", t.ms_median)
+        .set("npp_gpix_per_s", res.gpix_per_s)
+        .set("npp_timing", timing_json(t));
+    if (reference) {
+      const ImageView ref{reference->data(), fs.width(), fs.height(),
+                          static_cast<std::ptrdiff_t>(reference->pitch()), fs.format()};
+      const char* e = call(interior(fs.in(0), r), interior(ref, r));
+      const cudaError_t s = cudaStreamSynchronize(stream_.get());
+      if (e || s != cudaSuccess) {
+        res.check_skipped = e ? e : cuda_error("NPP reference", s);
+      } else {
+        res.compare_bytes = entry->compare_bytes;
+      }
+    }
+    return res;
+  }
+
+  struct CheckResult {
+    Json json;
+    std::string note;  // for the progress line: "ok", "skipped", "error", "DIFFERS from NPP"
+    bool failed = false;
+  };
+
+  // Compares the interiors of starsift's output of frame 0 and NPP's.
+  CheckResult check(const FrameSet& fs, int size, MedianSchedule schedule, const NppResult& peer,
+                    const cuda::DeviceImage* reference) {
+    if (peer.compare_bytes == 0 || !reference) {
+      const std::string why = peer.check_skipped.empty() ? "no NPP reference" : peer.check_skipped;
+      return {Json::object().set("skipped", why), "skipped (" + why + ")", false};
+    }
+    const int r = size / 2;
+    const MedianParams params{size, o_.border, 0.0};
+    const ConstImageView ref{reference->data(), fs.width(), fs.height(),
+                             static_cast<std::ptrdiff_t>(reference->pitch()), fs.format()};
+    const ConstImageView ours = starsift::const_view(fs.out(0));
+    unsigned long long result[2] = {0, 0};
+    cudaError_t s = cuda::launch_median(params, fs.in(0), fs.out(0), stream_.get(), schedule);
+    if (s == cudaSuccess) {
+      s = count_mismatches(interior(ours, r), interior(ref, r), peer.compare_bytes,
+                           reinterpret_cast<unsigned long long*>(result_.data()), stream_.get());
+    }
+    if (s == cudaSuccess) {
+      s = cudaMemcpyAsync(result, result_.data(), sizeof result, cudaMemcpyDeviceToHost,
+                          stream_.get());
+    }
+    if (s == cudaSuccess) s = cudaStreamSynchronize(stream_.get());
+    if (s != cudaSuccess) {
+      return {Json::object().set("error", cuda_error("check", s)), "error", true};
+    }
+    const long long compared = static_cast<long long>(fs.width() - 2 * r) * (fs.height() - 2 * r);
+    Json j = Json::object()
+                 .set("against", "npp")
+                 .set("region", "interior")
+                 .set("compared_pixels", compared)
+                 .set("compared_bytes_per_pixel", peer.compare_bytes)
+                 .set("mismatches", result[0]);
+    if (result[0] != 0) {
+      const int iw = fs.width() - 2 * r;
+      const int x = static_cast<int>(result[1] % iw) + r;
+      const int y = static_cast<int>(result[1] / iw) + r;
+      j.set("first_mismatch", Json::object()
+                                  .set("x", x)
+                                  .set("y", y)
+                                  .set("starsift", pixel_json(ours, x, y, peer.compare_bytes))
+                                  .set("npp", pixel_json(ref, x, y, peer.compare_bytes)));
+      return {std::move(j), "DIFFERS from NPP in " + std::to_string(result[0]) + " pixels", true};
+    }
+    return {std::move(j), "ok", false};
+  }
+
+  void run_case(const FrameSet& fs, int size, MedianSchedule schedule, const NppResult& peer,
+                const cuda::DeviceImage* reference) {
+    const MedianParams params{size, o_.border, 0.0};
+    std::string error;
+    const Launch launch = [&](int i) -> const char* {
+      const cudaError_t s =
+          cuda::launch_median(params, fs.in(i), fs.out(i), stream_.get(), schedule);
+      if (s == cudaSuccess) return nullptr;
+      error = cuda_error("launch_median", s);
+      return error.c_str();
+    };
+    cudaGetLastError();
+    const Timing t = measure(stream_.get(), fs.frames(), o_.plan, launch);
+
+    const int bpp = fs.bpp();
+    const double pixels = static_cast<double>(fs.width()) * fs.height();
+    Json c = Json::object()
+                 .set("filter", "median")
+                 .set("peer", "starsift")
+                 .set("size", size)
+                 .set("format", to_string(fs.format()))
+                 .set("width", fs.width())
+                 .set("height", fs.height())
+                 .set("schedule", cuda::to_string(schedule))
+                 .set("border", to_string(o_.border))
+                 .set("bytes_per_pixel", bpp)
+                 .set("frames", fs.frames())
+                 .set("cache", "rotating");
+    const std::string label = resolution_name(fs.width(), fs.height()) + " " +
+                              std::string(to_string(fs.format())) + " " + std::to_string(size) +
+                              "x" + std::to_string(size) + " " +
+                              std::string(cuda::to_string(schedule));
+    if (!t.error.empty()) {
+      c.set("error", t.error);
+      cases.push(std::move(c));
+      ++failures;
+      std::cerr << label << ": FAILED: " << t.error << "\n";
+      aborted = context_lost();
+      return;
+    }
+    const double gpix = pixels / (t.ms_median * 1e-3) * 1e-9;
+    const double roofline_gpix = copy_bps_ / (2.0 * bpp) * 1e-9;
+    const double achieved_bps = 2.0 * bpp * pixels / (t.ms_median * 1e-3);
+    c.set("ms_median", t.ms_median)
+        .set("gpix_per_s", gpix)
+        .set("roofline_gpix_per_s", roofline_gpix)
+        .set("copy_gbps", copy_bps_ * 1e-9)
+        .set("fraction_of_roofline", copy_bps_ > 0 ? achieved_bps / copy_bps_ : NAN)
+        .set("timing", timing_json(t));
+    c.update(peer.json).set("speedup_vs_npp", gpix / peer.gpix_per_s);
+
+    std::string check_note;
+    if (o_.check) {
+      CheckResult r = check(fs, size, schedule, peer, reference);
+      check_note = std::move(r.note);
+      failures += r.failed;
+      c.set("check", std::move(r.json));
+    }
+    cases.push(std::move(c));
+
+    char line[256];
+    std::snprintf(line, sizeof line, "%s: %.4f ms, %.1f Gpix/s (%.1f%% of roofline)", label.c_str(),
+                  t.ms_median, gpix, 100.0 * achieved_bps / copy_bps_);
+    std::cerr << line;
+    if (std::isfinite(peer.gpix_per_s)) {
+      std::snprintf(line, sizeof line, ", NPP %.2f Gpix/s (x%.1f)", peer.gpix_per_s,
+                    gpix / peer.gpix_per_s);
+      std::cerr << line;
+    }
+    if (!check_note.empty()) std::cerr << ", check " << check_note;
+    std::cerr << "\n";
+  }
+
+  const Options& o_;
+  const npp::Library& npp_;
+  std::size_t l2_bytes_;
+  cuda::Stream stream_;
+  cuda::DeviceImage result_;  // two words for count_mismatches
+  double copy_bps_ = 0.0;     // roofline of the current frame set, bytes/s read+write
+};
+
+int run(int argc, char** argv) {
+  Options o;
+  try {
+    o = parse_options(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "starsift-bench: " << e.what() << "\n";
+    return 2;
+  }
+  std::string description;
+  if (const std::string why = cuda::device_unusable_reason(o.device, &description); !why.empty()) {
+    std::cerr << "starsift-bench: " << why << "\n";
+    return 1;
+  }
+  cuda::use_device(o.device);
+  const Device device = describe_device(o.device);
+  std::cerr << "device " << description << ", L2 " << device.prop.l2CacheSize / (1 << 20)
+            << " MiB\n";
+
+  const npp::Library lib =
+      o.npp ? npp::Library::load() : npp::Library::unavailable("disabled by --no-npp");
+  Json npp_json = nullptr;
+  if (lib.available()) {
+    lib.use_device(o.device);
+    npp_json = Json::object().set("library", lib.path()).set("version", lib.version());
+    std::cerr << "NPP " << lib.version() << " from " << lib.path() << "\n";
+  } else {
+    std::cerr << "NPP unavailable: " << lib.reason() << "\n";
+  }
+
+  Json schedules = Json::array();
+  for (const MedianSchedule s : o.schedules) schedules.push(cuda::to_string(s));
+  Json method = Json::object()
+                    .set("cache", "rotating")
+                    .set("frames_rule", "input+output pairs > 2 x L2, at least 3")
+                    .set("timing", "cuda events around each repetition, after warm-up")
+                    .set("statistic", "median of repetitions, per call")
+                    .set("reps", o.plan.reps)
+                    .set("target_ms_per_rep", o.plan.target_ms)
+                    .set("border", to_string(o.border))
+                    .set("data", "uniform random samples (GRAY32F: [-1000, 1000))")
+                    .set("seed", static_cast<unsigned long long>(o.seed))
+                    .set("schedules", o.all_schedules ? Json("all") : std::move(schedules))
+                    .set("roofline",
+                         "max(copy kernel, cudaMemcpy2DAsync) over the same frames, "
+                         "bytes read+written per second")
+                    .set("npp_roi", "interior")
+                    .set("check", o.check)
+                    .set("quick", o.quick);
+
+  Json out = Json::object()
+                 .set("benchmark", "median")
+                 .set("tool", "starsift-bench")
+                 .set("starsift_version", STARSIFT_VERSION)
+                 .set("date_utc", utc_now())
+                 .set("device", device.json)
+                 .set("method", std::move(method))
+                 .set("npp", std::move(npp_json));
+  if (!o.commit.empty()) out.set("commit", o.commit);
+  if (!lib.available()) out.set("npp_reason", lib.reason());
+
+  Bench bench(o, lib, static_cast<std::size_t>(device.prop.l2CacheSize));
+  bench.run();
+  out.set("copy_bandwidth", std::move(bench.copy_bandwidth)).set("cases", std::move(bench.cases));
+  if (!bench.aborted.empty()) {
+    out.set("aborted", bench.aborted);
+    std::cerr << "starsift-bench: stopped early: " << bench.aborted << "\n";
+  }
+
+  if (o.json_path.empty()) {
+    std::cout << out;
+  } else {
+    std::ofstream f(o.json_path);
+    f << out;
+    if (!f) {
+      std::cerr << "starsift-bench: cannot write " << o.json_path << "\n";
+      return 1;
+    }
+    std::cerr << "wrote " << o.json_path << "\n";
+  }
+  if (!bench.aborted.empty()) return 1;
+  if (bench.failures) {
+    std::cerr << "starsift-bench: " << bench.failures << " case(s) failed or differ from NPP\n";
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace starsift::bench
+
+int main(int argc, char** argv) {
+  try {
+    return starsift::bench::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "starsift-bench: " << e.what() << "\n";
+    return 1;
+  }
+}
