@@ -105,7 +105,8 @@ TEST_CASE("CUDA median refuses what it cannot do", "[median][cuda]") {
           cudaErrorInvalidValue);  // float keys do not pack into 16 bits
   cudaGetLastError();
   p.size = 11;
-  REQUIRE_FALSE(cuda::median_schedule_supports(cuda::MedianSchedule::Network, 11, PixelFormat::Gray8));
+  REQUIRE_FALSE(cuda::median_schedule_supports(cuda::MedianSchedule::Network, 17, PixelFormat::Gray8));
+  REQUIRE_FALSE(cuda::median_schedule_supports(cuda::MedianSchedule::Network, 4, PixelFormat::Gray8));
   REQUIRE(cuda::median_schedule_supports(cuda::MedianSchedule::Tracking, 31, PixelFormat::Gray8));
 }
 

@@ -46,6 +46,7 @@ struct Frame {
   std::ptrdiff_t out_stride;
   BorderMode border;
   std::uint32_t border_key;  // the border value as an ordered key
+  bool aligned;              // both images' base and stride are multiples of 16 bytes
 };
 
 // ---- Formats: how samples become ordered keys and back ------------------------------------
@@ -61,6 +62,8 @@ struct Gray8 {
   }
   static constexpr bool kPackable = true;
   static constexpr bool kHasAlpha = false;
+  using Sample = std::uint8_t;  // gray formats: one sample per pixel, stored in runs
+  __device__ static std::uint32_t to_sample(std::uint32_t key) { return key; }
 };
 
 struct Gray16 {
@@ -74,6 +77,8 @@ struct Gray16 {
   }
   static constexpr bool kPackable = true;
   static constexpr bool kHasAlpha = false;
+  using Sample = std::uint16_t;
+  __device__ static std::uint32_t to_sample(std::uint32_t key) { return key; }
 };
 
 struct Gray32F {
@@ -87,6 +92,8 @@ struct Gray32F {
   }
   static constexpr bool kPackable = false;  // 32-bit keys need a whole register
   static constexpr bool kHasAlpha = false;
+  using Sample = std::uint32_t;
+  __device__ static std::uint32_t to_sample(std::uint32_t key) { return key_to_float_bits(key); }
 };
 
 // RGBA/BGRA/RGBx/BGRx: bytes 0..2 are filtered channel by channel, byte 3 is copied.
@@ -107,6 +114,7 @@ struct Color4x8 {
   }
   static constexpr bool kPackable = true;
   static constexpr bool kHasAlpha = true;
+  using Sample = std::uint32_t;  // a whole pixel
 };
 
 // ---- Registers: one key, or two 16-bit keys side by side ----------------------------------
@@ -289,8 +297,91 @@ constexpr int below_count(int k) {
   return n;
 }
 
+// Interior tiles of gray formats: 32-bit loads of 4 (GRAY8) or 2 (GRAY16) samples, each
+// split into the tile's words (two lanes: the sample of row r below, of row r + lane_offset
+// above). Covers columns [ox, ox + COLS) from the aligned word below ox.
+template <class F, int kLanes, int ROWS, int COLS, int PITCH>
+__device__ __forceinline__ void fill_tile_vector(const Frame& f, std::uint32_t* tile, int ox,
+                                                 int oy, int lane_offset, int first_word_x) {
+  constexpr int S = 4 / static_cast<int>(sizeof(typename F::Sample));
+  const int lead = ox - first_word_x;  // samples of the first word left of ox: 0..S-1
+  const int words = (lead + COLS + S - 1) / S;
+  const int threads = blockDim.x * blockDim.y;
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  for (int i = tid; i < ROWS * words; i += threads) {
+    const int r = i / words;
+    const int w = i - r * words;
+    const int x0 = first_word_x + w * S;
+    const std::uint32_t v =
+        *reinterpret_cast<const std::uint32_t*>(f.in + (oy + r) * f.in_stride + x0 * (4 / S));
+    std::uint32_t v2 = 0;
+    if constexpr (kLanes == 2) {
+      v2 = *reinterpret_cast<const std::uint32_t*>(f.in + (oy + r + lane_offset) * f.in_stride +
+                                                   x0 * (4 / S));
+    }
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      const int c = x0 + s - ox;
+      if (c < 0 || c >= COLS) continue;
+      std::uint32_t word;
+      if constexpr (S == 4) {  // bytes s of v and v2 -> 16-bit lanes
+        word = __byte_perm(v, v2, s | (s << 4) | ((4 + s) << 8) | ((4 + s) << 12)) & 0x00ff00ffu;
+      } else {  // halves s of v and v2
+        word = __byte_perm(v, v2, s == 0 ? 0x5410 : 0x7632);
+      }
+      if constexpr (kLanes == 1) word &= S == 4 ? 0xffu : 0xffffu;
+      tile[r * PITCH + c] = word;
+    }
+  }
+}
+
+// Stores the keys of `n` adjacent output samples of one row: one vector store where the run
+// is aligned and inside the frame, sample by sample otherwise.
+template <class F, int N>
+__device__ __forceinline__ void store_run(const Frame& f, int ox, int oy, int plane,
+                                          const std::uint32_t (&keys)[N]) {
+  using S = typename F::Sample;
+  constexpr int kBytes = N * static_cast<int>(sizeof(S));
+  std::byte* row = f.out + oy * f.out_stride;
+  if constexpr (F::kPlanes == 1 && (kBytes == 4 || kBytes == 8 || kBytes == 16)) {
+    std::byte* p = row + ox * static_cast<int>(sizeof(S));
+    if (ox + N <= f.width && (reinterpret_cast<std::uintptr_t>(p) % kBytes) == 0) {
+      std::uint32_t packed[kBytes / 4];
+#pragma unroll
+      for (int w = 0; w < kBytes / 4; ++w) {
+        std::uint32_t word = 0;
+        constexpr int per_word = 4 / static_cast<int>(sizeof(S));
+#pragma unroll
+        for (int k = 0; k < per_word; ++k) {
+          const int idx = w * per_word + k;
+          if constexpr (per_word == 1) {
+            word = F::to_sample(keys[idx]);
+          } else {
+            word |= (F::to_sample(keys[idx]) & ((1u << (8 * sizeof(S))) - 1u))
+                    << (8 * sizeof(S) * k);
+          }
+        }
+        packed[w] = word;
+      }
+      if constexpr (kBytes == 4) {
+        *reinterpret_cast<std::uint32_t*>(p) = packed[0];
+      } else if constexpr (kBytes == 8) {
+        *reinterpret_cast<uint2*>(p) = make_uint2(packed[0], packed[1]);
+      } else {
+        *reinterpret_cast<uint4*>(p) = make_uint4(packed[0], packed[1], packed[2], packed[3]);
+      }
+      return;
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    if (ox + k < f.width) F::store(row, ox + k, plane, keys[k]);
+  }
+}
+
 template <int K, class L, class F>
-__global__ void median_network_kernel(Frame f) {
+__global__ void __launch_bounds__(network_tuning(K).block_x * network_tuning(K).block_y)
+    median_network_kernel(Frame f) {
   constexpr NetworkTuning T = network_tuning(K);
   constexpr int R = K / 2;
   constexpr int NC = T.tile_w + K - 1;  // input columns a thread reads
@@ -310,11 +401,28 @@ __global__ void median_network_kernel(Frame f) {
 
   const int bx0 = blockIdx.x * TILE_W;
   const int by0 = blockIdx.y * HALF * L::kLanes;
-  fill_tile<F, L::kLanes>(f, tile, PLANE, PITCH, ROWS, COLS, bx0 - R, by0 - R, HALF);
+  const int ox = bx0 - R;
+  const int oy = by0 - R;
+  if constexpr (F::kPlanes == 1 && sizeof(typename F::Sample) < 4) {
+    constexpr int S = 4 / static_cast<int>(sizeof(typename F::Sample));
+    const int first_word_x = ox >= 0 ? ox & ~(S - 1) : -1;
+    const int last_x = first_word_x + ((ox - first_word_x + COLS + S - 1) / S) * S;  // exclusive
+    const bool vector_inside = f.aligned && first_word_x >= 0 && last_x <= f.width && oy >= 0 &&
+                               oy + ROWS - 1 + (L::kLanes - 1) * HALF < f.height;
+    if (vector_inside) {
+      fill_tile_vector<F, L::kLanes, ROWS, COLS, PITCH>(f, tile, ox, oy, HALF, first_word_x);
+    } else {
+      fill_tile<F, L::kLanes>(f, tile, PLANE, PITCH, ROWS, COLS, ox, oy, HALF);
+    }
+  } else {
+    fill_tile<F, L::kLanes>(f, tile, PLANE, PITCH, ROWS, COLS, ox, oy, HALF);
+  }
   __syncthreads();
 
   const int row0 = threadIdx.y * T.tile_h;
   const int col0 = threadIdx.x * T.tile_w;
+  // 4-channel formats gather the channels of each output pixel here, stored once at the end.
+  std::uint32_t pixels[F::kHasAlpha ? T.tile_h * L::kLanes : 1][F::kHasAlpha ? T.tile_w : 1] = {};
 
 #pragma unroll 1
   for (int plane = 0; plane < F::kPlanes; ++plane) {
@@ -337,12 +445,12 @@ __global__ void median_network_kernel(Frame f) {
 #pragma unroll
         for (int r = 0; r < CORE; ++r) s[r] = core[r];
         // Insert the rows of this window outside the core: [t, tile_h-1) and [K, K+t).
-        int n = CORE;
 #pragma unroll
         for (int e = 0; e < T.tile_h - 1; ++e) {
+          const int n = CORE + e;  // sorted so far
           std::uint32_t x = raw[e < T.tile_h - 1 - t ? t + e : K + (e - (T.tile_h - 1 - t))];
 #pragma unroll
-          for (int r = 0; r < K; ++r) {
+          for (int r = 0; r < K - 1; ++r) {
             if (r < n) {
               const std::uint32_t low = L::lo(s[r], x);
               x = L::hi(s[r], x);
@@ -350,7 +458,6 @@ __global__ void median_network_kernel(Frame f) {
             }
           }
           s[n] = x;
-          ++n;
         }
 #pragma unroll
         for (int r = 0; r < K; ++r) cols[c][t][r] = s[r];
@@ -360,6 +467,7 @@ __global__ void median_network_kernel(Frame f) {
     // 2. Per output: sort the rank rows, keep the candidates, select.
 #pragma unroll
     for (int t = 0; t < T.tile_h; ++t) {
+      std::uint32_t medians[T.tile_w];
 #pragma unroll
       for (int x = 0; x < T.tile_w; ++x) {
         std::uint32_t m[K][K];
@@ -372,19 +480,40 @@ __global__ void median_network_kernel(Frame f) {
         std::uint32_t cand[NCAND];
         gather_candidates<K>(m, cand, std::make_index_sequence<NCAND>{});
         sort_network<L>(cand);
-        const std::uint32_t median = cand[PICK];
-
-        const int ox = bx0 + col0 + x;
+        medians[x] = cand[PICK];
+      }
 #pragma unroll
-        for (int lane = 0; lane < L::kLanes; ++lane) {
-          const int oy = by0 + lane * HALF + row0 + t;
-          if (ox < f.width && oy < f.height) {
-            const std::uint32_t key = L::kLanes == 2 ? (median >> (16 * lane)) & 0xffffu : median;
-            std::byte* out_row = f.out + oy * f.out_stride;
-            F::store(out_row, ox, plane, key);
-            if constexpr (F::kHasAlpha) {
-              if (plane == 0) F::copy_alpha(f.in + oy * f.in_stride, out_row, ox);
-            }
+      for (int lane = 0; lane < L::kLanes; ++lane) {
+        const int oy_t = by0 + lane * HALF + row0 + t;
+        std::uint32_t keys[T.tile_w];
+#pragma unroll
+        for (int x = 0; x < T.tile_w; ++x) {
+          keys[x] = L::kLanes == 2 ? (medians[x] >> (16 * lane)) & 0xffffu : medians[x];
+        }
+        if constexpr (F::kHasAlpha) {
+#pragma unroll
+          for (int x = 0; x < T.tile_w; ++x) pixels[lane * T.tile_h + t][x] |= keys[x] << (8 * plane);
+        } else if (oy_t < f.height) {
+          store_run<F>(f, bx0 + col0, oy_t, plane, keys);
+        }
+      }
+    }
+  }
+
+  if constexpr (F::kHasAlpha) {  // colour channels computed; alpha/padding byte copied
+#pragma unroll
+    for (int lane = 0; lane < L::kLanes; ++lane) {
+#pragma unroll
+      for (int t = 0; t < T.tile_h; ++t) {
+        const int oy_t = by0 + lane * HALF + row0 + t;
+        if (oy_t >= f.height) continue;
+        const auto* in_row = reinterpret_cast<const std::uint32_t*>(f.in + oy_t * f.in_stride);
+        auto* out_row = reinterpret_cast<std::uint32_t*>(f.out + oy_t * f.out_stride);
+#pragma unroll
+        for (int x = 0; x < T.tile_w; ++x) {
+          const int ox_x = bx0 + col0 + x;
+          if (ox_x < f.width) {
+            out_row[ox_x] = pixels[lane * T.tile_h + t][x] | (in_row[ox_x] & 0xff000000u);
           }
         }
       }
@@ -414,6 +543,12 @@ cudaError_t launch_network_size(int size, const Frame& f, cudaStream_t stream) {
       return launch_network<7, L, F>(f, stream);
     case 9:
       return launch_network<9, L, F>(f, stream);
+    case 11:
+      return launch_network<11, L, F>(f, stream);
+    case 13:
+      return launch_network<13, L, F>(f, stream);
+    case 15:
+      return launch_network<15, L, F>(f, stream);
     default:
       return cudaErrorInvalidValue;
   }
@@ -644,8 +779,18 @@ cudaError_t launch_median(const MedianParams& params, ConstImageView in, ImageVi
   const MedianSchedule chosen = resolve(schedule, params.size, in.format);
   if (!median_schedule_supports(chosen, params.size, in.format)) return cudaErrorInvalidValue;
 
-  const Frame f{in.data,   out.data,         in.width,      in.height,
-                in.stride, out.stride,       params.border, median_border_sample(params, in.format)};
+  const auto aligned16 = [](const void* p, std::ptrdiff_t stride) {
+    return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && stride % 16 == 0;
+  };
+  const Frame f{in.data,
+                out.data,
+                in.width,
+                in.height,
+                in.stride,
+                out.stride,
+                params.border,
+                median_border_sample(params, in.format),
+                aligned16(in.data, in.stride) && aligned16(out.data, out.stride)};
   switch (in.format) {
     case PixelFormat::Gray8:
       return launch_format<Gray8>(chosen, params.size, 8, f, stream);

@@ -23,9 +23,43 @@ inline std::ostream& operator<<(std::ostream& os, const NetworkTuning& t) {
 }
 
 // Sizes the register networks are built for; larger windows use the tracking schedule.
-constexpr int kNetworkMaxSize = 9;
+constexpr int kNetworkMaxSize = 15;
+
+// STARSIFT_NETWORK_TUNING selects an alternative table at build time, so a benchmark can
+// compare schedules without the library carrying every one (bench/CMakeLists.txt builds
+// starsift-bench-tuning1 and -tuning2 from it).
+#ifndef STARSIFT_NETWORK_TUNING
+#define STARSIFT_NETWORK_TUNING 0
+#endif
 
 constexpr NetworkTuning network_tuning(int size) {
+#if STARSIFT_NETWORK_TUNING == 1  // wider tiles: more sharing of sorted columns
+  switch (size) {
+    case 3:
+      return {16, 8, 8, 2};
+    case 5:
+      return {16, 8, 4, 2};
+    case 7:
+      return {16, 8, 4, 1};
+    case 9:
+      return {16, 8, 2, 1};
+    default:
+      return {16, 8, 1, 1};
+  }
+#elif STARSIFT_NETWORK_TUNING == 2  // taller tiles: more sharing of sorted rows
+  switch (size) {
+    case 3:
+      return {16, 8, 4, 3};
+    case 5:
+      return {16, 8, 2, 3};
+    case 7:
+      return {16, 8, 2, 2};
+    case 9:
+      return {16, 8, 1, 2};
+    default:
+      return {16, 8, 1, 1};
+  }
+#else
   switch (size) {
     case 3:
       return {16, 8, 4, 2};
@@ -36,6 +70,7 @@ constexpr NetworkTuning network_tuning(int size) {
     default:
       return {16, 8, 1, 1};
   }
+#endif
 }
 
 // Tracking schedule: each thread slides along `segment` outputs of one row, a warp spans
@@ -49,6 +84,7 @@ struct TrackingTuning {
 constexpr TrackingTuning tracking_tuning(int /*size*/) { return {32, 4, 32}; }
 
 // Which schedule Auto uses: the networks up to this size, tracking above.
-constexpr int kAutoNetworkMaxSize = 7;
+// bench/results/median-*.json: at 9x9 the packed network ran 20 Gpix/s, tracking 4.
+constexpr int kAutoNetworkMaxSize = 15;
 
 }  // namespace starsift::cuda
