@@ -380,7 +380,8 @@ __device__ __forceinline__ void store_run(const Frame& f, int ox, int oy, int pl
 }
 
 template <int K, class L, class F>
-__global__ void __launch_bounds__(network_tuning(K).block_x * network_tuning(K).block_y)
+__global__ void __launch_bounds__(network_tuning(K).block_x* network_tuning(K).block_y,
+                                  network_tuning(K).min_blocks)
     median_network_kernel(Frame f) {
   constexpr NetworkTuning T = network_tuning(K);
   constexpr int R = K / 2;

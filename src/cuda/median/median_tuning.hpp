@@ -12,14 +12,15 @@ namespace starsift::cuda {
 struct NetworkTuning {
   int block_x;
   int block_y;
-  int tile_w;  // outputs per thread along x: sorted columns are shared between them
-  int tile_h;  // outputs per thread along y: the rows common to them are sorted once
+  int tile_w;          // outputs per thread along x: sorted columns are shared between them
+  int tile_h;          // outputs per thread along y: the rows common to them are sorted once
+  int min_blocks = 0;  // __launch_bounds__ blocks per SM (caps registers); 0: compiler's choice
   bool operator==(const NetworkTuning&) const = default;
 };
 
 inline std::ostream& operator<<(std::ostream& os, const NetworkTuning& t) {
   return os << "{block " << t.block_x << "x" << t.block_y << ", tile " << t.tile_w << "x"
-            << t.tile_h << "}";
+            << t.tile_h << ", min blocks " << t.min_blocks << "}";
 }
 
 // Sizes the register networks are built for; larger windows use the tracking schedule.
@@ -27,35 +28,38 @@ constexpr int kNetworkMaxSize = 15;
 
 // STARSIFT_NETWORK_TUNING selects an alternative table at build time, so a benchmark can
 // compare schedules without the library carrying every one (bench/CMakeLists.txt builds
-// starsift-bench-tuning1 and -tuning2 from it).
+// starsift-bench-tuning1 and -tuning2 from it with STARSIFT_BENCH_TUNING_VARIANTS=ON).
 #ifndef STARSIFT_NETWORK_TUNING
 #define STARSIFT_NETWORK_TUNING 0
 #endif
 
+// H200, 4096x4096, frames rotated beyond L2 (bench/results/median-tuning.md): wider tiles
+// won from 5x5 to 9x9 (+12..17 %), lost at 3x3 (-11 %); taller tiles lost everywhere but
+// 7x7; from 11x11 up every table runs the same one-output-per-thread kernel.
 constexpr NetworkTuning network_tuning(int size) {
-#if STARSIFT_NETWORK_TUNING == 1  // wider tiles: more sharing of sorted columns
+#if STARSIFT_NETWORK_TUNING == 1  // the default tiles, registers capped for occupancy
   switch (size) {
     case 3:
-      return {16, 8, 8, 2};
+      return {16, 8, 4, 2, 16};
     case 5:
-      return {16, 8, 4, 2};
+      return {16, 8, 4, 2, 6};
     case 7:
-      return {16, 8, 4, 1};
+      return {16, 8, 4, 1, 6};
     case 9:
-      return {16, 8, 2, 1};
+      return {16, 8, 2, 1, 4};
     default:
       return {16, 8, 1, 1};
   }
-#elif STARSIFT_NETWORK_TUNING == 2  // taller tiles: more sharing of sorted rows
+#elif STARSIFT_NETWORK_TUNING == 2  // other shapes
   switch (size) {
     case 3:
-      return {16, 8, 4, 3};
+      return {8, 16, 4, 2};
     case 5:
-      return {16, 8, 2, 3};
+      return {16, 8, 8, 1};
     case 7:
-      return {16, 8, 2, 2};
+      return {16, 8, 4, 2};
     case 9:
-      return {16, 8, 1, 2};
+      return {16, 8, 2, 2};
     default:
       return {16, 8, 1, 1};
   }
@@ -64,8 +68,10 @@ constexpr NetworkTuning network_tuning(int size) {
     case 3:
       return {16, 8, 4, 2};
     case 5:
-      return {16, 8, 2, 2};
+      return {16, 8, 4, 2};
     case 7:
+      return {16, 8, 4, 1};
+    case 9:
       return {16, 8, 2, 1};
     default:
       return {16, 8, 1, 1};
