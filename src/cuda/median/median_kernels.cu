@@ -1,14 +1,12 @@
 // CUDA median filter: two schedules of the same algorithm (median_reference()).
 //
-// Network (sizes 3..9): separable sorting networks in registers (Adams 2021).
+// Network (sizes 3..15): separable sorting networks in registers (Adams 2021).
 //   1. Each thread sorts every input column of its tile once; the rows shared by its
 //      tile_h output rows are sorted once and the remaining rows inserted per output row.
-//   2. For each output, the k sorted columns form a k x k matrix; sorting its rows keeps the
-//      columns sorted, so element (i, j) has at least (i+1)(j+1) elements <= it and
-//      (k-i)(k-j) elements >= it. Elements that are provably above or below the median are
-//      dropped; the median is selected from the remaining candidates.
-//   3. Everything is written as full networks; the compiler removes every min/max that does
-//      not feed the selected output (median-only pruning).
+//   2. A generated program (scripts/gen_median_networks.py) selects the tile_w medians of a
+//      row from those sorted columns: rank rows sorted across the window (shared between
+//      adjacent outputs), candidates pruned by rank, their sorted runs merged; only the
+//      min/max that feed a median are kept.
 //   Integer formats hold two 16-bit samples per register (two row groups of the block) and
 //   use Hopper's DPX 16x2 min/max, one instruction for two comparisons.
 //
@@ -253,50 +251,6 @@ __device__ __forceinline__ void fill_tile(const Frame& f, std::uint32_t* planes,
 
 // ---- Network schedule ----------------------------------------------------------------------
 
-// Elements of the row-and-column-sorted k x k matrix that can still be the median.
-__host__ __device__ constexpr bool is_candidate(int k, int i, int j) {
-  const int need = (k * k + 1) / 2;  // rank of the median, 1-based, from either end
-  return (i + 1) * (j + 1) <= need && (k - i) * (k - j) <= need;
-}
-__host__ __device__ constexpr bool is_below(int k, int i, int j) {
-  return (k - i) * (k - j) > (k * k + 1) / 2;
-}
-constexpr int candidate_count(int k) {
-  int n = 0;
-  for (int i = 0; i < k; ++i)
-    for (int j = 0; j < k; ++j) n += is_candidate(k, i, j);
-  return n;
-}
-// Flat positions i * k + j of the candidates, in row order.
-template <int K>
-struct Candidates {
-  static constexpr int kCount = candidate_count(K);
-  struct List {
-    int at[kCount > 0 ? kCount : 1] = {};
-  };
-  static constexpr List list = [] {
-    List l;
-    int n = 0;
-    for (int i = 0; i < K; ++i)
-      for (int j = 0; j < K; ++j)
-        if (is_candidate(K, i, j)) l.at[n++] = i * K + j;
-    return l;
-  }();
-};
-
-template <int K, std::size_t... I>
-__device__ __forceinline__ void gather_candidates(const std::uint32_t (&m)[K][K],
-                                                  std::uint32_t (&cand)[sizeof...(I)],
-                                                  std::index_sequence<I...>) {
-  ((cand[I] = m[Candidates<K>::list.at[I] / K][Candidates<K>::list.at[I] % K]), ...);
-}
-constexpr int below_count(int k) {
-  int n = 0;
-  for (int i = 0; i < k; ++i)
-    for (int j = 0; j < k; ++j) n += is_below(k, i, j);
-  return n;
-}
-
 // Interior tiles of gray formats: 32-bit loads of 4 (GRAY8) or 2 (GRAY16) samples, each
 // split into the tile's words (two lanes: the sample of row r below, of row r + lane_offset
 // above). Covers columns [ox, ox + COLS) from the aligned word below ox.
@@ -379,26 +333,86 @@ __device__ __forceinline__ void store_run(const Frame& f, int ox, int oy, int pl
   }
 }
 
+// Sorts the K-row windows of one tile column for TH consecutive output rows: the K-TH+1
+// rows all windows share are sorted once, the others inserted per window.
+template <class L, int K, int TH>
+__device__ __forceinline__ void sort_column_windows(const std::uint32_t* column, int pitch,
+                                                    std::uint32_t (&out)[TH][K]) {
+  static_assert(TH <= K, "more rows than the window shares");
+  constexpr int NR = TH + K - 1;
+  constexpr int CORE = K - TH + 1;
+  std::uint32_t raw[NR];
+#pragma unroll
+  for (int r = 0; r < NR; ++r) raw[r] = column[r * pitch];
+  std::uint32_t core[CORE];
+#pragma unroll
+  for (int r = 0; r < CORE; ++r) core[r] = raw[TH - 1 + r];
+  sort_network<L>(core);
+#pragma unroll
+  for (int t = 0; t < TH; ++t) {
+    std::uint32_t s[K];
+#pragma unroll
+    for (int r = 0; r < CORE; ++r) s[r] = core[r];
+      // Insert the rows of this window outside the core: [t, TH-1) and [K, K+t).
+#pragma unroll
+    for (int e = 0; e < TH - 1; ++e) {
+      const int n = CORE + e;  // sorted so far
+      std::uint32_t x = raw[e < TH - 1 - t ? t + e : K + (e - (TH - 1 - t))];
+#pragma unroll
+      for (int r = 0; r < K - 1; ++r) {
+        if (r < n) {
+          const std::uint32_t low = L::lo(s[r], x);
+          x = L::hi(s[r], x);
+          s[r] = low;
+        }
+      }
+      s[n] = x;
+    }
+#pragma unroll
+    for (int r = 0; r < K; ++r) out[t][r] = s[r];
+  }
+}
+
+// Generated selection programs (scripts/gen_median_networks.py): from the sorted columns of
+// TW adjacent windows to their medians, with rank rows shared between the windows and the
+// candidate runs merged rather than sorted.
+template <int K, int TW>
+struct SelectProgram;
+#include "cuda/median/median_select_programs.inc"
+
+template <class L, class P, std::size_t... I>
+__device__ __forceinline__ void run_program(std::uint32_t (&v)[P::kSlots],
+                                            std::index_sequence<I...>) {
+  ((v[P::dst[I]] = P::kind[I] ? L::hi(v[P::a[I]], v[P::b[I]]) : L::lo(v[P::a[I]], v[P::b[I]])),
+   ...);
+}
+
+template <class P, int TW, std::size_t... X>
+__device__ __forceinline__ void read_outputs(const std::uint32_t (&v)[P::kSlots],
+                                             std::uint32_t (&medians)[TW],
+                                             std::index_sequence<X...>) {
+  ((medians[X] = v[P::out[X]]), ...);
+}
+
 template <int K, class L, class F>
 __global__ void __launch_bounds__(network_tuning(K).block_x* network_tuning(K).block_y,
-                                  network_tuning(K).min_blocks)
-    median_network_kernel(Frame f) {
+                                  network_tuning(K).min_blocks) median_network_kernel(Frame f) {
   constexpr NetworkTuning T = network_tuning(K);
   constexpr int R = K / 2;
-  constexpr int NC = T.tile_w + K - 1;  // input columns a thread reads
-  constexpr int NR = T.tile_h + K - 1;  // input rows a thread reads
-  constexpr int CORE = K - T.tile_h + 1;  // rows shared by all of a thread's output rows
-  static_assert(T.tile_h <= K, "tile_h must not exceed the window");
+  constexpr int NC = T.tile_w + K - 1;        // input columns a thread reads
   constexpr int HALF = T.block_y * T.tile_h;  // output rows of one lane group
   constexpr int TILE_W = T.block_x * T.tile_w;
   constexpr int ROWS = HALF + 2 * R;
   constexpr int COLS = TILE_W + 2 * R;
   constexpr int PITCH = COLS | 1;  // odd: spreads rows over banks
   constexpr int PLANE = ROWS * PITCH;
-  constexpr int NCAND = candidate_count(K);
-  constexpr int PICK = (K * K - 1) / 2 - below_count(K);
 
   __shared__ std::uint32_t tile[F::kPlanes * PLANE];
+  // Large windows: every column window of the tile sorted once and shared by the K outputs
+  // that read it (instead of each thread sorting all K of its own).
+  constexpr int kSharedRows = 2;
+  static_assert(!T.shared_columns || (T.tile_w == 1 && T.tile_h == 1 && HALF % kSharedRows == 0));
+  __shared__ std::uint32_t windows[T.shared_columns ? HALF * COLS * K : 1];
 
   const int bx0 = blockIdx.x * TILE_W;
   const int by0 = blockIdx.y * HALF * L::kLanes;
@@ -429,60 +443,62 @@ __global__ void __launch_bounds__(network_tuning(K).block_x* network_tuning(K).b
   for (int plane = 0; plane < F::kPlanes; ++plane) {
     const std::uint32_t* src = tile + plane * PLANE + row0 * PITCH + col0;
 
-    // 1. Sorted column windows: cols[c][t] is column c sorted over output row t's window.
+    // 1. Sorted column windows: cols[c][t] is column c sorted over output row t's window,
+    //    computed by this thread or, for large windows, read from the block's shared copy.
     std::uint32_t cols[NC][T.tile_h][K];
+    if constexpr (T.shared_columns) {
+      if (plane > 0) __syncthreads();  // the previous plane's windows are no longer read
+      const std::uint32_t* plane_tile = tile + plane * PLANE;
+      // Task: one tile column, kSharedRows consecutive output rows (their core sorted once).
+      constexpr int kTasks = COLS * (HALF / kSharedRows);
+      for (int task = threadIdx.y * T.block_x + threadIdx.x; task < kTasks;
+           task += T.block_x * T.block_y) {
+        const int c = task % COLS;
+        const int r0 = (task / COLS) * kSharedRows;
+        std::uint32_t w[kSharedRows][K];
+        sort_column_windows<L, K, kSharedRows>(plane_tile + r0 * PITCH + c, PITCH, w);
 #pragma unroll
-    for (int c = 0; c < NC; ++c) {
-      std::uint32_t raw[NR];
+        for (int t = 0; t < kSharedRows; ++t) {
 #pragma unroll
-      for (int r = 0; r < NR; ++r) raw[r] = src[r * PITCH + c];
-      std::uint32_t core[CORE];
-#pragma unroll
-      for (int r = 0; r < CORE; ++r) core[r] = raw[T.tile_h - 1 + r];
-      sort_network<L>(core);
-#pragma unroll
-      for (int t = 0; t < T.tile_h; ++t) {
-        std::uint32_t s[K];
-#pragma unroll
-        for (int r = 0; r < CORE; ++r) s[r] = core[r];
-        // Insert the rows of this window outside the core: [t, tile_h-1) and [K, K+t).
-#pragma unroll
-        for (int e = 0; e < T.tile_h - 1; ++e) {
-          const int n = CORE + e;  // sorted so far
-          std::uint32_t x = raw[e < T.tile_h - 1 - t ? t + e : K + (e - (T.tile_h - 1 - t))];
-#pragma unroll
-          for (int r = 0; r < K - 1; ++r) {
-            if (r < n) {
-              const std::uint32_t low = L::lo(s[r], x);
-              x = L::hi(s[r], x);
-              s[r] = low;
-            }
-          }
-          s[n] = x;
+          for (int i = 0; i < K; ++i) windows[((r0 + t) * COLS + c) * K + i] = w[t][i];
         }
+      }
+      __syncthreads();
 #pragma unroll
-        for (int r = 0; r < K; ++r) cols[c][t][r] = s[r];
+      for (int c = 0; c < NC; ++c) {
+#pragma unroll
+        for (int t = 0; t < T.tile_h; ++t) {
+#pragma unroll
+          for (int i = 0; i < K; ++i)
+            cols[c][t][i] = windows[((row0 + t) * COLS + col0 + c) * K + i];
+        }
+      }
+    } else {
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        std::uint32_t w[T.tile_h][K];
+        sort_column_windows<L, K, T.tile_h>(src + c, PITCH, w);
+#pragma unroll
+        for (int t = 0; t < T.tile_h; ++t) {
+#pragma unroll
+          for (int i = 0; i < K; ++i) cols[c][t][i] = w[t][i];
+        }
       }
     }
 
-    // 2. Per output: sort the rank rows, keep the candidates, select.
+    // 2. Per output row: the generated program selects the tile_w medians.
 #pragma unroll
     for (int t = 0; t < T.tile_h; ++t) {
-      std::uint32_t medians[T.tile_w];
+      using P = SelectProgram<K, T.tile_w>;
+      std::uint32_t v[P::kSlots];
 #pragma unroll
-      for (int x = 0; x < T.tile_w; ++x) {
-        std::uint32_t m[K][K];
+      for (int c = 0; c < NC; ++c) {
 #pragma unroll
-        for (int i = 0; i < K; ++i) {
-#pragma unroll
-          for (int j = 0; j < K; ++j) m[i][j] = cols[x + j][t][i];
-          sort_network<L>(m[i]);
-        }
-        std::uint32_t cand[NCAND];
-        gather_candidates<K>(m, cand, std::make_index_sequence<NCAND>{});
-        sort_network<L>(cand);
-        medians[x] = cand[PICK];
+        for (int i = 0; i < K; ++i) v[c * K + i] = cols[c][t][i];
       }
+      run_program<L, P>(v, std::make_index_sequence<P::kOps>{});
+      std::uint32_t medians[T.tile_w];
+      read_outputs<P>(v, medians, std::make_index_sequence<T.tile_w>{});
 #pragma unroll
       for (int lane = 0; lane < L::kLanes; ++lane) {
         const int oy_t = by0 + lane * HALF + row0 + t;
@@ -493,7 +509,8 @@ __global__ void __launch_bounds__(network_tuning(K).block_x* network_tuning(K).b
         }
         if constexpr (F::kHasAlpha) {
 #pragma unroll
-          for (int x = 0; x < T.tile_w; ++x) pixels[lane * T.tile_h + t][x] |= keys[x] << (8 * plane);
+          for (int x = 0; x < T.tile_w; ++x)
+            pixels[lane * T.tile_h + t][x] |= keys[x] << (8 * plane);
         } else if (oy_t < f.height) {
           store_run<F>(f, bx0 + col0, oy_t, plane, keys);
         }
@@ -578,8 +595,7 @@ __device__ __forceinline__ Counts count_window(const std::uint32_t* w, int pitch
 }
 
 // The median of the window by bisection over key bits: the largest v with count(< v) <= m.
-__device__ std::uint32_t select_by_bits(const std::uint32_t* w, int pitch, int k, int m,
-                                        int bits) {
+__device__ std::uint32_t select_by_bits(const std::uint32_t* w, int pitch, int k, int m, int bits) {
   std::uint32_t result = 0;
   for (int b = bits - 1; b >= 0; --b) {
     const std::uint32_t trial = result | (1u << b);
@@ -773,8 +789,8 @@ bool median_schedule_supports(MedianSchedule schedule, int size, PixelFormat for
 
 cudaError_t launch_median(const MedianParams& params, ConstImageView in, ImageView out,
                           cudaStream_t stream, MedianSchedule schedule) {
-  if (in.width != out.width || in.height != out.height || in.format != out.format ||
-      in.width < 1 || in.height < 1) {
+  if (in.width != out.width || in.height != out.height || in.format != out.format || in.width < 1 ||
+      in.height < 1) {
     return cudaErrorInvalidValue;
   }
   const MedianSchedule chosen = resolve(schedule, params.size, in.format);

@@ -15,12 +15,16 @@ struct NetworkTuning {
   int tile_w;          // outputs per thread along x: sorted columns are shared between them
   int tile_h;          // outputs per thread along y: the rows common to them are sorted once
   int min_blocks = 0;  // __launch_bounds__ blocks per SM (caps registers); 0: compiler's choice
+  // Sort each column window of the block once into shared memory for all threads (needs
+  // tile_w = tile_h = 1); otherwise each thread sorts the columns it reads.
+  bool shared_columns = false;
   bool operator==(const NetworkTuning&) const = default;
 };
 
 inline std::ostream& operator<<(std::ostream& os, const NetworkTuning& t) {
   return os << "{block " << t.block_x << "x" << t.block_y << ", tile " << t.tile_w << "x"
-            << t.tile_h << ", min blocks " << t.min_blocks << "}";
+            << t.tile_h << ", min blocks " << t.min_blocks
+            << (t.shared_columns ? ", shared columns" : "") << "}";
 }
 
 // Sizes the register networks are built for; larger windows use the tracking schedule.
@@ -55,13 +59,13 @@ constexpr NetworkTuning network_tuning(int size) {
     case 3:
       return {8, 16, 4, 2};
     case 5:
-      return {16, 8, 8, 1};
+      return {16, 8, 2, 2};
     case 7:
       return {16, 8, 4, 2};
     case 9:
-      return {16, 8, 2, 2};
+      return {16, 8, 1, 1, 0, true};
     default:
-      return {16, 8, 1, 1};
+      return {16, 8, 1, 1, 0, true};
   }
 #else
   switch (size) {
@@ -74,7 +78,7 @@ constexpr NetworkTuning network_tuning(int size) {
     case 9:
       return {16, 8, 2, 1};
     default:
-      return {16, 8, 1, 1};
+      return {16, 8, 1, 1, 0, true};
   }
 #endif
 }
@@ -87,7 +91,9 @@ struct TrackingTuning {
   int segment;   // outputs per thread
 };
 
-constexpr TrackingTuning tracking_tuning(int /*size*/) { return {32, 4, 32}; }
+constexpr TrackingTuning tracking_tuning(int /*size*/) {
+  return {32, 4, 32};
+}
 
 // Which schedule Auto uses: the networks up to this size, tracking above.
 // bench/results/median-*.json: at 9x9 the packed network ran 20 Gpix/s, tracking 4.
