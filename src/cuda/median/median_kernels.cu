@@ -254,37 +254,52 @@ __device__ __forceinline__ void fill_tile(const Frame& f, std::uint32_t* planes,
 // Interior tiles of gray formats: 32-bit loads of 4 (GRAY8) or 2 (GRAY16) samples, each
 // split into the tile's words (two lanes: the sample of row r below, of row r + lane_offset
 // above). Covers columns [ox, ox + COLS) from the aligned word below ox.
-template <class F, int kLanes, int ROWS, int COLS, int PITCH>
+template <class F, int kLanes, int ROWS, int COLS, int PITCH, int LEAD, int THREADS>
 __device__ __forceinline__ void fill_tile_vector(const Frame& f, std::uint32_t* tile, int ox,
-                                                 int oy, int lane_offset, int first_word_x) {
+                                                 int oy, int lane_offset) {
   constexpr int S = 4 / static_cast<int>(sizeof(typename F::Sample));
-  const int lead = ox - first_word_x;  // samples of the first word left of ox: 0..S-1
-  const int words = (lead + COLS + S - 1) / S;
-  const int threads = blockDim.x * blockDim.y;
+  constexpr int WORDS = (LEAD + COLS + S - 1) / S;  // 32-bit words per tile row
+  constexpr int TOTAL = ROWS * WORDS;
+  constexpr int PER_THREAD = (TOTAL + THREADS - 1) / THREADS;
   const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-  for (int i = tid; i < ROWS * words; i += threads) {
-    const int r = i / words;
-    const int w = i - r * words;
-    const int x0 = first_word_x + w * S;
-    const std::uint32_t v =
-        *reinterpret_cast<const std::uint32_t*>(f.in + (oy + r) * f.in_stride + x0 * (4 / S));
-    std::uint32_t v2 = 0;
-    if constexpr (kLanes == 2) {
-      v2 = *reinterpret_cast<const std::uint32_t*>(f.in + (oy + r + lane_offset) * f.in_stride +
-                                                   x0 * (4 / S));
-    }
+  const int first_x = ox - LEAD;  // word-aligned
+  // All loads first, then all shared-memory writes: the block keeps every load of its tile
+  // in flight at once (memory-level parallelism is what a 3x3 median is short of).
+  std::uint32_t v[PER_THREAD][kLanes];
 #pragma unroll
-    for (int s = 0; s < S; ++s) {
-      const int c = x0 + s - ox;
-      if (c < 0 || c >= COLS) continue;
-      std::uint32_t word;
-      if constexpr (S == 4) {  // bytes s of v and v2 -> 16-bit lanes
-        word = __byte_perm(v, v2, s | (s << 4) | ((4 + s) << 8) | ((4 + s) << 12)) & 0x00ff00ffu;
-      } else {  // halves s of v and v2
-        word = __byte_perm(v, v2, s == 0 ? 0x5410 : 0x7632);
+  for (int k = 0; k < PER_THREAD; ++k) {
+    const int i = tid + k * THREADS;
+    if (TOTAL % THREADS == 0 || i < TOTAL) {
+      const int r = i / WORDS;
+      const int x0 = first_x + (i - r * WORDS) * S;
+#pragma unroll
+      for (int lane = 0; lane < kLanes; ++lane) {
+        v[k][lane] = __ldg(reinterpret_cast<const std::uint32_t*>(
+            f.in + (oy + r + lane * lane_offset) * f.in_stride + x0 * (4 / S)));
       }
-      if constexpr (kLanes == 1) word &= S == 4 ? 0xffu : 0xffffu;
-      tile[r * PITCH + c] = word;
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < PER_THREAD; ++k) {
+    const int i = tid + k * THREADS;
+    if (TOTAL % THREADS == 0 || i < TOTAL) {
+      const int r = i / WORDS;
+      const int w = i - r * WORDS;
+      const std::uint32_t hi = kLanes == 2 ? v[k][kLanes - 1] : 0u;
+#pragma unroll
+      for (int s = 0; s < S; ++s) {
+        const int c = w * S + s - LEAD;
+        if (c < 0 || c >= COLS) continue;
+        std::uint32_t word;
+        if constexpr (S == 4) {  // bytes s of the two rows -> 16-bit lanes
+          word = __byte_perm(v[k][0], hi, s | (s << 4) | ((4 + s) << 8) | ((4 + s) << 12)) &
+                 0x00ff00ffu;
+        } else {  // halves s of the two rows
+          word = __byte_perm(v[k][0], hi, s == 0 ? 0x5410 : 0x7632);
+        }
+        if constexpr (kLanes == 1) word &= S == 4 ? 0xffu : 0xffffu;
+        tile[r * PITCH + c] = word;
+      }
     }
   }
 }
@@ -410,9 +425,11 @@ __global__ void __launch_bounds__(network_tuning(K).block_x* network_tuning(K).b
   __shared__ std::uint32_t tile[F::kPlanes * PLANE];
   // Large windows: every column window of the tile sorted once and shared by the K outputs
   // that read it (instead of each thread sorting all K of its own).
+  // (Only where the windows fit beside the tile in 48 KB of static shared memory.)
   constexpr int kSharedRows = 2;
-  static_assert(!T.shared_columns || (T.tile_w == 1 && T.tile_h == 1 && HALF % kSharedRows == 0));
-  __shared__ std::uint32_t windows[T.shared_columns ? HALF * COLS * K : 1];
+  constexpr bool kShared = T.shared_columns && HALF % kSharedRows == 0 &&
+                           (F::kPlanes * PLANE + HALF * COLS * K) * 4 <= 48 * 1024;
+  __shared__ std::uint32_t windows[kShared ? HALF * COLS * K : 1];
 
   const int bx0 = blockIdx.x * TILE_W;
   const int by0 = blockIdx.y * HALF * L::kLanes;
@@ -420,12 +437,18 @@ __global__ void __launch_bounds__(network_tuning(K).block_x* network_tuning(K).b
   const int oy = by0 - R;
   if constexpr (F::kPlanes == 1 && sizeof(typename F::Sample) < 4) {
     constexpr int S = 4 / static_cast<int>(sizeof(typename F::Sample));
-    const int first_word_x = ox >= 0 ? ox & ~(S - 1) : -1;
-    const int last_x = first_word_x + ((ox - first_word_x + COLS + S - 1) / S) * S;  // exclusive
+    // Tiles start at multiples of TILE_W, so the distance from ox down to a word boundary
+    // is the same for every block.
+    static_assert(TILE_W % S == 0);
+    constexpr int LEAD = ((-R) % S + S) % S;
+    constexpr int WORDS = (LEAD + COLS + S - 1) / S;
+    const int first_word_x = ox - LEAD;
+    const int last_x = first_word_x + WORDS * S;  // exclusive
     const bool vector_inside = f.aligned && first_word_x >= 0 && last_x <= f.width && oy >= 0 &&
                                oy + ROWS - 1 + (L::kLanes - 1) * HALF < f.height;
     if (vector_inside) {
-      fill_tile_vector<F, L::kLanes, ROWS, COLS, PITCH>(f, tile, ox, oy, HALF, first_word_x);
+      fill_tile_vector<F, L::kLanes, ROWS, COLS, PITCH, LEAD, T.block_x * T.block_y>(f, tile, ox,
+                                                                                     oy, HALF);
     } else {
       fill_tile<F, L::kLanes>(f, tile, PLANE, PITCH, ROWS, COLS, ox, oy, HALF);
     }
@@ -446,7 +469,7 @@ __global__ void __launch_bounds__(network_tuning(K).block_x* network_tuning(K).b
     // 1. Sorted column windows: cols[c][t] is column c sorted over output row t's window,
     //    computed by this thread or, for large windows, read from the block's shared copy.
     std::uint32_t cols[NC][T.tile_h][K];
-    if constexpr (T.shared_columns) {
+    if constexpr (kShared) {
       if (plane > 0) __syncthreads();  // the previous plane's windows are no longer read
       const std::uint32_t* plane_tile = tile + plane * PLANE;
       // Task: one tile column, kSharedRows consecutive output rows (their core sorted once).

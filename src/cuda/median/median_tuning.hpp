@@ -37,50 +37,29 @@ constexpr int kNetworkMaxSize = 15;
 #define STARSIFT_NETWORK_TUNING 0
 #endif
 
-// H200, 4096x4096, frames rotated beyond L2 (bench/results/median-tuning.md): wider tiles
-// won from 5x5 to 9x9 (+12..17 %), lost at 3x3 (-11 %); taller tiles lost everywhere but
-// 7x7; from 11x11 up every table runs the same one-output-per-thread kernel.
+// H200, 4096x4096, frames rotated beyond L2 (bench/results/median-tuning/README.md): wider
+// tiles won from 5x5 to 9x9, sorting each column window once per block in shared memory
+// won from 5x5 up (+4..24 %), two output rows per thread won at 9x9. At 3x3, 8 outputs per
+// thread lost 13 % (variant 1) and 256-thread blocks were within 2 % (variant 2).
 constexpr NetworkTuning network_tuning(int size) {
-#if STARSIFT_NETWORK_TUNING == 1  // the default tiles, registers capped for occupancy
   switch (size) {
     case 3:
-      return {16, 8, 4, 2, 16};
-    case 5:
-      return {16, 8, 4, 2, 6};
-    case 7:
-      return {16, 8, 4, 1, 6};
-    case 9:
-      return {16, 8, 2, 1, 4};
-    default:
-      return {16, 8, 1, 1};
-  }
-#elif STARSIFT_NETWORK_TUNING == 2  // other shapes
-  switch (size) {
-    case 3:
-      return {8, 16, 4, 2};
-    case 5:
-      return {16, 8, 2, 2};
-    case 7:
-      return {16, 8, 4, 2};
-    case 9:
-      return {16, 8, 1, 1, 0, true};
-    default:
-      return {16, 8, 1, 1, 0, true};
-  }
+#if STARSIFT_NETWORK_TUNING == 1
+      return {16, 8, 8, 2};
+#elif STARSIFT_NETWORK_TUNING == 2
+      return {16, 16, 4, 2};
 #else
-  switch (size) {
-    case 3:
       return {16, 8, 4, 2};
+#endif
     case 5:
-      return {16, 8, 4, 2};
+      return {16, 8, 4, 2, 0, true};
     case 7:
-      return {16, 8, 4, 1};
+      return {16, 8, 4, 2, 0, true};
     case 9:
-      return {16, 8, 2, 1};
+      return {16, 8, 2, 2, 0, true};
     default:
       return {16, 8, 1, 1, 0, true};
   }
-#endif
 }
 
 // Tracking schedule: each thread slides along `segment` outputs of one row, a warp spans
