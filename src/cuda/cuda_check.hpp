@@ -12,9 +12,9 @@ namespace starsift::cuda {
 void check(cudaError_t status, const char* what);
 
 // Runs `expr`; returns its error from the enclosing function when it fails.
-#define STARSIFT_CUDA_TRY(expr)                       \
-  do {                                                \
-    const cudaError_t starsift_status_ = (expr);      \
+#define STARSIFT_CUDA_TRY(expr)                                   \
+  do {                                                            \
+    const cudaError_t starsift_status_ = (expr);                  \
     if (starsift_status_ != cudaSuccess) return starsift_status_; \
   } while (0)
 

@@ -57,7 +57,9 @@ class DeviceImage {
 
 class Stream {
  public:
-  Stream() { check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  Stream() {
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
   ~Stream() {
     if (stream_) cudaStreamDestroy(stream_);
   }
@@ -70,6 +72,8 @@ class Stream {
 };
 
 // Makes `device_id` current for the calling thread (elements stream from several threads).
-inline void use_device(int device_id) { check(cudaSetDevice(device_id), "cudaSetDevice"); }
+inline void use_device(int device_id) {
+  check(cudaSetDevice(device_id), "cudaSetDevice");
+}
 
 }  // namespace starsift::cuda

@@ -27,8 +27,8 @@ std::string device_unusable_reason(int device_id, std::string* description) {
            " is below the 7.0 this build needs";
   }
   if (description) {
-    *description = std::string(prop.name) + ", sm_" + std::to_string(prop.major) +
-                   std::to_string(prop.minor);
+    *description =
+        std::string(prop.name) + ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
   }
   return {};
 }

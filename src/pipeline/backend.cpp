@@ -29,7 +29,9 @@ Backend parse_backend(std::string_view name) {
   throw Error("unknown backend '" + std::string(name) + "'", "auto, cuda, cpu");
 }
 
-bool built_with_cuda() noexcept { return STARSIFT_HAVE_CUDA != 0; }
+bool built_with_cuda() noexcept {
+  return STARSIFT_HAVE_CUDA != 0;
+}
 
 std::string cuda_unusable_reason(int device_id, std::string* description) {
 #if STARSIFT_HAVE_CUDA
@@ -50,12 +52,13 @@ BackendChoice resolve_backend(Backend requested, int device_id) {
   std::string description;
   const std::string why_not = cuda_unusable_reason(device_id, &description);
   if (why_not.empty()) {
-    return {Backend::Cuda, device_id, "CUDA device " + std::to_string(device_id) + ": " + description};
+    return {Backend::Cuda, device_id,
+            "CUDA device " + std::to_string(device_id) + ": " + description};
   }
   if (requested == Backend::Cuda) {
-    throw Error("backend=cuda, but CUDA device " + std::to_string(device_id) +
-                    " is not usable: " + why_not,
-                "backend=cpu or backend=auto on this machine");
+    throw Error(
+        "backend=cuda, but CUDA device " + std::to_string(device_id) + " is not usable: " + why_not,
+        "backend=cpu or backend=auto on this machine");
   }
   spdlog::info("starsift: backend=auto runs on the CPU: {}", why_not);
   return {Backend::Cpu, device_id, "CPU (CUDA not usable: " + why_not + ")"};

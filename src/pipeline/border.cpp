@@ -16,7 +16,9 @@ std::string_view to_string(BorderMode mode) noexcept {
   return "?";
 }
 
-std::string border_mode_names() { return "replicate, reflect-101, constant"; }
+std::string border_mode_names() {
+  return "replicate, reflect-101, constant";
+}
 
 BorderMode parse_border_mode(std::string_view name) {
   if (name == "replicate") return BorderMode::Replicate;

@@ -24,7 +24,9 @@ const FormatInfo& format_info(PixelFormat format) noexcept {
   return kFormats[static_cast<int>(format)];
 }
 
-std::string_view to_string(PixelFormat format) noexcept { return format_info(format).name; }
+std::string_view to_string(PixelFormat format) noexcept {
+  return format_info(format).name;
+}
 
 std::string pixel_format_names() {
   std::string names;
@@ -49,15 +51,14 @@ int default_bit_depth(PixelFormat format) noexcept {
 
 void FrameShape::validate() const {
   if (width < 1 || height < 1) {
-    throw Error("frame size " + std::to_string(width) + "x" + std::to_string(height) +
-                    " is empty",
+    throw Error("frame size " + std::to_string(width) + "x" + std::to_string(height) + " is empty",
                 "width and height >= 1");
   }
   constexpr int kMaxSide = 1 << 16;
   if (width > kMaxSide || height > kMaxSide) {
-    throw Error("frame size " + std::to_string(width) + "x" + std::to_string(height) +
-                    " is too large",
-                "width and height <= 65536");
+    throw Error(
+        "frame size " + std::to_string(width) + "x" + std::to_string(height) + " is too large",
+        "width and height <= 65536");
   }
   const int natural = default_bit_depth(format);
   if (format == PixelFormat::Gray16) {

@@ -19,18 +19,26 @@ namespace {
 
 // A device copy of a TestImage with its own padded pitch (padding filled with 0xA5).
 struct DeviceCopy {
-  DeviceCopy(const TestImage& host, int pad_bytes) : width(host.width), height(host.height), format(host.format) {
+  DeviceCopy(const TestImage& host, int pad_bytes)
+      : width(host.width), height(host.height), format(host.format) {
     row = static_cast<std::size_t>(width) * bytes_per_pixel(format);
     pitch = row + pad_bytes;
     cuda::check(cudaMalloc(&ptr, pitch * height), "cudaMalloc");
     cuda::check(cudaMemset(ptr, 0xA5, pitch * height), "cudaMemset");
-    cuda::check(cudaMemcpy2D(ptr, pitch, host.bytes.data(), host.stride, row, height, cudaMemcpyHostToDevice), "upload");
+    cuda::check(cudaMemcpy2D(ptr, pitch, host.bytes.data(), host.stride, row, height,
+                             cudaMemcpyHostToDevice),
+                "upload");
   }
   ~DeviceCopy() { cudaFree(ptr); }
-  ImageView view() { return {static_cast<std::byte*>(ptr), width, height, static_cast<std::ptrdiff_t>(pitch), format}; }
+  ImageView view() {
+    return {static_cast<std::byte*>(ptr), width, height, static_cast<std::ptrdiff_t>(pitch),
+            format};
+  }
   TestImage download() const {
     TestImage out(width, height, format);
-    cuda::check(cudaMemcpy2D(out.bytes.data(), out.stride, ptr, pitch, row, height, cudaMemcpyDeviceToHost), "download");
+    cuda::check(
+        cudaMemcpy2D(out.bytes.data(), out.stride, ptr, pitch, row, height, cudaMemcpyDeviceToHost),
+        "download");
     return out;
   }
   bool padding_untouched() const {
@@ -50,9 +58,9 @@ struct DeviceCopy {
 const PixelFormat kFormats[] = {PixelFormat::Gray8, PixelFormat::Gray16, PixelFormat::Gray32F,
                                 PixelFormat::Rgba, PixelFormat::Bgrx};
 const BorderMode kBorders[] = {BorderMode::Replicate, BorderMode::Reflect101, BorderMode::Constant};
-const cuda::MedianSchedule kSchedules[] = {cuda::MedianSchedule::Auto, cuda::MedianSchedule::Network,
-                                           cuda::MedianSchedule::NetworkUnpacked,
-                                           cuda::MedianSchedule::Tracking};
+const cuda::MedianSchedule kSchedules[] = {
+    cuda::MedianSchedule::Auto, cuda::MedianSchedule::Network,
+    cuda::MedianSchedule::NetworkUnpacked, cuda::MedianSchedule::Tracking};
 
 }  // namespace
 
@@ -81,13 +89,17 @@ TEST_CASE("CUDA median is bit-exact with the CPU reference", "[median][cuda]") {
 
               DeviceCopy d_in(in, 12);
               DeviceCopy d_out(expected, 20);  // contents overwritten; padding checked
-              cuda::check(cudaMemset2D(d_out.ptr, d_out.pitch, 0, d_out.row, d_out.height), "clear");
-              cuda::check(cuda::launch_median(p, const_view(d_in.view()), d_out.view(), nullptr, schedule), "launch");
+              cuda::check(cudaMemset2D(d_out.ptr, d_out.pitch, 0, d_out.row, d_out.height),
+                          "clear");
+              cuda::check(
+                  cuda::launch_median(p, const_view(d_in.view()), d_out.view(), nullptr, schedule),
+                  "launch");
               cuda::check(cudaDeviceSynchronize(), "sync");
               const TestImage got = d_out.download();
-              INFO(to_string(schedule) << " " << to_string(format) << " size " << size << " "
-                   << to_string(border) << " " << s[0] << "x" << s[1] << " " << to_string(how)
-                   << " first diff " << got.first_difference(expected));
+              INFO(to_string(schedule)
+                   << " " << to_string(format) << " size " << size << " " << to_string(border)
+                   << " " << s[0] << "x" << s[1] << " " << to_string(how) << " first diff "
+                   << got.first_difference(expected));
               REQUIRE(got.same_pixels(expected));
               REQUIRE(d_out.padding_untouched());
               ++cases;
@@ -101,21 +113,26 @@ TEST_CASE("CUDA median refuses what it cannot do", "[median][cuda]") {
   TestImage img(8, 8, PixelFormat::Gray32F);
   DeviceCopy a(img, 0), b(img, 0);
   MedianParams p;
-  REQUIRE(cuda::launch_median(p, const_view(a.view()), b.view(), nullptr, cuda::MedianSchedule::Network) ==
+  REQUIRE(cuda::launch_median(p, const_view(a.view()), b.view(), nullptr,
+                              cuda::MedianSchedule::Network) ==
           cudaErrorInvalidValue);  // float keys do not pack into 16 bits
   cudaGetLastError();
   p.size = 11;
-  REQUIRE_FALSE(cuda::median_schedule_supports(cuda::MedianSchedule::Network, 17, PixelFormat::Gray8));
-  REQUIRE_FALSE(cuda::median_schedule_supports(cuda::MedianSchedule::Network, 4, PixelFormat::Gray8));
+  REQUIRE_FALSE(
+      cuda::median_schedule_supports(cuda::MedianSchedule::Network, 17, PixelFormat::Gray8));
+  REQUIRE_FALSE(
+      cuda::median_schedule_supports(cuda::MedianSchedule::Network, 4, PixelFormat::Gray8));
   REQUIRE(cuda::median_schedule_supports(cuda::MedianSchedule::Tracking, 31, PixelFormat::Gray8));
 }
 
-TEST_CASE("CUDA median stage: host frames, parameter changes, shape changes", "[median][cuda][stage]") {
+TEST_CASE("CUDA median stage: host frames, parameter changes, shape changes",
+          "[median][cuda][stage]") {
   ThreadPool pool;
   MedianParams p;
   auto stage = make_median_stage(p, resolve_backend(Backend::Cuda, 0));
   REQUIRE(stage->backend() == Backend::Cuda);
-  for (const auto& shape : {FrameShape{1920, 1080, PixelFormat::Gray16, 12}, FrameShape{641, 479, PixelFormat::Bgra, 8}}) {
+  for (const auto& shape : {FrameShape{1920, 1080, PixelFormat::Gray16, 12},
+                            FrameShape{641, 479, PixelFormat::Bgra, 8}}) {
     stage->configure(shape);
     TestImage in(shape.width, shape.height, shape.format, 36);
     fill(in, Fill::Impulse, 3);
@@ -126,7 +143,8 @@ TEST_CASE("CUDA median stage: host frames, parameter changes, shape changes", "[
       stage->process(in.cview(), out.view());
       TestImage expected(shape.width, shape.height, shape.format);
       median_reference(p, in.cview(), expected.view(), pool);
-      INFO(to_string(shape.format) << " size " << size << " first diff " << out.first_difference(expected));
+      INFO(to_string(shape.format)
+           << " size " << size << " first diff " << out.first_difference(expected));
       REQUIRE(out.same_pixels(expected));
     }
   }

@@ -34,9 +34,9 @@ TEST_CASE("reference median equals a full sort of every padded window", "[median
             TestImage out(s[0], s[1], format, /*pad_bytes=*/8);
             median_reference(p, in.cview(), out.view(), pool);
             const TestImage expected = brute_median(in, p);
-            INFO(to_string(format) << " " << to_string(border) << " size " << size << " "
-                                   << s[0] << "x" << s[1] << " " << to_string(how) << " first diff "
-                                   << out.first_difference(expected));
+            INFO(to_string(format)
+                 << " " << to_string(border) << " size " << size << " " << s[0] << "x" << s[1]
+                 << " " << to_string(how) << " first diff " << out.first_difference(expected));
             REQUIRE(out.same_pixels(expected));
           }
 }

@@ -27,6 +27,7 @@ TEST_CASE("border_index follows the documented patterns", "[border]") {
 TEST_CASE("border modes parse by name and reject others", "[border]") {
   REQUIRE(parse_border_mode("reflect-101") == BorderMode::Reflect101);
   REQUIRE(parse_border_mode("replicate") == BorderMode::Replicate);
-  REQUIRE_THROWS_WITH(parse_border_mode("wrap"),
-                      Catch::Contains("'wrap'") && Catch::Contains("replicate, reflect-101, constant"));
+  REQUIRE_THROWS_WITH(
+      parse_border_mode("wrap"),
+      Catch::Contains("'wrap'") && Catch::Contains("replicate, reflect-101, constant"));
 }

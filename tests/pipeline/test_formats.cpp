@@ -20,14 +20,25 @@ TEST_CASE("pixel formats parse and describe themselves", "[formats]") {
 
 TEST_CASE("frame shapes reject impossible sizes and bit depths", "[formats]") {
   REQUIRE_NOTHROW(FrameShape{1, 1, PixelFormat::Gray16, 12}.validate());
-  REQUIRE_THROWS_WITH((FrameShape{0, 5, PixelFormat::Gray8, 8}.validate()), Catch::Contains(">= 1"));
-  REQUIRE_THROWS_WITH((FrameShape{4, 4, PixelFormat::Gray16, 17}.validate()), Catch::Contains("1..16"));
-  REQUIRE_THROWS_WITH((FrameShape{4, 4, PixelFormat::Gray8, 12}.validate()), Catch::Contains("allowed: 8"));
+  REQUIRE_THROWS_WITH((FrameShape{0, 5, PixelFormat::Gray8, 8}.validate()),
+                      Catch::Contains(">= 1"));
+  REQUIRE_THROWS_WITH((FrameShape{4, 4, PixelFormat::Gray16, 17}.validate()),
+                      Catch::Contains("1..16"));
+  REQUIRE_THROWS_WITH((FrameShape{4, 4, PixelFormat::Gray8, 12}.validate()),
+                      Catch::Contains("allowed: 8"));
 }
 
 TEST_CASE("float keys follow IEEE totalOrder", "[formats]") {
-  const float ordered[] = {-std::numeric_limits<float>::infinity(), -1e30f, -1.0f, -1e-40f, -0.0f,
-                           0.0f, 1e-40f, 1.0f, 1e30f, std::numeric_limits<float>::infinity()};
+  const float ordered[] = {-std::numeric_limits<float>::infinity(),
+                           -1e30f,
+                           -1.0f,
+                           -1e-40f,
+                           -0.0f,
+                           0.0f,
+                           1e-40f,
+                           1.0f,
+                           1e30f,
+                           std::numeric_limits<float>::infinity()};
   for (std::size_t i = 1; i < std::size(ordered); ++i) {
     REQUIRE(float_to_key(ordered[i - 1]) < float_to_key(ordered[i]));
   }

@@ -23,9 +23,11 @@ TEST_CASE("parallel_for covers every index exactly once, repeatedly", "[thread_p
 
 TEST_CASE("parallel_for rethrows a chunk's exception and stays usable", "[thread_pool]") {
   ThreadPool pool(3);
-  REQUIRE_THROWS_AS(pool.parallel_for(9, [](int b, int) {
-    if (b > 0) throw std::runtime_error("boom");
-  }), std::runtime_error);
+  REQUIRE_THROWS_AS(pool.parallel_for(9,
+                                      [](int b, int) {
+                                        if (b > 0) throw std::runtime_error("boom");
+                                      }),
+                    std::runtime_error);
   std::atomic<int> n{0};
   pool.parallel_for(9, [&](int b, int e) { n += e - b; });
   REQUIRE(n == 9);

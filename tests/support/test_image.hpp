@@ -17,7 +17,9 @@ namespace starsift::test {
 // Padding bytes are filled with 0xA5 so a filter reading or writing them shows up.
 struct TestImage {
   TestImage(int w, int h, PixelFormat f, int pad_bytes = 0)
-      : width(w), height(h), format(f),
+      : width(w),
+        height(h),
+        format(f),
         stride(static_cast<std::ptrdiff_t>(w) * bytes_per_pixel(f) + pad_bytes),
         bytes(static_cast<std::size_t>(stride) * h, std::byte{0xA5}) {}
 
@@ -31,23 +33,42 @@ struct TestImage {
 
   std::byte* sample_ptr(int x, int y, int c) {
     const int bps = format_info(format).bytes_per_sample;
-    return bytes.data() + y * stride + (static_cast<std::ptrdiff_t>(x) * format_info(format).channels + c) * bps;
+    return bytes.data() + y * stride +
+           (static_cast<std::ptrdiff_t>(x) * format_info(format).channels + c) * bps;
   }
   // Writes sample (x, y, c) from an ordered key (the value itself for integer formats).
   void set_key(int x, int y, int c, std::uint32_t key) {
     std::byte* p = sample_ptr(x, y, c);
     switch (format_info(format).bytes_per_sample) {
-      case 1: *p = static_cast<std::byte>(key); break;
-      case 2: { const auto v = static_cast<std::uint16_t>(key); std::memcpy(p, &v, 2); break; }
-      default: { const std::uint32_t b = key_to_float_bits(key); std::memcpy(p, &b, 4); }
+      case 1:
+        *p = static_cast<std::byte>(key);
+        break;
+      case 2: {
+        const auto v = static_cast<std::uint16_t>(key);
+        std::memcpy(p, &v, 2);
+        break;
+      }
+      default: {
+        const std::uint32_t b = key_to_float_bits(key);
+        std::memcpy(p, &b, 4);
+      }
     }
   }
   std::uint32_t key(int x, int y, int c) const {
     const std::byte* p = const_cast<TestImage*>(this)->sample_ptr(x, y, c);
     switch (format_info(format).bytes_per_sample) {
-      case 1: return std::to_integer<std::uint32_t>(*p);
-      case 2: { std::uint16_t v; std::memcpy(&v, p, 2); return v; }
-      default: { std::uint32_t b; std::memcpy(&b, p, 4); return float_bits_to_key(b); }
+      case 1:
+        return std::to_integer<std::uint32_t>(*p);
+      case 2: {
+        std::uint16_t v;
+        std::memcpy(&v, p, 2);
+        return v;
+      }
+      default: {
+        std::uint32_t b;
+        std::memcpy(&b, p, 4);
+        return float_bits_to_key(b);
+      }
     }
   }
   // Compares pixel bytes only (not the row padding).
@@ -55,7 +76,8 @@ struct TestImage {
     if (o.width != width || o.height != height || o.format != format) return false;
     const std::size_t row = static_cast<std::size_t>(width) * bytes_per_pixel(format);
     for (int y = 0; y < height; ++y)
-      if (std::memcmp(bytes.data() + y * stride, o.bytes.data() + y * o.stride, row) != 0) return false;
+      if (std::memcmp(bytes.data() + y * stride, o.bytes.data() + y * o.stride, row) != 0)
+        return false;
     return true;
   }
   // First differing sample as text, for failure messages.
@@ -75,10 +97,14 @@ enum class Fill { Random, Constant, Impulse, Sentinels };
 
 inline const char* to_string(Fill f) {
   switch (f) {
-    case Fill::Random: return "random";
-    case Fill::Constant: return "constant";
-    case Fill::Impulse: return "impulse";
-    case Fill::Sentinels: return "sentinels";
+    case Fill::Random:
+      return "random";
+    case Fill::Constant:
+      return "constant";
+    case Fill::Impulse:
+      return "impulse";
+    case Fill::Sentinels:
+      return "sentinels";
   }
   return "?";
 }
@@ -86,9 +112,12 @@ inline const char* to_string(Fill f) {
 // The largest key of a format's samples (0xff, 0xffff; floats: the key of +NaN).
 inline std::uint32_t max_key(PixelFormat f) {
   switch (format_info(f).bytes_per_sample) {
-    case 1: return 0xffu;
-    case 2: return 0xffffu;
-    default: return 0xffffffffu;
+    case 1:
+      return 0xffu;
+    case 2:
+      return 0xffffu;
+    default:
+      return 0xffffffffu;
   }
 }
 
@@ -114,14 +143,24 @@ inline void fill(TestImage& img, Fill how, std::uint32_t seed) {
       for (int c = 0; c < ch; ++c) {
         std::uint32_t k = 0;
         switch (how) {
-          case Fill::Random: k = random_key(img.format, rng); break;
-          case Fill::Constant: k = mid; break;
+          case Fill::Random:
+            k = random_key(img.format, rng);
+            break;
+          case Fill::Constant:
+            k = mid;
+            break;
           case Fill::Impulse: {
             const unsigned r = rng() % 10;  // 20 % salt and pepper on a smooth ramp
-            k = r == 0 ? 0u : r == 1 ? top : (format_info(img.format).is_float ? float_to_key(static_cast<float>(x + y)) : static_cast<std::uint32_t>((x * 3 + y * 5) % (top + 1)));
+            k = r == 0   ? 0u
+                : r == 1 ? top
+                         : (format_info(img.format).is_float
+                                ? float_to_key(static_cast<float>(x + y))
+                                : static_cast<std::uint32_t>((x * 3 + y * 5) % (top + 1)));
             break;
           }
-          case Fill::Sentinels: k = (rng() & 1) ? top : 0u; break;
+          case Fill::Sentinels:
+            k = (rng() & 1) ? top : 0u;
+            break;
         }
         img.set_key(x, y, c, k);
       }

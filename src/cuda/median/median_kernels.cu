@@ -632,6 +632,30 @@ __device__ std::uint32_t select_by_bits(const std::uint32_t* w, int pitch, int k
   return result;
 }
 
+// The nearest distinct window value below (kDown) or above `value`, and in `equal` how
+// often it occurs. The caller guarantees one exists.
+template <bool kDown>
+__device__ __forceinline__ std::uint32_t next_distinct(const std::uint32_t* w, int pitch, int k,
+                                                       std::uint32_t value, int& equal) {
+  std::uint32_t best = kDown ? 0u : 0xffffffffu;
+  equal = 0;
+  for (int dy = 0; dy < k; ++dy) {
+    for (int dx = 0; dx < k; ++dx) {
+      const std::uint32_t v = w[dy * pitch + dx];
+      const bool beyond = kDown ? v < value : v > value;
+      if (!beyond) continue;
+      const bool closer = kDown ? v > best : v < best;
+      if (closer) {
+        best = v;
+        equal = 1;
+      } else if (v == best) {
+        ++equal;
+      }
+    }
+  }
+  return best;
+}
+
 template <class F>
 __global__ void median_tracking_kernel(Frame f, int k, int key_bits) {
   constexpr TrackingTuning T = tracking_tuning(0);
@@ -688,43 +712,15 @@ __global__ void median_tracking_kernel(Frame f, int k, int key_bits) {
       const std::uint32_t* win = w + x + 1;
       // Too many below: the median is the largest value below the current one.
       while (c.below > m) {
-        std::uint32_t best = 0;
         int equal = 0;
-        for (int dy = 0; dy < k; ++dy) {
-          for (int dx = 0; dx < k; ++dx) {
-            const std::uint32_t v = win[dy * pitch + dx];
-            if (v < median) {
-              if (v > best) {
-                best = v;
-                equal = 1;
-              } else if (v == best) {
-                ++equal;
-              }
-            }
-          }
-        }
-        median = best;
+        median = next_distinct<true>(win, pitch, k, median, equal);
         c.at_most = c.below;
         c.below -= equal;
       }
       // Too few at or below: the median is the smallest value above the current one.
       while (c.at_most <= m) {
-        std::uint32_t best = 0xffffffffu;
         int equal = 0;
-        for (int dy = 0; dy < k; ++dy) {
-          for (int dx = 0; dx < k; ++dx) {
-            const std::uint32_t v = win[dy * pitch + dx];
-            if (v > median) {
-              if (v < best) {
-                best = v;
-                equal = 1;
-              } else if (v == best) {
-                ++equal;
-              }
-            }
-          }
-        }
-        median = best;
+        median = next_distinct<false>(win, pitch, k, median, equal);
         c.below = c.at_most;
         c.at_most += equal;
       }

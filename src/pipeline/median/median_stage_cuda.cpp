@@ -26,7 +26,8 @@ class MedianStageCuda final : public MedianStage {
     shape.validate();
     params_.validate_for(shape.format);
     cuda::use_device(device_id_);
-    const std::size_t row_bytes = static_cast<std::size_t>(shape.width) * bytes_per_pixel(shape.format);
+    const std::size_t row_bytes =
+        static_cast<std::size_t>(shape.width) * bytes_per_pixel(shape.format);
     input_.allocate(row_bytes, shape.height);
     output_.allocate(row_bytes, shape.height);
     shape_ = shape;

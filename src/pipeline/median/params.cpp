@@ -30,7 +30,9 @@ void MedianParams::validate_for(PixelFormat format) const {
   }
 }
 
-bool median_supports(PixelFormat) noexcept { return true; }
+bool median_supports(PixelFormat) noexcept {
+  return true;
+}
 
 unsigned median_border_sample(const MedianParams& params, PixelFormat format) {
   if (format_info(format).is_float) return float_to_key(static_cast<float>(params.border_value));
