@@ -638,21 +638,19 @@ template <bool kDown>
 __device__ __forceinline__ std::uint32_t next_distinct(const std::uint32_t* w, int pitch, int k,
                                                        std::uint32_t value, int& equal) {
   std::uint32_t best = kDown ? 0u : 0xffffffffu;
-  equal = 0;
+  int count = 0;
+  // Branch-free: every thread of a warp scans its own window in step.
   for (int dy = 0; dy < k; ++dy) {
     for (int dx = 0; dx < k; ++dx) {
       const std::uint32_t v = w[dy * pitch + dx];
       const bool beyond = kDown ? v < value : v > value;
-      if (!beyond) continue;
-      const bool closer = kDown ? v > best : v < best;
-      if (closer) {
-        best = v;
-        equal = 1;
-      } else if (v == best) {
-        ++equal;
-      }
+      const bool closer = beyond && (kDown ? v > best : v < best);
+      const bool same = beyond && v == best;
+      count = closer ? 1 : count + static_cast<int>(same);
+      best = closer ? v : best;
     }
   }
+  equal = count;
   return best;
 }
 
