@@ -71,6 +71,21 @@ class Stream {
   cudaStream_t stream_ = nullptr;
 };
 
+// A timing event (created once, recorded per frame).
+class Event {
+ public:
+  Event() { check(cudaEventCreate(&event_), "cudaEventCreate"); }
+  ~Event() {
+    if (event_) cudaEventDestroy(event_);
+  }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const noexcept { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 // Makes `device_id` current for the calling thread (elements stream from several threads).
 inline void use_device(int device_id) {
   check(cudaSetDevice(device_id), "cudaSetDevice");

@@ -33,12 +33,29 @@ class MedianStageCuda final : public MedianStage {
     shape_ = shape;
   }
 
+  void configure_device(const FrameShape& shape) override {
+    shape.validate();
+    params_.validate_for(shape.format);
+    input_.release();  // device chains bring their own buffers
+    output_.release();
+    shape_ = shape;
+  }
+
+  void enqueue(ConstImageView in, ImageView out, void* stream) override {
+    cuda::check(cuda::launch_median(params_, in, out, static_cast<cudaStream_t>(stream)),
+                "median kernel launch");
+  }
+
   void process(ConstImageView in, ImageView out) override {
     if (in.width != shape_.width || in.height != shape_.height || in.format != shape_.format) {
       throw Error("median: frame " + std::to_string(in.width) + "x" + std::to_string(in.height) +
                       " differs from the configured shape",
                   std::to_string(shape_.width) + "x" + std::to_string(shape_.height) + " " +
                       std::string(to_string(shape_.format)));
+    }
+    if (input_.data() == nullptr) {
+      throw Error("median: process() on a stage configured for device chains",
+                  "configure() before process()");
     }
     cuda::use_device(device_id_);
     const cudaStream_t s = stream_->get();

@@ -1,0 +1,217 @@
+#include "pipeline/engine/streaming_chain.hpp"
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "pipeline/error.hpp"
+
+namespace starsift {
+
+StreamingChain::StreamingChain(std::vector<std::unique_ptr<FilterStage>> stages, int depth)
+    : stages_(std::move(stages)), depth_(depth) {
+  if (stages_.empty()) throw Error("a chain needs at least one stage", "one or more stages");
+  if (depth < 1 || depth > kMaxStreamingDepth) {
+    throw Error("depth " + std::to_string(depth) + " is out of range",
+                "1.." + std::to_string(kMaxStreamingDepth));
+  }
+}
+
+void StreamingChain::check_submit(ConstImageView in, const FrameShape& shape) const {
+  if (in_flight_ >= depth_) {
+    throw Error("streaming chain: submit with all " + std::to_string(depth_) + " slots in flight",
+                "wait_oldest() and pop() first");
+  }
+  if (in.width != shape.width || in.height != shape.height || in.format != shape.format) {
+    throw Error("streaming chain: frame " + std::to_string(in.width) + "x" +
+                    std::to_string(in.height) + " " + std::string(to_string(in.format)) +
+                    " differs from the configured shape",
+                std::to_string(shape.width) + "x" + std::to_string(shape.height) + " " +
+                    std::string(to_string(shape.format)));
+  }
+}
+
+void StreamingChain::pop() {
+  if (in_flight_ == 0 || !oldest_waited_) {
+    throw Error("streaming chain: pop() without a finished frame", "wait_oldest() first");
+  }
+  head_ = (head_ + 1) % depth_;
+  --in_flight_;
+  oldest_waited_ = false;
+  ++counters_.completed;
+}
+
+namespace {
+
+// A host frame owned by the engine.
+struct HostFrame {
+  std::vector<std::byte> bytes;
+  ImageView view;
+  void allocate(const FrameShape& shape) {
+    const auto stride = static_cast<std::ptrdiff_t>(shape.width) * bytes_per_pixel(shape.format);
+    bytes.assign(static_cast<std::size_t>(stride) * shape.height, std::byte{0});
+    view = {bytes.data(), shape.width, shape.height, stride, shape.format};
+  }
+};
+
+void copy_frame(ConstImageView from, ImageView to) {
+  for (int y = 0; y < from.height; ++y) std::memcpy(to.row(y), from.row(y), from.row_bytes());
+}
+
+// The CPU backend: one worker runs the queued frames in order (each stage itself uses the
+// CPU's threads), so the caller's thread fills and drains while the worker filters.
+class StreamingChainCpu final : public StreamingChain {
+ public:
+  StreamingChainCpu(std::vector<std::unique_ptr<FilterStage>> stages, int depth)
+      : StreamingChain(std::move(stages), depth), worker_([this] { work(); }) {}
+
+  ~StreamingChainCpu() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    worker_.join();
+  }
+
+  Backend backend() const override { return Backend::Cpu; }
+
+  void configure(const FrameShape& shape) override {
+    reset();
+    for (auto& s : stages_) s->configure(shape);
+    slots_.assign(static_cast<std::size_t>(depth_), Slot{});
+    for (auto& slot : slots_) {
+      slot.input.allocate(shape);
+      slot.output.allocate(shape);
+      slot.scratch.resize(std::min<std::size_t>(stages_.size() - 1, 2));
+      for (auto& f : slot.scratch) f.allocate(shape);
+    }
+    shape_ = shape;
+  }
+
+  ImageView next_input() override { return slots_.at(next_free()).input.view; }
+
+  void submit(ConstImageView in, std::uint64_t tag) override {
+    check_submit(in, shape_);
+    const int index = next_free();
+    Slot& slot = slots_[index];
+    if (in.data == slot.input.view.data) {
+      ++counters_.zero_copy;
+    } else {
+      copy_frame(in, slot.input.view);
+      ++counters_.copied;
+    }
+    slot.tag = tag;
+    {
+      std::lock_guard lock(mutex_);
+      slot.done = false;
+      slot.error = nullptr;
+      queue_.push_back(index);
+    }
+    wake_.notify_all();
+    queued();
+    ++counters_.submitted;
+  }
+
+  FinishedFrame wait_oldest() override {
+    if (in_flight_ == 0) throw Error("streaming chain: nothing in flight", "submit() first");
+    Slot& slot = slots_[oldest()];
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [&] { return slot.done; });
+    if (slot.error) std::rethrow_exception(slot.error);
+    oldest_waited_ = true;
+    return {const_view(slot.output.view), slot.tag};
+  }
+
+  void reset() override {
+    while (in_flight_ > 0) {
+      {
+        std::unique_lock lock(mutex_);
+        Slot& slot = slots_[oldest()];
+        done_.wait(lock, [&] { return slot.done; });
+      }
+      head_ = (head_ + 1) % depth_;
+      --in_flight_;
+      ++counters_.dropped;
+    }
+    oldest_waited_ = false;
+  }
+
+ private:
+  struct Slot {
+    HostFrame input;
+    HostFrame output;
+    std::vector<HostFrame> scratch;
+    std::uint64_t tag = 0;
+    bool done = true;
+    std::exception_ptr error;
+  };
+
+  void run(Slot& slot) {
+    ConstImageView src = const_view(slot.input.view);
+    for (std::size_t i = 0; i < stages_.size(); ++i) {
+      const bool last = i + 1 == stages_.size();
+      ImageView dst = last ? slot.output.view : slot.scratch[i % 2].view;
+      stages_[i]->process(src, dst);
+      src = const_view(dst);
+    }
+  }
+
+  void work() {
+    for (;;) {
+      int index;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (stopping_) return;
+        index = queue_.front();
+        queue_.pop_front();
+      }
+      Slot& slot = slots_[index];
+      std::exception_ptr error;
+      try {
+        run(slot);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      {
+        std::lock_guard lock(mutex_);
+        slot.error = error;
+        slot.done = true;
+      }
+      done_.notify_all();
+    }
+  }
+
+  std::vector<Slot> slots_;
+  FrameShape shape_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  std::deque<int> queue_;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace
+
+std::unique_ptr<StreamingChain> make_streaming_chain(
+    std::vector<std::unique_ptr<FilterStage>> stages, const BackendChoice& choice, int depth) {
+  switch (choice.backend) {
+    case Backend::Cpu:
+      return std::make_unique<StreamingChainCpu>(std::move(stages), depth);
+    case Backend::Cuda:
+#if STARSIFT_HAVE_CUDA
+      return make_streaming_chain_cuda(std::move(stages), choice.device_id, depth);
+#else
+      throw Error("streaming chain: the CUDA backend was chosen but this build has none", "cpu");
+#endif
+    case Backend::Auto:
+      break;
+  }
+  throw Error("streaming chain: backend must be resolved first", "cuda, cpu");
+}
+
+}  // namespace starsift

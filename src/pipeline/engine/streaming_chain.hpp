@@ -1,0 +1,91 @@
+// The streaming engine: a ring of `depth` frame slots so that successive frames overlap
+// (on CUDA: frame k's upload, frame k-1's kernels and frame k-2's download at once, each
+// slot on its own stream), with output order equal to input order, always.
+//
+// Usage (one producer/consumer thread):
+//   engine->configure(shape);                 // allocates every slot once
+//   while (frames) {
+//     if (engine->in_flight() == engine->depth()) { use(engine->wait_oldest()); engine->pop(); }
+//     ImageView slot = engine->next_input();  // pinned host memory: fill it, or pass any frame
+//     engine->submit(frame_or_slot, tag);
+//   }
+//   while (engine->in_flight()) { use(engine->wait_oldest()); engine->pop(); }  // drain
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "pipeline/backend.hpp"
+#include "pipeline/image.hpp"
+#include "pipeline/pixel_format.hpp"
+#include "pipeline/stage.hpp"
+
+namespace starsift {
+
+struct StreamingCounters {
+  std::uint64_t submitted = 0;
+  std::uint64_t completed = 0;  // handed out by pop()
+  std::uint64_t dropped = 0;    // in flight when reset() discarded them
+  std::uint64_t zero_copy = 0;  // inputs that were the slot's own (pinned) memory
+  std::uint64_t copied = 0;     // inputs copied into a slot once
+};
+
+struct FinishedFrame {
+  ConstImageView output;  // valid until pop()
+  std::uint64_t tag;      // what submit() was given
+};
+
+class StreamingChain {
+ public:
+  virtual ~StreamingChain() = default;
+
+  virtual Backend backend() const = 0;
+  int depth() const noexcept { return depth_; }
+  int in_flight() const noexcept { return in_flight_; }
+  const StreamingCounters& counters() const noexcept { return counters_; }
+
+  // Allocates `depth` slots for frames of `shape` (after waiting for any in flight, which
+  // are dropped and counted). Throws Error.
+  virtual void configure(const FrameShape& shape) = 0;
+  // The next slot's input memory (pinned on CUDA): a frame written there is submitted
+  // without a copy.
+  virtual ImageView next_input() = 0;
+  // Queues a frame. Requires in_flight() < depth(). Throws Error.
+  virtual void submit(ConstImageView in, std::uint64_t tag) = 0;
+  // Waits for the oldest queued frame (requires in_flight() > 0). Throws Error.
+  virtual FinishedFrame wait_oldest() = 0;
+  // Releases the oldest frame's slot after wait_oldest().
+  void pop();
+  // Waits for everything queued and discards it (a flush); counted as dropped.
+  virtual void reset() = 0;
+
+ protected:
+  StreamingChain(std::vector<std::unique_ptr<FilterStage>> stages, int depth);
+  void check_submit(ConstImageView in, const FrameShape& shape) const;
+  // Slot index of the oldest frame and of the next free slot.
+  int oldest() const noexcept { return head_; }
+  int next_free() const noexcept { return (head_ + in_flight_) % depth_; }
+  void queued() noexcept { ++in_flight_; }
+
+  std::vector<std::unique_ptr<FilterStage>> stages_;
+  int depth_;
+  int head_ = 0;
+  int in_flight_ = 0;
+  bool oldest_waited_ = false;
+  StreamingCounters counters_;
+};
+
+constexpr int kMaxStreamingDepth = 8;
+
+// `depth` frames in flight, 1..kMaxStreamingDepth. Stages must be stateless across frames
+// (temporal stages will order their state with events). Throws Error.
+std::unique_ptr<StreamingChain> make_streaming_chain(
+    std::vector<std::unique_ptr<FilterStage>> stages, const BackendChoice& choice, int depth);
+
+#if STARSIFT_HAVE_CUDA
+std::unique_ptr<StreamingChain> make_streaming_chain_cuda(
+    std::vector<std::unique_ptr<FilterStage>> stages, int device_id, int depth);
+#endif
+
+}  // namespace starsift

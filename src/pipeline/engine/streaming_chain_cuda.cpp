@@ -1,0 +1,169 @@
+// The streaming engine on a CUDA device. Each slot owns pinned host input and output
+// (cudaHostAlloc, so transfers are true DMA and asynchronous), its device frames and its
+// own stream; a slot's upload, stages and download are queued on its stream and an event
+// marks it done. Successive slots on different streams overlap: the copy engines move one
+// frame in and another out while the SMs filter a third. Nothing is allocated per frame and
+// nothing waits device-wide: wait_oldest() waits for one event.
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/device_buffer.hpp"
+#include "pipeline/engine/streaming_chain.hpp"
+#include "pipeline/error.hpp"
+
+namespace starsift {
+
+namespace {
+
+// Pinned (page-locked) host memory for one frame.
+class PinnedFrame {
+ public:
+  PinnedFrame() = default;
+  ~PinnedFrame() { release(); }
+  PinnedFrame(const PinnedFrame&) = delete;
+  PinnedFrame& operator=(const PinnedFrame&) = delete;
+
+  void allocate(const FrameShape& shape) {
+    release();
+    const auto stride = static_cast<std::ptrdiff_t>(shape.width) * bytes_per_pixel(shape.format);
+    cuda::check(
+        cudaHostAlloc(&ptr_, static_cast<std::size_t>(stride) * shape.height, cudaHostAllocDefault),
+        "cudaHostAlloc");
+    view_ = {static_cast<std::byte*>(ptr_), shape.width, shape.height, stride, shape.format};
+  }
+  void release() noexcept {
+    if (ptr_) cudaFreeHost(ptr_);
+    ptr_ = nullptr;
+  }
+  ImageView view() const noexcept { return view_; }
+
+ private:
+  void* ptr_ = nullptr;
+  ImageView view_;
+};
+
+class StreamingChainCuda final : public StreamingChain {
+ public:
+  StreamingChainCuda(std::vector<std::unique_ptr<FilterStage>> stages, int device_id, int depth)
+      : StreamingChain(std::move(stages), depth), device_id_(device_id) {
+    for (const auto& s : stages_) {
+      if (s->backend() != Backend::Cuda) {
+        throw Error("streaming chain: stage '" + std::string(s->name()) + "' is not a CUDA stage",
+                    "every stage on the chain's backend");
+      }
+    }
+    cuda::use_device(device_id_);
+    slots_.resize(static_cast<std::size_t>(depth_));
+    for (auto& slot : slots_) slot = std::make_unique<Slot>();
+  }
+
+  ~StreamingChainCuda() override {
+    // Frames still queued write into memory about to be freed: let them finish first.
+    for (auto& slot : slots_) cudaEventSynchronize(slot->done.get());
+  }
+
+  Backend backend() const override { return Backend::Cuda; }
+
+  void configure(const FrameShape& shape) override {
+    shape.validate();
+    reset();
+    cuda::use_device(device_id_);
+    for (auto& s : stages_) s->configure_device(shape);
+    const std::size_t row = static_cast<std::size_t>(shape.width) * bytes_per_pixel(shape.format);
+    for (auto& slot : slots_) {
+      slot->host_in.allocate(shape);
+      slot->host_out.allocate(shape);
+      slot->frames[0].allocate(row, shape.height);
+      slot->frames[1].allocate(row, shape.height);
+      if (stages_.size() > 1) {
+        slot->frames[2].allocate(row, shape.height);
+      } else {
+        slot->frames[2].release();
+      }
+    }
+    shape_ = shape;
+  }
+
+  ImageView next_input() override { return slots_.at(next_free())->host_in.view(); }
+
+  void submit(ConstImageView in, std::uint64_t tag) override {
+    check_submit(in, shape_);
+    cuda::use_device(device_id_);
+    Slot& slot = *slots_[next_free()];
+    const ImageView pinned = slot.host_in.view();
+    if (in.data == pinned.data) {
+      ++counters_.zero_copy;
+    } else {  // one copy into DMA-able memory
+      for (int y = 0; y < in.height; ++y) std::memcpy(pinned.row(y), in.row(y), in.row_bytes());
+      ++counters_.copied;
+    }
+    const cudaStream_t s = slot.stream.get();
+    const std::size_t row = in.row_bytes();
+    cuda::check(cudaMemcpy2DAsync(slot.frames[0].data(), slot.frames[0].pitch(), pinned.data,
+                                  pinned.stride, row, in.height, cudaMemcpyHostToDevice, s),
+                "upload (cudaMemcpy2DAsync)");
+    int src = 0;
+    for (auto& stage : stages_) {
+      const int dst = src == 1 ? 2 : 1;
+      stage->enqueue(const_view(device_view(slot.frames[src])), device_view(slot.frames[dst]), s);
+      src = dst;
+    }
+    const ImageView out = slot.host_out.view();
+    cuda::check(
+        cudaMemcpy2DAsync(out.data, out.stride, slot.frames[src].data(), slot.frames[src].pitch(),
+                          row, in.height, cudaMemcpyDeviceToHost, s),
+        "download (cudaMemcpy2DAsync)");
+    cuda::check(cudaEventRecord(slot.done.get(), s), "cudaEventRecord");
+    slot.tag = tag;
+    queued();
+    ++counters_.submitted;
+  }
+
+  FinishedFrame wait_oldest() override {
+    if (in_flight_ == 0) throw Error("streaming chain: nothing in flight", "submit() first");
+    Slot& slot = *slots_[oldest()];
+    cuda::check(cudaEventSynchronize(slot.done.get()), "frame (cudaEventSynchronize)");
+    oldest_waited_ = true;
+    return {const_view(slot.host_out.view()), slot.tag};
+  }
+
+  void reset() override {
+    while (in_flight_ > 0) {
+      cudaEventSynchronize(slots_[oldest()]->done.get());
+      head_ = (head_ + 1) % depth_;
+      --in_flight_;
+      ++counters_.dropped;
+    }
+    oldest_waited_ = false;
+  }
+
+ private:
+  struct Slot {
+    PinnedFrame host_in;
+    PinnedFrame host_out;
+    cuda::DeviceImage frames[3];  // upload target, two intermediates
+    cuda::Stream stream;
+    cuda::Event done;
+    std::uint64_t tag = 0;
+  };
+
+  ImageView device_view(const cuda::DeviceImage& img) const {
+    return {img.data(), shape_.width, shape_.height, static_cast<std::ptrdiff_t>(img.pitch()),
+            shape_.format};
+  }
+
+  int device_id_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  FrameShape shape_;
+};
+
+}  // namespace
+
+std::unique_ptr<StreamingChain> make_streaming_chain_cuda(
+    std::vector<std::unique_ptr<FilterStage>> stages, int device_id, int depth) {
+  return std::make_unique<StreamingChainCuda>(std::move(stages), device_id, depth);
+}
+
+}  // namespace starsift

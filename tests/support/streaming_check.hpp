@@ -1,0 +1,119 @@
+// Drives a StreamingChain the way an element does, with random delays on both sides, and
+// checks every frame against the CPU reference in input order. Shared by the CPU and GPU
+// tests so both backends face the same schedule.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "pipeline/engine/streaming_chain.hpp"
+#include "pipeline/median/median_stage.hpp"
+#include "pipeline/median/reference.hpp"
+#include "support/test_image.hpp"
+
+namespace starsift::test {
+
+inline std::vector<MedianParams> streaming_test_chain() {
+  MedianParams a;
+  a.size = 3;
+  MedianParams b;
+  b.size = 5;
+  b.border = BorderMode::Replicate;
+  return {a, b};
+}
+
+inline std::unique_ptr<StreamingChain> make_test_streaming_chain(const BackendChoice& choice,
+                                                                 int depth) {
+  std::vector<std::unique_ptr<FilterStage>> stages;
+  for (const auto& p : streaming_test_chain()) stages.push_back(make_median_stage(p, choice));
+  return make_streaming_chain(std::move(stages), choice, depth);
+}
+
+inline TestImage expected_output(const TestImage& in) {
+  static ThreadPool pool(2);
+  TestImage cur = in;
+  for (const auto& p : streaming_test_chain()) {
+    TestImage next(in.width, in.height, in.format);
+    median_reference(p, cur.cview(), next.view(), pool);
+    cur = next;
+  }
+  return cur;
+}
+
+// Pushes `frames` distinct frames through `engine` (configured for `shape`), alternating the
+// zero-copy and the copied input paths, sleeping at random, and checks count and order.
+inline void check_streaming(StreamingChain& engine, const FrameShape& shape, int frames,
+                            std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<TestImage> inputs;
+  std::vector<TestImage> expected;
+  for (int i = 0; i < frames; ++i) {
+    inputs.emplace_back(shape.width, shape.height, shape.format, 4);
+    fill(inputs.back(), Fill::Impulse, seed + static_cast<std::uint32_t>(i));
+    expected.push_back(expected_output(inputs.back()));
+  }
+  const auto before = engine.counters();
+  std::uint64_t next_out = 0;
+  auto collect = [&] {
+    if (rng() % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
+    const FinishedFrame done = engine.wait_oldest();
+    REQUIRE(done.tag == next_out);  // output order = input order
+    TestImage got(shape.width, shape.height, shape.format);
+    for (int y = 0; y < shape.height; ++y) {
+      std::memcpy(got.view().row(y), done.output.row(y), done.output.row_bytes());
+    }
+    INFO("frame " << next_out << " depth " << engine.depth() << " first diff "
+                  << got.first_difference(expected[next_out]));
+    REQUIRE(got.same_pixels(expected[next_out]));
+    engine.pop();
+    ++next_out;
+  };
+  for (int i = 0; i < frames; ++i) {
+    if (engine.in_flight() == engine.depth()) collect();
+    if (rng() % 4 == 0) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 1000));
+    if (i % 2 == 0) {  // the source writes into the engine's own (pinned) slot
+      ImageView slot = engine.next_input();
+      for (int y = 0; y < shape.height; ++y) {
+        std::memcpy(slot.row(y), inputs[i].cview().row(y), slot.row_bytes());
+      }
+      engine.submit(const_view(slot), static_cast<std::uint64_t>(i));
+    } else {
+      engine.submit(inputs[i].cview(), static_cast<std::uint64_t>(i));
+    }
+  }
+  while (engine.in_flight() > 0) collect();  // drain, as on EOS
+  REQUIRE(next_out == static_cast<std::uint64_t>(frames));
+  const auto& after = engine.counters();
+  REQUIRE(after.submitted - before.submitted == static_cast<std::uint64_t>(frames));
+  REQUIRE(after.completed - before.completed == static_cast<std::uint64_t>(frames));
+  REQUIRE(after.zero_copy - before.zero_copy == static_cast<std::uint64_t>((frames + 1) / 2));
+  REQUIRE(after.copied - before.copied == static_cast<std::uint64_t>(frames / 2));
+}
+
+// Fills the ring, resets (a flush), checks the drop count, then streams again; then a caps
+// change mid-stream.
+inline void check_flush_and_caps_change(StreamingChain& engine, const FrameShape& first,
+                                        const FrameShape& second) {
+  engine.configure(first);
+  TestImage frame(first.width, first.height, first.format);
+  fill(frame, Fill::Random, 3);
+  for (int i = 0; i < engine.depth(); ++i) engine.submit(frame.cview(), 100 + i);
+  REQUIRE_THROWS_WITH(engine.submit(frame.cview(), 999), Catch::Contains("slots in flight"));
+  const auto dropped = engine.counters().dropped;
+  engine.reset();
+  REQUIRE(engine.in_flight() == 0);
+  REQUIRE(engine.counters().dropped - dropped == static_cast<std::uint64_t>(engine.depth()));
+  check_streaming(engine, first, 2 * engine.depth() + 1, 77);
+  engine.submit(frame.cview(), 1);  // in flight while the caps change
+  engine.configure(second);
+  REQUIRE(engine.in_flight() == 0);
+  check_streaming(engine, second, engine.depth() + 2, 78);
+  REQUIRE_THROWS_WITH(engine.submit(frame.cview(), 5), Catch::Contains("differs"));
+}
+
+}  // namespace starsift::test
