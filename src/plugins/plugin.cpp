@@ -1,11 +1,13 @@
 // The starsift GStreamer plugin: registers its elements, nothing else.
 #include <gst/gst.h>
 
+#include "plugins/siftchain.hpp"
 #include "plugins/siftmedian.hpp"
 
 static gboolean plugin_init(GstPlugin* plugin) {
   gboolean registered = FALSE;
   registered |= GST_ELEMENT_REGISTER(siftmedian, plugin);
+  registered |= GST_ELEMENT_REGISTER(siftchain, plugin);
   return registered;
 }
 

@@ -1,40 +1,37 @@
-// siftmedian: the starsift median filter as a GStreamer element (GstBaseTransform).
+// siftmedian: the starsift median filter as a GStreamer element (a GstSiftTransform).
 #pragma once
 
-#include <gst/base/gstbasetransform.h>
 #include <gst/gst.h>
 
-#include "pipeline/backend.hpp"
 #include "pipeline/median/params.hpp"
+#include "plugins/common/transform.hpp"
 
 G_BEGIN_DECLS
 
 #define GST_TYPE_SIFT_MEDIAN (gst_sift_median_get_type())
-G_DECLARE_FINAL_TYPE(GstSiftMedian, gst_sift_median, GST, SIFT_MEDIAN, GstBaseTransform)
+G_DECLARE_FINAL_TYPE(GstSiftMedian, gst_sift_median, GST, SIFT_MEDIAN, GstSiftTransform)
 
 GST_ELEMENT_REGISTER_DECLARE(siftmedian);
 
 G_END_DECLS
 
-// What the properties say; written by set_property under the object lock and copied once
-// per frame by the streaming thread.
+// What the filter's properties say; written by set_property under the object lock and copied
+// once per frame by the streaming thread. backend and device-id belong to GstSiftTransform.
 struct GstSiftMedianSettings {
   starsift::MedianParams params;
-  starsift::Backend backend = starsift::Backend::Auto;
-  int device_id = 0;
 
   bool operator==(const GstSiftMedianSettings&) const = default;
 };
 
-// Streaming state: built in start()/set_caps(), dropped in stop(). Defined in siftmedian.cpp.
+// Streaming state: built when the backend is chosen, dropped at stop. Defined in
+// siftmedian.cpp.
 struct GstSiftMedianState;
 
 struct _GstSiftMedian {
-  GstBaseTransform parent;
+  GstSiftTransform parent;
 
   /* properties (object lock) */
   GstSiftMedianSettings settings;
-  gchar* active_backend;  // "cpu", "cuda:0", or NULL when stopped
 
   /* streaming thread only */
   GstSiftMedianState* state;

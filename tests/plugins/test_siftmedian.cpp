@@ -1,247 +1,26 @@
 // siftmedian element tests: caps, pixel values against median_reference(), properties, errors
-// on the bus, and a real pipeline. The plugin is found through GST_PLUGIN_PATH (set by ctest).
-#include <gst/check/gstharness.h>
+// on the bus, and a real pipeline.
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
 #include <catch2/catch.hpp>
 
-#include <cstring>
-#include <initializer_list>
 #include <string>
-#include <utility>
-#include <vector>
 
+#include "element_support.hpp"
 #include "pipeline/backend.hpp"
 #include "pipeline/median/params.hpp"
-#include "pipeline/median/reference.hpp"
-#include "pipeline/thread_pool.hpp"
-#include "support/test_image.hpp"
 
 using starsift::MedianParams;
 using starsift::PixelFormat;
-using starsift::test::Fill;
-using starsift::test::TestImage;
+using namespace starsift::test;
 
 namespace {
 
-using Properties = std::initializer_list<std::pair<const char*, const char*>>;
-
-void init_gstreamer() {
-  static const bool initialised = [] {
-    gst_init(nullptr, nullptr);
-    return true;
-  }();
-  (void)initialised;
-}
-
-starsift::ThreadPool& reference_pool() {
-  static starsift::ThreadPool pool(2);
-  return pool;
-}
-
-// A siftmedian with `props` set from strings, as gst-launch-1.0 would set them.
+// A siftmedian with `props` set from strings.
 GstElement* make_median(Properties props) {
-  init_gstreamer();
-  GstElement* element = gst_element_factory_make("siftmedian", nullptr);
-  REQUIRE(element != nullptr);
-  for (const auto& [name, value] : props) gst_util_set_object_arg(G_OBJECT(element), name, value);
-  return element;
+  return make_element("siftmedian", props);
 }
-
-// A harness around a fresh siftmedian (set to PLAYING by the harness).
-class Harness {
- public:
-  explicit Harness(Properties props) {
-    GstElement* element = make_median(props);
-    h_ = gst_harness_new_with_element(element, "sink", "src");
-    gst_object_unref(element);
-  }
-  ~Harness() {
-    if (bus_ != nullptr) {
-      gst_element_set_bus(h_->element, nullptr);
-      gst_object_unref(bus_);
-    }
-    gst_harness_teardown(h_);
-  }
-  Harness(const Harness&) = delete;
-  Harness& operator=(const Harness&) = delete;
-
-  GstHarness* get() const { return h_; }
-  GstElement* element() const { return h_->element; }
-
-  // Gives the element a bus so its ERROR messages can be read.
-  GstBus* bus() {
-    if (bus_ == nullptr) {
-      bus_ = gst_bus_new();
-      gst_element_set_bus(h_->element, bus_);
-    }
-    return bus_;
-  }
-
- private:
-  GstHarness* h_ = nullptr;
-  GstBus* bus_ = nullptr;
-};
-
-// The GStreamer name of a format (pixel_format.hpp spells them as GStreamer does).
-std::string gst_format_name(PixelFormat format) {
-  return std::string(starsift::to_string(format));
-}
-
-std::string caps_string(PixelFormat format, int width, int height) {
-  return "video/x-raw,format=" + gst_format_name(format) + ",width=" + std::to_string(width) +
-         ",height=" + std::to_string(height) + ",framerate=30/1";
-}
-
-GstVideoInfo video_info(PixelFormat format, int width, int height) {
-  GstCaps* caps = gst_caps_from_string(caps_string(format, width, height).c_str());
-  GstVideoInfo info;
-  REQUIRE(gst_video_info_from_caps(&info, caps));
-  gst_caps_unref(caps);
-  return info;
-}
-
-// A random test frame with the row stride GStreamer gives this format and width (or
-// `stride` when not 0).
-TestImage make_frame(PixelFormat format, int width, int height, std::uint32_t seed,
-                     std::ptrdiff_t stride = 0) {
-  const GstVideoInfo info = video_info(format, width, height);
-  if (stride == 0) stride = GST_VIDEO_INFO_PLANE_STRIDE(&info, 0);
-  const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(width) * starsift::bytes_per_pixel(format);
-  TestImage image(width, height, format, static_cast<int>(stride - row));
-  starsift::test::fill(image, Fill::Random, seed);
-  image.set_key(0, 0, 0, 0);                                                 // sentinel
-  image.set_key(width - 1, height - 1, 0, starsift::test::max_key(format));  // sentinel
-  return image;
-}
-
-// Wraps `image` (padding included) in a buffer. With `add_meta` the buffer carries a
-// GstVideoMeta with the image's own stride, which need not be GStreamer's default.
-GstBuffer* to_buffer(const TestImage& image, bool add_meta = false) {
-  GstBuffer* buffer = gst_buffer_new_allocate(nullptr, image.bytes.size(), nullptr);
-  gst_buffer_fill(buffer, 0, image.bytes.data(), image.bytes.size());
-  if (add_meta) {
-    gsize offsets[GST_VIDEO_MAX_PLANES] = {0};
-    gint strides[GST_VIDEO_MAX_PLANES] = {static_cast<gint>(image.stride)};
-    const GstVideoInfo info = video_info(image.format, image.width, image.height);
-    gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(&info),
-                                   image.width, image.height, 1, offsets, strides);
-  }
-  GST_BUFFER_PTS(buffer) = 0;
-  GST_BUFFER_DURATION(buffer) = GST_SECOND / 30;
-  return buffer;
-}
-
-// Reads a pulled buffer back as an image with GStreamer's default stride.
-TestImage from_buffer(GstBuffer* buffer, PixelFormat format, int width, int height) {
-  const GstVideoInfo info = video_info(format, width, height);
-  TestImage image(
-      width, height, format,
-      static_cast<int>(GST_VIDEO_INFO_PLANE_STRIDE(&info, 0) -
-                       static_cast<std::ptrdiff_t>(width) * starsift::bytes_per_pixel(format)));
-  REQUIRE(gst_buffer_get_size(buffer) >= image.bytes.size());
-  gst_buffer_extract(buffer, 0, image.bytes.data(), image.bytes.size());
-  return image;
-}
-
-TestImage reference(const MedianParams& params, const TestImage& in) {
-  TestImage out(in.width, in.height, in.format);
-  starsift::median_reference(params, in.cview(), out.view(), reference_pool());
-  return out;
-}
-
-// Pushes `in` through the harness and returns the output frame.
-TestImage push_and_pull(Harness& harness, const TestImage& in, bool add_meta = false) {
-  REQUIRE(gst_harness_push(harness.get(), to_buffer(in, add_meta)) == GST_FLOW_OK);
-  GstBuffer* out = gst_harness_try_pull(harness.get());
-  REQUIRE(out != nullptr);
-  TestImage image = from_buffer(out, in.format, in.width, in.height);
-  gst_buffer_unref(out);
-  return image;
-}
-
-void check_same(const TestImage& actual, const TestImage& expected) {
-  INFO("first difference: " << actual.first_difference(expected));
-  CHECK(actual.same_pixels(expected));
-}
-
-std::string string_property(GstElement* element, const char* name) {
-  gchar* value = nullptr;
-  g_object_get(element, name, &value, nullptr);
-  std::string result = value != nullptr ? value : "";
-  g_free(value);
-  return result;
-}
-
-// Collects GLib warnings of the plugin's and GObject's log domains while alive.
-class WarningCapture {
- public:
-  WarningCapture() {
-    for (const char* domain : {"starsift", "GLib-GObject"}) {
-      handlers_.emplace_back(domain, g_log_set_handler(domain, G_LOG_LEVEL_WARNING, &on_log, this));
-    }
-  }
-  ~WarningCapture() {
-    for (const auto& [domain, id] : handlers_) g_log_remove_handler(domain, id);
-  }
-  const std::vector<std::string>& messages() const { return messages_; }
-  std::string all() const {
-    std::string text;
-    for (const auto& m : messages_) text += m + "\n";
-    return text;
-  }
-
- private:
-  static void on_log(const gchar*, GLogLevelFlags, const gchar* message, gpointer self) {
-    static_cast<WarningCapture*>(self)->messages_.emplace_back(message);
-  }
-  std::vector<std::pair<const char*, guint>> handlers_;
-  std::vector<std::string> messages_;
-};
-
-struct PipelineResult {
-  bool eos = false;
-  std::string error;  // the first ERROR message's text, empty when none
-};
-
-// Runs a gst-launch style pipeline until EOS or ERROR (or 20 s).
-PipelineResult run_pipeline(const char* description) {
-  init_gstreamer();
-  GError* parse_error = nullptr;
-  GstElement* pipeline = gst_parse_launch(description, &parse_error);
-  if (parse_error != nullptr) {
-    const std::string message = parse_error->message;
-    g_clear_error(&parse_error);
-    if (pipeline != nullptr) gst_object_unref(pipeline);
-    FAIL("cannot parse '" << description << "': " << message);
-  }
-  REQUIRE(pipeline != nullptr);
-
-  PipelineResult result;
-  GstBus* bus = gst_element_get_bus(pipeline);
-  gst_element_set_state(pipeline, GST_STATE_PLAYING);
-  GstMessage* message = gst_bus_timed_pop_filtered(
-      bus, 20 * GST_SECOND, static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
-  if (message != nullptr) {
-    if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_EOS) {
-      result.eos = true;
-    } else {
-      GError* error = nullptr;
-      gst_message_parse_error(message, &error, nullptr);
-      result.error = error->message;
-      g_clear_error(&error);
-    }
-    gst_message_unref(message);
-  }
-  gst_element_set_state(pipeline, GST_STATE_NULL);
-  gst_object_unref(bus);
-  gst_object_unref(pipeline);
-  return result;
-}
-
-constexpr PixelFormat kGstFormats[] = {PixelFormat::Gray8, PixelFormat::Gray16, PixelFormat::Rgba,
-                                       PixelFormat::Bgra,  PixelFormat::Rgbx,   PixelFormat::Bgrx};
 
 }  // namespace
 
@@ -249,15 +28,7 @@ TEST_CASE("siftmedian documents every property with its range and default", "[pl
   GstElement* element = make_median({});
   GObjectClass* klass = G_OBJECT_GET_CLASS(element);
 
-  guint count = 0;
-  GParamSpec** specs = g_object_class_list_properties(klass, &count);
-  for (guint i = 0; i < count; ++i) {
-    INFO("property " << g_param_spec_get_name(specs[i]));
-    const char* blurb = g_param_spec_get_blurb(specs[i]);
-    CHECK(blurb != nullptr);
-    if (blurb != nullptr) CHECK(std::strlen(blurb) > 0);
-  }
-  g_free(specs);
+  check_properties_documented(element);
 
   auto* size = G_PARAM_SPEC_INT(g_object_class_find_property(klass, "size"));
   REQUIRE(size != nullptr);
@@ -336,13 +107,13 @@ TEST_CASE("gst-inspect-1.0 siftmedian shows every property with its range", "[pl
 TEST_CASE("siftmedian negotiates every supported format, same caps out", "[plugin]") {
   for (const PixelFormat format : kGstFormats) {
     INFO("format " << gst_format_name(format));
-    Harness harness({{"backend", "cpu"}});
+    Harness harness("siftmedian", {{"backend", "cpu"}});
     const std::string caps = caps_string(format, 37, 9);
     gst_harness_set_src_caps_str(harness.get(), caps.c_str());
 
     const TestImage in = make_frame(format, 37, 9, 11);
     const TestImage out = push_and_pull(harness, in);
-    check_same(out, reference(MedianParams{}, in));
+    check_same(out, median_of(MedianParams{}, in));
 
     GstCaps* in_caps = gst_caps_from_string(caps.c_str());
     GstCaps* out_caps = gst_pad_get_current_caps(harness.get()->sinkpad);
@@ -354,7 +125,7 @@ TEST_CASE("siftmedian negotiates every supported format, same caps out", "[plugi
 }
 
 TEST_CASE("siftmedian refuses formats it does not process", "[plugin]") {
-  Harness harness({{"backend", "cpu"}});
+  Harness harness("siftmedian", {{"backend", "cpu"}});
   GstPad* sinkpad = gst_element_get_static_pad(harness.element(), "sink");
   for (const char* caps_text : {"video/x-raw,format=I420,width=32,height=32,framerate=30/1",
                                 "video/x-raw,format=GRAY16_BE,width=32,height=32,framerate=30/1",
@@ -387,12 +158,12 @@ TEST_CASE("siftmedian output equals median_reference on GRAY8 with a padded stri
   };
   for (const Case& c : cases) {
     INFO("size " << c.size << " border " << c.border << " border-value " << c.border_value);
-    Harness harness({{"backend", "cpu"},
-                     {"size", c.size},
-                     {"border", c.border},
-                     {"border-value", c.border_value}});
+    Harness harness("siftmedian", {{"backend", "cpu"},
+                                   {"size", c.size},
+                                   {"border", c.border},
+                                   {"border-value", c.border_value}});
     gst_harness_set_src_caps_str(harness.get(), caps_string(PixelFormat::Gray8, 37, 29).c_str());
-    check_same(push_and_pull(harness, in), reference(c.params, in));
+    check_same(push_and_pull(harness, in), median_of(c.params, in));
   }
 }
 
@@ -401,20 +172,21 @@ TEST_CASE("siftmedian output equals median_reference on GRAY16_LE", "[plugin]") 
   const TestImage in = make_frame(PixelFormat::Gray16, 37, 23, 2);
   REQUIRE(in.stride == 76);
   Harness harness(
+      "siftmedian",
       {{"backend", "cpu"}, {"size", "5"}, {"border", "constant"}, {"border-value", "65535"}});
   gst_harness_set_src_caps_str(harness.get(), caps_string(PixelFormat::Gray16, 37, 23).c_str());
   check_same(push_and_pull(harness, in),
-             reference({5, starsift::BorderMode::Constant, 65535.0}, in));
+             median_of({5, starsift::BorderMode::Constant, 65535.0}, in));
 }
 
 TEST_CASE("siftmedian output equals median_reference on RGBA with a GstVideoMeta stride",
           "[plugin]") {
   // RGBA rows are never padded by default; upstream's video meta says 12 extra bytes here.
   const TestImage in = make_frame(PixelFormat::Rgba, 37, 21, 3, 37 * 4 + 12);
-  Harness harness({{"backend", "cpu"}, {"size", "3"}, {"border", "replicate"}});
+  Harness harness("siftmedian", {{"backend", "cpu"}, {"size", "3"}, {"border", "replicate"}});
   gst_harness_set_src_caps_str(harness.get(), caps_string(PixelFormat::Rgba, 37, 21).c_str());
   check_same(push_and_pull(harness, in, /*add_meta=*/true),
-             reference({3, starsift::BorderMode::Replicate, 0.0}, in));
+             median_of({3, starsift::BorderMode::Replicate, 0.0}, in));
 }
 
 TEST_CASE("siftmedian with backend=auto equals median_reference (the GPU, where one is usable)",
@@ -428,13 +200,14 @@ TEST_CASE("siftmedian with backend=auto equals median_reference (the GPU, where 
       for (const char* border : borders) {
         INFO(gst_format_name(format) << " size " << size << " border " << border);
         Harness harness(
+            "siftmedian",
             {{"backend", "auto"}, {"size", size}, {"border", border}, {"border-value", "200"}});
         gst_harness_set_src_caps_str(harness.get(), caps_string(format, 67, 45).c_str());
         MedianParams params;
         params.size = std::stoi(size);
         params.border = starsift::parse_border_mode(border);
         params.border_value = 200.0;
-        check_same(push_and_pull(harness, in), reference(params, in));
+        check_same(push_and_pull(harness, in), median_of(params, in));
       }
     }
   }
@@ -503,33 +276,33 @@ TEST_CASE("siftmedian refuses invalid values and keeps the old one", "[plugin]")
 }
 
 TEST_CASE("siftmedian applies a property change at the next frame", "[plugin]") {
-  Harness harness({{"backend", "cpu"}});
+  Harness harness("siftmedian", {{"backend", "cpu"}});
   gst_harness_set_src_caps_str(harness.get(), caps_string(PixelFormat::Gray8, 37, 29).c_str());
   const TestImage in = make_frame(PixelFormat::Gray8, 37, 29, 4);
 
   const TestImage first = push_and_pull(harness, in);
-  check_same(first, reference({3, starsift::BorderMode::Reflect101, 0.0}, in));
+  check_same(first, median_of({3, starsift::BorderMode::Reflect101, 0.0}, in));
 
   g_object_set(harness.element(), "size", 7, nullptr);
   const TestImage second = push_and_pull(harness, in);
-  check_same(second, reference({7, starsift::BorderMode::Reflect101, 0.0}, in));
+  check_same(second, median_of({7, starsift::BorderMode::Reflect101, 0.0}, in));
   CHECK_FALSE(second.same_pixels(first));
 
   gst_util_set_object_arg(G_OBJECT(harness.element()), "border", "constant");
   g_object_set(harness.element(), "border-value", 255.0, nullptr);
-  check_same(push_and_pull(harness, in), reference({7, starsift::BorderMode::Constant, 255.0}, in));
+  check_same(push_and_pull(harness, in), median_of({7, starsift::BorderMode::Constant, 255.0}, in));
 }
 
 TEST_CASE("siftmedian reports and switches its backend at the next frame", "[plugin]") {
-  Harness harness({{"backend", "cpu"}});
+  Harness harness("siftmedian", {{"backend", "cpu"}});
   CHECK(string_property(harness.element(), "active-backend") == "cpu");
   gst_harness_set_src_caps_str(harness.get(), caps_string(PixelFormat::Gray8, 16, 8).c_str());
   const TestImage in = make_frame(PixelFormat::Gray8, 16, 8, 5);
-  check_same(push_and_pull(harness, in), reference(MedianParams{}, in));
+  check_same(push_and_pull(harness, in), median_of(MedianParams{}, in));
 
   // auto runs on the GPU when one is usable, else on the CPU; the output is the same.
   gst_util_set_object_arg(G_OBJECT(harness.element()), "backend", "auto");
-  check_same(push_and_pull(harness, in), reference(MedianParams{}, in));
+  check_same(push_and_pull(harness, in), median_of(MedianParams{}, in));
   const std::string expected = starsift::cuda_unusable_reason(0).empty() ? "cuda:0" : "cpu";
   CHECK(string_property(harness.element(), "active-backend") == expected);
 }
@@ -553,25 +326,8 @@ TEST_CASE("siftmedian backend=cuda without a usable GPU fails with a message", "
 
 TEST_CASE("siftmedian switched to backend=cuda mid-stream without a GPU stops with an error",
           "[plugin]") {
-  if (starsift::cuda_unusable_reason(0).empty()) {
-    SUCCEED("a CUDA device is usable here");
-    return;
-  }
-  Harness harness({{"backend", "cpu"}});
-  GstBus* bus = harness.bus();
-  gst_harness_set_src_caps_str(harness.get(), caps_string(PixelFormat::Gray8, 16, 8).c_str());
-  const TestImage in = make_frame(PixelFormat::Gray8, 16, 8, 6);
-  push_and_pull(harness, in);
-
-  gst_util_set_object_arg(G_OBJECT(harness.element()), "backend", "cuda");
-  CHECK(gst_harness_push(harness.get(), to_buffer(in)) == GST_FLOW_ERROR);
-  GstMessage* message = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
-  REQUIRE(message != nullptr);
-  GError* error = nullptr;
-  gst_message_parse_error(message, &error, nullptr);
-  CHECK(std::string(error->message).find("backend=cuda") != std::string::npos);
-  g_clear_error(&error);
-  gst_message_unref(message);
+  Harness harness("siftmedian", {{"backend", "cpu"}});
+  check_switch_to_cuda_fails(harness);
 }
 
 TEST_CASE("siftmedian refuses a border-value that does not fit the format", "[plugin]") {

@@ -56,14 +56,16 @@ ImageView MappedFrame::view(PixelFormat format) const noexcept {
 }
 
 void post_current_exception(GstElement* element, const char* context, const char* file,
-                            const char* function, int line) noexcept {
+                            const char* function, int line, GQuark settings_domain,
+                            gint settings_code) noexcept {
   GQuark domain = GST_LIBRARY_ERROR;
   gint code = GST_LIBRARY_ERROR_FAILED;
   const char* what = "unknown exception";
   try {
     throw;
   } catch (const Error& e) {
-    code = GST_LIBRARY_ERROR_SETTINGS;
+    domain = settings_domain;
+    code = settings_code;
     what = e.what();
   } catch (const std::exception& e) {
     what = e.what();

@@ -44,15 +44,24 @@ class MappedFrame {
   bool mapped_ = false;
 };
 
-// Posts the exception being handled as an ERROR message from `element`: starsift::Error as a
-// LIBRARY/SETTINGS error with its own text, anything else as LIBRARY/FAILED. Call only
-// inside a catch block; never throws.
+// Posts the exception being handled as an ERROR message from `element`, its text as the
+// message and "while <context>" as the debug: starsift::Error as `settings_domain`/
+// `settings_code`, anything else as LIBRARY/FAILED. Call only inside a catch block (through
+// the macros below); never throws.
 void post_current_exception(GstElement* element, const char* context, const char* file,
-                            const char* function, int line) noexcept;
+                            const char* function, int line, GQuark settings_domain,
+                            gint settings_code) noexcept;
 
 }  // namespace starsift::gst
 
 // Use as: catch (...) { STARSIFT_POST_CURRENT_EXCEPTION(self, "setting caps"); return FALSE; }
 #define STARSIFT_POST_CURRENT_EXCEPTION(element, context)                                          \
   ::starsift::gst::post_current_exception(GST_ELEMENT(element), (context), __FILE__, GST_FUNCTION, \
-                                          __LINE__)
+                                          __LINE__, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS)
+
+// The same for a configuration the element was given (a file, an inline text): a
+// starsift::Error is posted as RESOURCE/SETTINGS.
+#define STARSIFT_POST_CURRENT_CONFIG_EXCEPTION(element, context)                                   \
+  ::starsift::gst::post_current_exception(GST_ELEMENT(element), (context), __FILE__, GST_FUNCTION, \
+                                          __LINE__, GST_RESOURCE_ERROR,                            \
+                                          GST_RESOURCE_ERROR_SETTINGS)

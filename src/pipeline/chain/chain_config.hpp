@@ -1,0 +1,53 @@
+// Chain configurations: which filters run, in which order, with which parameters. Read from
+// YAML (a file, or the one-line text of a property) and validated completely before anything
+// runs. The schema is documented in config/README.md.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "pipeline/median/params.hpp"
+
+namespace starsift {
+
+// Where a value came from, for messages: "chain.yaml:4:9".
+struct SourceLocation {
+  std::string origin;  // a file path, or "chain property"
+  int line = 0;        // 1-based; 0 when unknown (str() is then the origin alone)
+  int column = 0;      // 1-based
+
+  std::string str() const;
+  bool operator==(const SourceLocation&) const = default;
+};
+
+// A stage's validated parameters: one alternative per filter (the filter's own params struct).
+using StageParams = std::variant<MedianParams>;
+
+// One stage: the filter's name and its validated parameters.
+struct StageConfig {
+  std::string filter;    // "median": the YAML name of the filter whose params `params` holds
+  StageParams params;    // validated with the filter's Params::validate()
+  SourceLocation where;  // the filter's name in the YAML text
+};
+
+struct ChainConfig {
+  std::vector<StageConfig> stages;  // in running order; never empty
+};
+
+// Parses YAML text; `origin` names it in messages (a file path or "chain property").
+// Accepts block style (files) and flow style ("[{median: {size: 3}}, {median: {size: 5}}]").
+// Every problem throws Error whose problem text starts with "<origin>:<line>:<column>: ",
+// names the key path ("stage 2 (median): size") and the value received, and whose allowed
+// text lists what would be accepted. Nothing partly read is ever returned.
+ChainConfig parse_chain_yaml(std::string_view yaml, std::string_view origin);
+
+// Reads and parses the file at `path`; messages name the path. A file that cannot be read
+// throws Error("<path>: cannot read the chain file: <reason>").
+ChainConfig load_chain_file(const std::string& path);
+
+// The filters a chain may contain, for messages and docs: "median".
+std::string chain_filter_names();
+
+}  // namespace starsift

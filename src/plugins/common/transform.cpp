@@ -1,0 +1,317 @@
+#include "plugins/common/transform.hpp"
+
+#include <gst/video/video.h>
+
+#include <new>
+#include <string>
+
+#include "plugins/common/enums.hpp"
+#include "plugins/common/video.hpp"
+
+GST_DEBUG_CATEGORY_STATIC(gst_sift_transform_debug);
+#define GST_CAT_DEFAULT gst_sift_transform_debug
+
+#define DEFAULT_PROP_BACKEND starsift::gst::kDefaultBackend
+#define DEFAULT_PROP_DEVICE_ID starsift::gst::kDefaultDeviceId
+
+enum { PROP_0, PROP_BACKEND, PROP_DEVICE_ID, PROP_ACTIVE_BACKEND, N_PROPERTIES };
+
+static GParamSpec* properties[N_PROPERTIES];
+
+static GstStaticPadTemplate gst_sift_transform_src_template = GST_STATIC_PAD_TEMPLATE(
+    "src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(STARSIFT_VIDEO_CAPS));
+
+static GstStaticPadTemplate gst_sift_transform_sink_template = GST_STATIC_PAD_TEMPLATE(
+    "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(STARSIFT_VIDEO_CAPS));
+
+struct GstSiftTransformPrivate {
+  /* properties (object lock) */
+  starsift::Backend backend;
+  int device_id;
+  gchar* active_backend;  // "cpu", "cuda:0", or NULL when stopped
+
+  /* streaming */
+  starsift::Backend applied_backend;  // the properties `choice` was resolved from
+  int applied_device_id;
+  starsift::BackendChoice choice;
+  GstVideoInfo info;           // negotiated caps (same in and out), or gst_video_info_init()'s
+  starsift::FrameShape shape;  // from info
+};
+
+#define gst_sift_transform_parent_class parent_class
+G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE(GstSiftTransform, gst_sift_transform, GST_TYPE_BASE_TRANSFORM);
+
+/* helpers */
+
+static GstSiftTransformPrivate* gst_sift_transform_priv(GstSiftTransform* self) {
+  return static_cast<GstSiftTransformPrivate*>(gst_sift_transform_get_instance_private(self));
+}
+
+static bool gst_sift_transform_negotiated(const GstSiftTransformPrivate& priv) {
+  return priv.info.finfo != nullptr &&
+         GST_VIDEO_INFO_FORMAT(&priv.info) != GST_VIDEO_FORMAT_UNKNOWN;
+}
+
+// Sets active-backend ("cpu", "cuda:0", or NULL) and notifies.
+static void gst_sift_transform_publish_backend(GstSiftTransform* self, const char* name) {
+  GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+  GST_OBJECT_LOCK(self);
+  g_free(priv->active_backend);
+  priv->active_backend = g_strdup(name);
+  GST_OBJECT_UNLOCK(self);
+  g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_ACTIVE_BACKEND]);
+}
+
+// Resolves the backend the properties ask for and hands it to the element, when they changed
+// since the last time (or `force`). Throws starsift::Error.
+static void gst_sift_transform_update_backend(GstSiftTransform* self, bool force) {
+  GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+  GST_OBJECT_LOCK(self);
+  const starsift::Backend backend = priv->backend;
+  const int device_id = priv->device_id;
+  GST_OBJECT_UNLOCK(self);
+  if (!force && backend == priv->applied_backend && device_id == priv->applied_device_id) return;
+
+  const starsift::BackendChoice choice = starsift::resolve_backend(backend, device_id);
+  const std::string name = starsift::gst::active_backend_name(choice);
+  GST_INFO_OBJECT(self, "backend=%s runs on %s: %s",
+                  std::string(starsift::to_string(backend)).c_str(), name.c_str(),
+                  choice.reason.c_str());
+  gst_sift_transform_publish_backend(self, name.c_str());
+  priv->choice = choice;
+  GST_SIFT_TRANSFORM_GET_CLASS(self)->set_backend(self, choice);
+  priv->applied_backend = backend;
+  priv->applied_device_id = device_id;
+}
+
+/* GstBaseTransform vfuncs */
+
+static gboolean gst_sift_transform_start(GstBaseTransform* trans) {
+  GstSiftTransform* self = GST_SIFT_TRANSFORM(trans);
+  gst_video_info_init(&gst_sift_transform_priv(self)->info);
+  try {
+    gst_sift_transform_update_backend(self, true);
+  } catch (...) {
+    STARSIFT_POST_CURRENT_EXCEPTION(self, "starting");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean gst_sift_transform_stop(GstBaseTransform* trans) {
+  GstSiftTransform* self = GST_SIFT_TRANSFORM(trans);
+  GST_SIFT_TRANSFORM_GET_CLASS(self)->reset(self);
+  gst_video_info_init(&gst_sift_transform_priv(self)->info);
+  gst_sift_transform_publish_backend(self, nullptr);
+  return TRUE;
+}
+
+static gboolean gst_sift_transform_set_caps(GstBaseTransform* trans, GstCaps* incaps,
+                                            GstCaps* outcaps) {
+  GstSiftTransform* self = GST_SIFT_TRANSFORM(trans);
+  GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+  GstVideoInfo in_info;
+  GstVideoInfo out_info;
+
+  if (!gst_video_info_from_caps(&in_info, incaps) ||
+      !gst_video_info_from_caps(&out_info, outcaps)) {
+    GST_ERROR_OBJECT(self, "invalid caps: %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT, incaps,
+                     outcaps);
+    return FALSE;
+  }
+  if (GST_VIDEO_INFO_FORMAT(&in_info) != GST_VIDEO_INFO_FORMAT(&out_info) ||
+      GST_VIDEO_INFO_WIDTH(&in_info) != GST_VIDEO_INFO_WIDTH(&out_info) ||
+      GST_VIDEO_INFO_HEIGHT(&in_info) != GST_VIDEO_INFO_HEIGHT(&out_info)) {
+    GST_ERROR_OBJECT(self, "input and output caps differ: %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
+                     incaps, outcaps);
+    return FALSE;
+  }
+
+  try {
+    priv->shape = starsift::gst::frame_shape_from_info(in_info);
+    priv->info = in_info;
+    GST_SIFT_TRANSFORM_GET_CLASS(self)->configure(self, priv->shape);
+  } catch (...) {
+    gst_video_info_init(&priv->info);  // not negotiated: no frame reaches the element
+    STARSIFT_POST_CURRENT_EXCEPTION(self, "setting caps");
+    return FALSE;
+  }
+  GST_DEBUG_OBJECT(self, "configured for %" GST_PTR_FORMAT, incaps);
+  return TRUE;
+}
+
+static gboolean gst_sift_transform_propose_allocation(GstBaseTransform* trans,
+                                                      GstQuery* decide_query, GstQuery* query) {
+  if (!GST_BASE_TRANSFORM_CLASS(parent_class)->propose_allocation(trans, decide_query, query)) {
+    return FALSE;
+  }
+  // decide_query is NULL in passthrough, where upstream talks to downstream directly.
+  if (decide_query == nullptr) return TRUE;
+  // Any stride is fine: frames are mapped with their GstVideoMeta.
+  gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
+  return TRUE;
+}
+
+static void gst_sift_transform_before_transform(GstBaseTransform* trans, GstBuffer* buffer) {
+  const GstClockTime timestamp = GST_BUFFER_TIMESTAMP(buffer);
+  const GstClockTime stream_time =
+      gst_segment_to_stream_time(&trans->segment, GST_FORMAT_TIME, timestamp);
+  GST_LOG_OBJECT(trans, "sync to %" GST_TIME_FORMAT, GST_TIME_ARGS(timestamp));
+  if (GST_CLOCK_TIME_IS_VALID(stream_time)) {
+    gst_object_sync_values(GST_OBJECT(trans), stream_time);
+  }
+}
+
+static GstFlowReturn gst_sift_transform_transform(GstBaseTransform* trans, GstBuffer* inbuf,
+                                                  GstBuffer* outbuf) {
+  GstSiftTransform* self = GST_SIFT_TRANSFORM(trans);
+  GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+  if (!gst_sift_transform_negotiated(*priv)) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("no caps negotiated before a buffer"));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+
+  try {
+    gst_sift_transform_update_backend(self, false);
+
+    starsift::gst::MappedFrame in(priv->info, inbuf, GST_MAP_READ);
+    starsift::gst::MappedFrame out(priv->info, outbuf, GST_MAP_WRITE);
+    if (!in.ok() || !out.ok()) {
+      GST_ELEMENT_ERROR(
+          self, STREAM, FAILED,
+          ("could not map the %s buffer as a video frame", in.ok() ? "output" : "input"),
+          (nullptr));
+      return GST_FLOW_ERROR;
+    }
+    GST_SIFT_TRANSFORM_GET_CLASS(self)->filter(self, in.const_view(priv->shape.format),
+                                               out.view(priv->shape.format));
+  } catch (...) {
+    STARSIFT_POST_CURRENT_EXCEPTION(self, "filtering a frame");
+    return GST_FLOW_ERROR;
+  }
+  return GST_FLOW_OK;
+}
+
+/* GObject vfuncs */
+
+static void gst_sift_transform_set_property(GObject* object, guint prop_id, const GValue* value,
+                                            GParamSpec* pspec) {
+  GstSiftTransform* self = GST_SIFT_TRANSFORM(object);
+  GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+
+  // GObject enforces the ranges of the param specs; a change reaches the element at the next
+  // frame (gst_sift_transform_update_backend).
+  GST_OBJECT_LOCK(self);
+  switch (prop_id) {
+    case PROP_BACKEND:
+      priv->backend = static_cast<starsift::Backend>(g_value_get_enum(value));
+      break;
+    case PROP_DEVICE_ID:
+      priv->device_id = g_value_get_int(value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void gst_sift_transform_get_property(GObject* object, guint prop_id, GValue* value,
+                                            GParamSpec* pspec) {
+  GstSiftTransform* self = GST_SIFT_TRANSFORM(object);
+  GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+
+  GST_OBJECT_LOCK(self);
+  switch (prop_id) {
+    case PROP_BACKEND:
+      g_value_set_enum(value, static_cast<gint>(priv->backend));
+      break;
+    case PROP_DEVICE_ID:
+      g_value_set_int(value, priv->device_id);
+      break;
+    case PROP_ACTIVE_BACKEND:
+      g_value_set_string(value, priv->active_backend);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void gst_sift_transform_finalize(GObject* object) {
+  GstSiftTransformPrivate* priv = gst_sift_transform_priv(GST_SIFT_TRANSFORM(object));
+  g_free(priv->active_backend);
+  priv->~GstSiftTransformPrivate();
+  G_OBJECT_CLASS(parent_class)->finalize(object);
+}
+
+static void gst_sift_transform_class_init(GstSiftTransformClass* klass) {
+  GObjectClass* gobject_class = G_OBJECT_CLASS(klass);
+  GstElementClass* element_class = GST_ELEMENT_CLASS(klass);
+  GstBaseTransformClass* trans_class = GST_BASE_TRANSFORM_CLASS(klass);
+
+  GST_DEBUG_CATEGORY_INIT(gst_sift_transform_debug, "sifttransform", 0,
+                          "starsift element base: backend, caps, frames");
+
+  gobject_class->set_property = gst_sift_transform_set_property;
+  gobject_class->get_property = gst_sift_transform_get_property;
+  gobject_class->finalize = gst_sift_transform_finalize;
+
+  properties[PROP_BACKEND] = starsift::gst::backend_param_spec();
+  properties[PROP_DEVICE_ID] = starsift::gst::device_id_param_spec();
+  properties[PROP_ACTIVE_BACKEND] = starsift::gst::active_backend_param_spec();
+  g_object_class_install_properties(gobject_class, N_PROPERTIES, properties);
+
+  // Inherited by every element.
+  gst_element_class_add_static_pad_template(element_class, &gst_sift_transform_sink_template);
+  gst_element_class_add_static_pad_template(element_class, &gst_sift_transform_src_template);
+
+  trans_class->start = GST_DEBUG_FUNCPTR(gst_sift_transform_start);
+  trans_class->stop = GST_DEBUG_FUNCPTR(gst_sift_transform_stop);
+  trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_sift_transform_set_caps);
+  trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_sift_transform_propose_allocation);
+  trans_class->before_transform = GST_DEBUG_FUNCPTR(gst_sift_transform_before_transform);
+  trans_class->transform = GST_DEBUG_FUNCPTR(gst_sift_transform_transform);
+  trans_class->passthrough_on_same_caps = FALSE;
+  trans_class->transform_ip_on_passthrough = FALSE;
+
+  gst_type_mark_as_plugin_api(GST_TYPE_SIFT_TRANSFORM, static_cast<GstPluginAPIFlags>(0));
+  starsift::gst::mark_enums_as_plugin_api();
+}
+
+static void gst_sift_transform_init(GstSiftTransform* self) {
+  GstSiftTransformPrivate* priv = new (gst_sift_transform_priv(self)) GstSiftTransformPrivate();
+  priv->backend = DEFAULT_PROP_BACKEND;
+  priv->device_id = DEFAULT_PROP_DEVICE_ID;
+  priv->active_backend = nullptr;
+  priv->applied_backend = DEFAULT_PROP_BACKEND;
+  priv->applied_device_id = DEFAULT_PROP_DEVICE_ID;
+  gst_video_info_init(&priv->info);
+
+  // The output is a new frame: never in place, never passthrough (no element has a neutral
+  // setting that would leave every frame as it is).
+  gst_base_transform_set_in_place(GST_BASE_TRANSFORM(self), FALSE);
+  gst_base_transform_set_passthrough(GST_BASE_TRANSFORM(self), FALSE);
+  gst_base_transform_set_qos_enabled(GST_BASE_TRANSFORM(self), TRUE);
+}
+
+namespace starsift::gst {
+
+const BackendChoice& backend_choice(GstSiftTransform* self) {
+  return gst_sift_transform_priv(self)->choice;
+}
+
+const FrameShape* negotiated_shape(GstSiftTransform* self) {
+  const GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+  return gst_sift_transform_negotiated(*priv) ? &priv->shape : nullptr;
+}
+
+void warn_refused_value(GObject* object, GstDebugCategory* category, GParamSpec* pspec,
+                        const char* why) {
+  GST_CAT_WARNING_OBJECT(category, object, "refusing the new %s: %s", pspec->name, why);
+  g_warning("%s: refusing the new %s, keeping the previous value: %s", GST_OBJECT_NAME(object),
+            pspec->name, why);
+}
+
+}  // namespace starsift::gst

@@ -1,0 +1,69 @@
+// GstSiftTransform: the abstract base of the starsift elements, a GstBaseTransform that keeps
+// the frame as it is (same caps in and out, a new output buffer). It owns what every element
+// means the same way: the `backend`, `device-id` and `active-backend` properties and the
+// backend's resolution, caps negotiation, allocation with GstVideoMeta, controlled properties
+// synced per buffer, frames mapped as image views, and exceptions turned into element errors.
+// An element fills in the hooks of GstSiftTransformClass with its own filtering.
+#pragma once
+
+#include <gst/base/gstbasetransform.h>
+#include <gst/gst.h>
+
+#include "pipeline/backend.hpp"
+#include "pipeline/image.hpp"
+#include "pipeline/pixel_format.hpp"
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_SIFT_TRANSFORM (gst_sift_transform_get_type())
+G_DECLARE_DERIVABLE_TYPE(GstSiftTransform, gst_sift_transform, GST, SIFT_TRANSFORM,
+                         GstBaseTransform)
+
+// The hooks run on the streaming thread, except set_backend() at start and reset() at stop,
+// which run on the thread changing the state. Every hook but reset() may throw: the base
+// posts the exception as an element error (starsift::Error as LIBRARY/SETTINGS) and fails the
+// call it came from.
+struct _GstSiftTransformClass {
+  GstBaseTransformClass parent_class;
+
+  // The backend is chosen: at start, and before the first frame after `backend` or
+  // `device-id` changed. Whatever ran on the previous backend must go.
+  void (*set_backend)(GstSiftTransform* self, const starsift::BackendChoice& choice);
+  // New caps: frames of `shape` from now on (allocate here, not per frame).
+  void (*configure)(GstSiftTransform* self, const starsift::FrameShape& shape);
+  // One frame in host memory, `out` of the same shape; apply property changes first.
+  void (*filter)(GstSiftTransform* self, starsift::ConstImageView in, starsift::ImageView out);
+  // Stop: drop all streaming state. Never throws.
+  void (*reset)(GstSiftTransform* self);
+
+  gpointer padding[GST_PADDING];
+};
+
+G_END_DECLS
+
+namespace starsift::gst {
+
+// The backend the element runs on; valid from start to stop.
+const BackendChoice& backend_choice(GstSiftTransform* self);
+
+// The negotiated frame shape, or NULL before caps (and after caps that were refused).
+const FrameShape* negotiated_shape(GstSiftTransform* self);
+
+// GST_OBJECT_LOCK for a scope, for code that may throw while holding it (C++ copies).
+class ObjectLock {
+ public:
+  explicit ObjectLock(gpointer object) : object_(GST_OBJECT(object)) { GST_OBJECT_LOCK(object_); }
+  ~ObjectLock() { GST_OBJECT_UNLOCK(object_); }
+  ObjectLock(const ObjectLock&) = delete;
+  ObjectLock& operator=(const ObjectLock&) = delete;
+
+ private:
+  GstObject* object_;
+};
+
+// set_property: reports a refused value (the property keeps its previous one) in `category`
+// and as a GLib warning naming the element, the property and `why`.
+void warn_refused_value(GObject* object, GstDebugCategory* category, GParamSpec* pspec,
+                        const char* why);
+
+}  // namespace starsift::gst

@@ -1,0 +1,60 @@
+// siftchain: a YAML chain of starsift filters as one GStreamer element (a GstSiftTransform).
+#pragma once
+
+#include <gst/gst.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pipeline/chain/chain_config.hpp"
+#include "plugins/common/transform.hpp"
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_SIFT_CHAIN (gst_sift_chain_get_type())
+G_DECLARE_FINAL_TYPE(GstSiftChain, gst_sift_chain, GST, SIFT_CHAIN, GstSiftTransform)
+
+GST_ELEMENT_REGISTER_DECLARE(siftchain);
+
+G_END_DECLS
+
+// What the chain's properties say; written by set_property under the object lock. The
+// streaming thread copies it when `generation` changed, not every frame. backend and
+// device-id belong to GstSiftTransform.
+struct GstSiftChainSettings {
+  std::string config;  // `config`: path of a YAML chain file; empty when unset
+  std::string chain;   // `chain`: inline YAML; empty when unset
+  // Each as parsed when it was set (never a value that failed to parse); null when unset.
+  std::shared_ptr<const starsift::ChainConfig> config_parsed;
+  std::shared_ptr<const starsift::ChainConfig> chain_parsed;
+  // The last refused config/chain value and why, for start()'s message when neither is set;
+  // cleared by the next accepted one.
+  std::string refused;
+  guint64 generation = 0;  // bumped by every accepted config or chain value
+};
+
+// What the `stats` property reports; written by the streaming thread after each frame under
+// the object lock, reset at start() and kept after stop().
+struct GstSiftChainStats {
+  guint64 frames = 0;            // frames filtered since start(), across chain changes
+  std::string backend;           // active backend of the chain that ran the last frame
+  std::string stages;            // its stage names, comma-separated: "median,median"
+  std::vector<double> stage_ms;  // the last frame's time per stage, in chain order
+  double upload_ms = 0.0;        // CUDA: the last frame's copy to the GPU (0 on the CPU)
+  double download_ms = 0.0;      // CUDA: the last frame's copy back (0 on the CPU)
+};
+
+// Streaming state: built at start, dropped at stop. Defined in siftchain.cpp.
+struct GstSiftChainState;
+
+struct _GstSiftChain {
+  GstSiftTransform parent;
+
+  /* properties (object lock) */
+  GstSiftChainSettings settings;
+  GstSiftChainStats stats;
+
+  /* streaming thread only */
+  GstSiftChainState* state;
+};

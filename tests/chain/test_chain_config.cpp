@@ -1,0 +1,390 @@
+// Chain configurations from YAML: the stages and parameters read from valid chains (file and
+// inline style), and for every kind of mistake a message with the place, the key path, the
+// value received and what is allowed.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "pipeline/chain/chain_config.hpp"
+#include "pipeline/error.hpp"
+
+using namespace starsift;
+using Catch::Contains;
+using Catch::StartsWith;
+
+namespace {
+
+const MedianParams& median_of(const StageConfig& stage) {
+  REQUIRE(stage.filter == "median");
+  REQUIRE(std::holds_alternative<MedianParams>(stage.params));
+  return std::get<MedianParams>(stage.params);
+}
+
+MedianParams median(int size, BorderMode border, double border_value) {
+  MedianParams params;
+  params.size = size;
+  params.border = border;
+  params.border_value = border_value;
+  return params;
+}
+
+// What a refusal must say.
+struct Expected {
+  std::string where;    // "chain.yaml:3:13"
+  std::string path;     // "stage 1 (median): size"; empty for the document itself
+  std::string says;     // the problem, with the value received
+  std::string allowed;  // part of the allowed text
+};
+
+// Parses `yaml` expecting a refusal and checks the message piece by piece: the problem starts
+// with the place, then the key path, and what() carries the allowed list.
+void require_refused(const std::string& yaml, const Expected& expected,
+                     const std::string& origin = "chain.yaml") {
+  INFO("YAML:\n" << yaml);
+  try {
+    const ChainConfig config = parse_chain_yaml(yaml, origin);
+    FAIL("accepted, with " << config.stages.size() << " stage(s)");
+  } catch (const Error& e) {
+    INFO("message: " << e.what());
+    const std::string prefix =
+        expected.where + ": " + (expected.path.empty() ? "" : expected.path + ": ");
+    CHECK_THAT(e.problem(), StartsWith(prefix));
+    CHECK_THAT(e.what(), Contains(expected.where + ": ") && Contains(expected.says) &&
+                             Contains("; allowed: ") && Contains(expected.allowed));
+    CHECK_THAT(e.allowed(), Contains(expected.allowed));
+  }
+}
+
+std::string source_file(const std::string& relative) {
+  return std::string(STARSIFT_SOURCE_DIR) + "/" + relative;
+}
+
+}  // namespace
+
+// ---- valid chains ------------------------------------------------------------------------
+
+TEST_CASE("a file-style chain gives its stages in order, with values, defaults and places",
+          "[chain]") {
+  const std::string yaml =
+      "# two medians\n"
+      "chain:\n"
+      "  - median:\n"
+      "      size: 5\n"
+      "      border: constant\n"
+      "      border-value: 12.5\n"
+      "  - median: {size: 7}\n"
+      "  - median:\n";
+  const ChainConfig config = parse_chain_yaml(yaml, "chain.yaml");
+  REQUIRE(config.stages.size() == 3);
+
+  CHECK(median_of(config.stages[0]) == median(5, BorderMode::Constant, 12.5));
+  CHECK(config.stages[0].where == SourceLocation{"chain.yaml", 3, 5});
+  CHECK(config.stages[0].where.str() == "chain.yaml:3:5");
+
+  // Keys left out take MedianParams' defaults.
+  CHECK(median_of(config.stages[1]) ==
+        median(7, MedianParams::kDefaultBorder, MedianParams::kDefaultBorderValue));
+  CHECK(config.stages[1].where.str() == "chain.yaml:7:5");
+
+  // `- median:` with nothing: every default.
+  CHECK(median_of(config.stages[2]) == MedianParams{});
+  CHECK(config.stages[2].where.str() == "chain.yaml:8:5");
+}
+
+TEST_CASE("a chain may also be a bare sequence of stages", "[chain]") {
+  const ChainConfig config = parse_chain_yaml(
+      "- median: {size: 9, border: replicate}\n- median: {border: reflect101}\n", "c.yaml");
+  REQUIRE(config.stages.size() == 2);
+  CHECK(median_of(config.stages[0]) == median(9, BorderMode::Replicate, 0.0));
+  CHECK(config.stages[0].where.str() == "c.yaml:1:3");
+  CHECK(median_of(config.stages[1]).border == BorderMode::Reflect101);
+  CHECK(config.stages[1].where.str() == "c.yaml:2:3");
+}
+
+TEST_CASE("an inline chain in flow style, as a property gives it", "[chain]") {
+  const ChainConfig config =
+      parse_chain_yaml("[{median: {size: 3}}, {median: {size: 5}}]", "chain property");
+  REQUIRE(config.stages.size() == 2);
+  CHECK(median_of(config.stages[0]) == median(3, BorderMode::Reflect101, 0.0));
+  CHECK(median_of(config.stages[1]) == median(5, BorderMode::Reflect101, 0.0));
+  CHECK(config.stages[0].where == SourceLocation{"chain property", 1, 3});
+  CHECK(config.stages[1].where == SourceLocation{"chain property", 1, 24});
+
+  // The map form inline too, and empty parameter maps.
+  const ChainConfig mapped =
+      parse_chain_yaml("{chain: [{median: {}}, {median: ~}, {median: }]}", "chain property");
+  REQUIRE(mapped.stages.size() == 3);
+  for (const StageConfig& stage : mapped.stages) CHECK(median_of(stage) == MedianParams{});
+}
+
+TEST_CASE("every valid size and border, and numbers in YAML's forms", "[chain]") {
+  for (int size = MedianParams::kMinSize; size <= MedianParams::kMaxSize; size += 2) {
+    const ChainConfig config =
+        parse_chain_yaml("[{median: {size: " + std::to_string(size) + "}}]", "chain property");
+    CHECK(median_of(config.stages[0]).size == size);
+  }
+  CHECK(median_of(parse_chain_yaml("[{median: {size: +5}}]", "p").stages[0]).size == 5);
+  for (const auto& [text, mode] : {std::pair{"replicate", BorderMode::Replicate},
+                                   std::pair{"reflect-101", BorderMode::Reflect101},
+                                   std::pair{"'constant'", BorderMode::Constant}}) {
+    const ChainConfig config =
+        parse_chain_yaml(std::string("[{median: {border: ") + text + "}}]", "p");
+    CHECK(median_of(config.stages[0]).border == mode);
+  }
+  for (const auto& [text, value] :
+       {std::pair{"0", 0.0}, std::pair{"65535", 65535.0}, std::pair{"-3.5", -3.5},
+        std::pair{".5", 0.5}, std::pair{"1e3", 1000.0}, std::pair{"+2.", 2.0}}) {
+    const ChainConfig config =
+        parse_chain_yaml(std::string("[{median: {border-value: ") + text + "}}]", "p");
+    CHECK(median_of(config.stages[0]).border_value == value);
+  }
+}
+
+TEST_CASE("chain_filter_names lists the filters a chain may hold", "[chain]") {
+  CHECK(chain_filter_names() == "median");
+}
+
+// ---- refusals: the document --------------------------------------------------------------
+
+TEST_CASE("YAML syntax errors give yaml-cpp's place and reason", "[chain]") {
+  require_refused("[{median: {size: 3}}",
+                  {"chain property:1:1", "", "YAML syntax error: end of sequence flow not found",
+                   "well-formed YAML"},
+                  "chain property");
+  require_refused("chain:\n  - median: {size: 3}\n - median: {size: 5}\n",
+                  {"chain.yaml:3:2", "", "YAML syntax error: ", "well-formed YAML"});
+}
+
+TEST_CASE("an empty chain is refused wherever it is empty", "[chain]") {
+  const Expected empty_file{"chain.yaml:1:1", "", "a chain needs at least one stage",
+                            "one or more stages of: median"};
+  require_refused("", empty_file);
+  require_refused("# only a comment\n", empty_file);
+  require_refused("~\n", {"chain.yaml:1:1", "chain", "a chain needs at least one stage",
+                          "one or more stages of: median"});
+  require_refused("[]", {"chain.yaml:1:1", "chain", "a chain needs at least one stage",
+                         "one or more stages of: median"});
+  // `chain:` with nothing is placed at the key.
+  require_refused("# header\nchain:\n",
+                  {"chain.yaml:2:1", "chain", "a chain needs at least one stage", "median"});
+  require_refused("chain: []\n",
+                  {"chain.yaml:1:8", "chain", "a chain needs at least one stage", "median"});
+}
+
+TEST_CASE("the chain must be a sequence", "[chain]") {
+  require_refused("chain:\n  median: {size: 3}\n",
+                  {"chain.yaml:2:3", "chain", "expected a sequence of stages, got a map",
+                   "a sequence of stages, each '- <filter>: {parameters}' with <filter> one of: "
+                   "median"});
+  require_refused("chain: median\n",
+                  {"chain.yaml:1:8", "chain", "expected a sequence of stages, got 'median'",
+                   "a sequence of stages"});
+  require_refused("median\n", {"chain.yaml:1:1", "",
+                               "expected a sequence of stages or a map with the key 'chain', got "
+                               "'median'",
+                               "a sequence of stages"});
+}
+
+TEST_CASE("the top-level map holds the key chain and nothing else", "[chain]") {
+  require_refused("chain:\n  - median:\nstages: 3\n",
+                  {"chain.yaml:3:1", "", "unknown top-level key 'stages'", "chain"});
+  // A stage written at the top level says where it belongs.
+  require_refused("median: {size: 3}\n",
+                  {"chain.yaml:1:1", "",
+                   "unknown top-level key 'median' (stages go in a sequence: '- median: ...' under "
+                   "'chain:', or '[{median: ...}]')",
+                   "chain"});
+  require_refused("{}", {"chain.yaml:1:1", "", "the top-level map has no key 'chain'",
+                         "'chain:' holding a sequence of stages"});
+  require_refused(
+      "chain: [{median: }]\nchain: [{median: }]\n",
+      {"chain.yaml:2:1", "chain", "given twice (first at line 1, column 1)", "each key once"});
+}
+
+TEST_CASE("a chain is one YAML document", "[chain]") {
+  require_refused("- median:\n---\n- median:\n",
+                  {"chain.yaml:3:1", "", "a second YAML document (after '---'); found 2",
+                   "one document holding the whole chain"});
+}
+
+// ---- refusals: stages --------------------------------------------------------------------
+
+TEST_CASE("an unknown filter lists the known ones", "[chain]") {
+  require_refused("chain:\n  - median: {size: 3}\n  - mediam: {size: 5}\n",
+                  {"chain.yaml:3:5", "stage 2", "unknown filter 'mediam'", "median"});
+  CHECK_THROWS_WITH(parse_chain_yaml("[{gauss: {}}]", "chain property"),
+                    Contains("chain property:1:3: stage 1: unknown filter 'gauss'") &&
+                        Contains("; allowed: median"));
+}
+
+TEST_CASE("a stage is a map with exactly one key", "[chain]") {
+  const std::string shape = "one key, a filter name (median), holding the filter's parameters";
+  // A bare filter name: the colon is missing.
+  require_refused("chain:\n  - median\n",
+                  {"chain.yaml:2:5", "stage 1",
+                   "expected a map with one key, the filter name, got 'median' (for the "
+                   "defaults write '- median:')",
+                   shape});
+  require_refused("[[median]]",
+                  {"chain.yaml:1:2", "stage 1",
+                   "expected a map with one key, the filter name, got a sequence", shape});
+  require_refused("- {}\n", {"chain.yaml:1:3", "stage 1",
+                             "expected one key, the filter name, got an empty map", shape});
+  require_refused("- {median: {size: 3}, gauss: {}}\n",
+                  {"chain.yaml:1:3", "stage 1",
+                   "expected one key, the filter name, got 2: 'median', 'gauss'", shape});
+  // Parameters at the filter name's depth instead of under it: the common slip gets a hint.
+  require_refused("chain:\n  - median:\n    size: 5\n",
+                  {"chain.yaml:2:5", "stage 1",
+                   "got 2: 'median', 'size' (are the parameters indented deeper than the filter "
+                   "name?)",
+                   "e.g. '- median: {size: 5}'"});
+}
+
+TEST_CASE("a stage's parameters are a map", "[chain]") {
+  require_refused("- median: 5\n",
+                  {"chain.yaml:1:11", "stage 1 (median)", "expected a map of parameters, got '5'",
+                   "a map with the keys size, border, border-value"});
+  require_refused("- median: [3]\n",
+                  {"chain.yaml:1:11", "stage 1 (median)",
+                   "expected a map of parameters, got a sequence", "or nothing for all defaults"});
+}
+
+// ---- refusals: median parameters ---------------------------------------------------------
+
+TEST_CASE("an unknown median key lists the median's keys", "[chain]") {
+  require_refused(
+      "chain:\n  - median:\n      radius: 2\n",
+      {"chain.yaml:3:7", "stage 1 (median)", "unknown key 'radius'", "size, border, border-value"});
+  require_refused("[{median: {size: 3}}, {median: {Size: 3}}]",
+                  {"chain property:1:33", "stage 2 (median)", "unknown key 'Size'",
+                   "size, border, border-value"},
+                  "chain property");
+}
+
+TEST_CASE("a key given twice is refused at the second", "[chain]") {
+  require_refused("- median: {size: 3, size: 5}\n",
+                  {"chain.yaml:1:21", "stage 1 (median): size",
+                   "given twice (first at line 1, column 12)", "each key once"});
+}
+
+TEST_CASE("size must be an integer", "[chain]") {
+  const std::string sizes = "odd values 3..31";
+  require_refused(
+      "chain:\n  - median: {size: \"five\"}\n",
+      {"chain.yaml:2:20", "stage 1 (median): size", "expected an integer, got 'five'", sizes});
+  require_refused("- median: {size: five}\n", {"chain.yaml:1:18", "stage 1 (median): size",
+                                               "expected an integer, got 'five'", sizes});
+  require_refused("- median: {size: 5.5}\n", {"chain.yaml:1:18", "stage 1 (median): size",
+                                              "expected an integer, got '5.5'", sizes});
+  require_refused("- median: {size: 5.0}\n", {"chain.yaml:1:18", "stage 1 (median): size",
+                                              "expected an integer, got '5.0'", sizes});
+  require_refused("- median: {size: 0x5}\n", {"chain.yaml:1:18", "stage 1 (median): size",
+                                              "expected an integer, got '0x5'", sizes});
+  require_refused("- median: {size: +-5}\n", {"chain.yaml:1:18", "stage 1 (median): size",
+                                              "expected an integer, got '+-5'", sizes});
+  // A quoted number is a string in YAML; the message says how to write it.
+  require_refused("- median: {size: '5'}\n",
+                  {"chain.yaml:1:18", "stage 1 (median): size",
+                   "expected an integer, got '5' (a quoted string: write the number without "
+                   "quotes)",
+                   sizes});
+  require_refused("- median: {size: {n: 5}}\n", {"chain.yaml:1:18", "stage 1 (median): size",
+                                                 "expected an integer, got a map", sizes});
+  require_refused("- median: {size: [5]}\n", {"chain.yaml:1:18", "stage 1 (median): size",
+                                              "expected an integer, got a sequence", sizes});
+  // `size:` with nothing is placed at the key, not at the next token.
+  require_refused(
+      "- median:\n    size:\n    border: replicate\n",
+      {"chain.yaml:2:5", "stage 1 (median): size", "expected an integer, got nothing", sizes});
+}
+
+TEST_CASE("size out of range repeats MedianParams' rule", "[chain]") {
+  for (const std::string size : {"1", "4", "33", "-3", "0", "99999999999"}) {
+    require_refused("chain:\n  - median: {size: 3}\n  - median: {size: " + size + "}\n",
+                    {"chain.yaml:3:20", "stage 2 (median): size", size + " is not allowed",
+                     "odd values 3..31"});
+  }
+}
+
+TEST_CASE("border must be a border mode", "[chain]") {
+  const std::string modes = "replicate, reflect-101, constant";
+  require_refused("- median: {border: wrap}\n", {"chain.yaml:1:20", "stage 1 (median): border",
+                                                 "unknown border mode 'wrap'", modes});
+  require_refused("- median: {border: 0}\n", {"chain.yaml:1:20", "stage 1 (median): border",
+                                              "unknown border mode '0'", modes});
+  require_refused(
+      "- median: {border: {mode: constant}}\n",
+      {"chain.yaml:1:20", "stage 1 (median): border", "expected a name, got a map", modes});
+}
+
+TEST_CASE("border-value must be a finite number", "[chain]") {
+  require_refused("- median: {border-value: zero}\n",
+                  {"chain.yaml:1:26", "stage 1 (median): border-value",
+                   "expected a number, got 'zero'", "a finite number"});
+  require_refused("- median: {border-value: \"7\"}\n",
+                  {"chain.yaml:1:26", "stage 1 (median): border-value",
+                   "expected a number, got '7' (a quoted string", "a finite number"});
+  require_refused("- median: {border-value: [1, 2]}\n",
+                  {"chain.yaml:1:26", "stage 1 (median): border-value",
+                   "expected a number, got a sequence", "a finite number"});
+  // YAML's own spellings of infinity and NaN are numbers, and MedianParams refuses them.
+  for (const std::string value : {".nan", ".inf", "-.inf", "1e999"}) {
+    require_refused("- median: {border-value: " + value + "}\n",
+                    {"chain.yaml:1:26", "stage 1 (median): border-value", value + " is not allowed",
+                     "a finite number"});
+  }
+  // C's spellings are not YAML numbers.
+  require_refused("- median: {border-value: inf}\n",
+                  {"chain.yaml:1:26", "stage 1 (median): border-value",
+                   "expected a number, got 'inf'", "a finite number"});
+}
+
+TEST_CASE("long values are shortened in messages", "[chain]") {
+  const std::string long_name(200, 'x');
+  try {
+    parse_chain_yaml("[{" + long_name + ": {}}]", "chain property");
+    FAIL("accepted");
+  } catch (const Error& e) {
+    CHECK_THAT(e.problem(), Contains("unknown filter '" + long_name.substr(0, 40) + "...'"));
+    CHECK(e.problem().size() < 120);
+  }
+}
+
+// ---- files -------------------------------------------------------------------------------
+
+TEST_CASE("load_chain_file reads a file and names it in messages", "[chain]") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "starsift_test_chain_config";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "bad.yaml").string();
+  {
+    std::ofstream out(path);
+    out << "chain:\n  - median: {size: 4}\n";
+  }
+  CHECK_THROWS_WITH(load_chain_file(path), StartsWith(path + ":2:20: stage 1 (median): size") &&
+                                               Contains("allowed: odd values 3..31"));
+
+  const std::string missing = (dir / "missing.yaml").string();
+  CHECK_THROWS_WITH(load_chain_file(missing),
+                    StartsWith(missing + ": cannot read the chain file") &&
+                        Contains("No such file or directory"));
+  CHECK_THROWS_WITH(load_chain_file(dir.string()),
+                    StartsWith(dir.string() + ": cannot read the chain file: it is a directory"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the example configurations parse", "[chain]") {
+  const ChainConfig one = load_chain_file(source_file("config/examples/median-3.yaml"));
+  REQUIRE(one.stages.size() == 1);
+  CHECK(median_of(one.stages[0]) == median(3, BorderMode::Reflect101, 0.0));
+
+  const std::string two_path = source_file("config/examples/median-3-then-5.yaml");
+  const ChainConfig two = load_chain_file(two_path);
+  REQUIRE(two.stages.size() == 2);
+  CHECK(median_of(two.stages[0]) == median(3, BorderMode::Reflect101, 0.0));
+  CHECK(median_of(two.stages[1]) == median(5, BorderMode::Replicate, 0.0));
+  CHECK(two.stages[1].where.origin == two_path);
+}
