@@ -15,19 +15,30 @@ ChainRunner::ChainRunner(std::vector<std::unique_ptr<FilterStage>> stages)
   stats_.stage_ms_total.assign(stages_.size(), 0.0);
 }
 
-namespace {
+void allocate_host_scratch(std::size_t stages, const FrameShape& shape,
+                           std::vector<HostFrame>& scratch) {
+  // Two intermediates are enough: stage i reads one and writes the other.
+  scratch.resize(std::min<std::size_t>(stages - 1, 2));
+  for (auto& f : scratch) f.allocate(shape);
+}
 
-// A host frame owned by the chain: the intermediates between stages.
-struct HostFrame {
-  std::vector<std::byte> bytes;
-  ImageView view;
-  void allocate(const FrameShape& shape) {
-    const std::ptrdiff_t stride =
-        static_cast<std::ptrdiff_t>(shape.width) * bytes_per_pixel(shape.format);
-    bytes.assign(static_cast<std::size_t>(stride) * shape.height, std::byte{0});
-    view = {bytes.data(), shape.width, shape.height, stride, shape.format};
+void run_stages_on_host(const std::vector<std::unique_ptr<FilterStage>>& stages, ConstImageView in,
+                        ImageView out, std::vector<HostFrame>& scratch, double* stage_ms) {
+  ConstImageView src = in;
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    const bool last = i + 1 == stages.size();
+    ImageView dst = last ? out : scratch[i % 2].view;
+    const auto t0 = std::chrono::steady_clock::now();
+    stages[i]->process(src, dst);
+    if (stage_ms) {
+      stage_ms[i] =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
+    src = const_view(dst);
   }
-};
+}
+
+namespace {
 
 class ChainRunnerCpu final : public ChainRunner {
  public:
@@ -45,24 +56,13 @@ class ChainRunnerCpu final : public ChainRunner {
 
   void configure(const FrameShape& shape) override {
     for (auto& s : stages_) s->configure(shape);
-    // Two intermediates are enough: stage i reads one and writes the other.
-    const std::size_t needed = std::min<std::size_t>(stages_.size() - 1, 2);
-    scratch_.resize(needed);
-    for (auto& f : scratch_) f.allocate(shape);
+    allocate_host_scratch(stages_.size(), shape, scratch_);
   }
 
   void process(ConstImageView in, ImageView out) override {
-    ConstImageView src = in;
+    run_stages_on_host(stages_, in, out, scratch_, stats_.stage_ms_last.data());
     for (std::size_t i = 0; i < stages_.size(); ++i) {
-      const bool last = i + 1 == stages_.size();
-      ImageView dst = last ? out : scratch_[i % 2].view;
-      const auto t0 = std::chrono::steady_clock::now();
-      stages_[i]->process(src, dst);
-      const double ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      stats_.stage_ms_last[i] = ms;
-      stats_.stage_ms_total[i] += ms;
-      src = const_view(dst);
+      stats_.stage_ms_total[i] += stats_.stage_ms_last[i];
     }
     ++stats_.frames;
   }

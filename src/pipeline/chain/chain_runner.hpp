@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pipeline/backend.hpp"
+#include "pipeline/host_frame.hpp"
 #include "pipeline/image.hpp"
 #include "pipeline/pixel_format.hpp"
 #include "pipeline/stage.hpp"
@@ -44,6 +45,15 @@ class ChainRunner {
   std::vector<std::unique_ptr<FilterStage>> stages_;
   ChainStats stats_;
 };
+
+// Runs `stages` in order on host frames, `in` to `out`, through `scratch` (at least
+// min(stages - 1, 2) frames of the same shape). `stage_ms`, when given, receives each
+// stage's wall time. The CPU chain and the CPU streaming engine both run frames this way.
+void run_stages_on_host(const std::vector<std::unique_ptr<FilterStage>>& stages, ConstImageView in,
+                        ImageView out, std::vector<HostFrame>& scratch, double* stage_ms = nullptr);
+// Allocates the scratch frames run_stages_on_host() needs for `stages` stages.
+void allocate_host_scratch(std::size_t stages, const FrameShape& shape,
+                           std::vector<HostFrame>& scratch);
 
 // Takes ownership of `stages` (at least one, all built for `choice`). Throws Error.
 std::unique_ptr<ChainRunner> make_chain_runner(std::vector<std::unique_ptr<FilterStage>> stages,

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "pipeline/chain/chain_runner.hpp"
 #include "pipeline/error.hpp"
 
 namespace starsift {
@@ -33,6 +34,16 @@ void StreamingChain::check_submit(ConstImageView in, const FrameShape& shape) co
   }
 }
 
+void StreamingChain::reset() {
+  while (in_flight_ > 0) {
+    wait_slot(oldest());
+    head_ = (head_ + 1) % depth_;
+    --in_flight_;
+    ++counters_.dropped;
+  }
+  oldest_waited_ = false;
+}
+
 void StreamingChain::pop() {
   if (in_flight_ == 0 || !oldest_waited_) {
     throw Error("streaming chain: pop() without a finished frame", "wait_oldest() first");
@@ -44,17 +55,6 @@ void StreamingChain::pop() {
 }
 
 namespace {
-
-// A host frame owned by the engine.
-struct HostFrame {
-  std::vector<std::byte> bytes;
-  ImageView view;
-  void allocate(const FrameShape& shape) {
-    const auto stride = static_cast<std::ptrdiff_t>(shape.width) * bytes_per_pixel(shape.format);
-    bytes.assign(static_cast<std::size_t>(stride) * shape.height, std::byte{0});
-    view = {bytes.data(), shape.width, shape.height, stride, shape.format};
-  }
-};
 
 void copy_frame(ConstImageView from, ImageView to) {
   for (int y = 0; y < from.height; ++y) std::memcpy(to.row(y), from.row(y), from.row_bytes());
@@ -85,8 +85,7 @@ class StreamingChainCpu final : public StreamingChain {
     for (auto& slot : slots_) {
       slot.input.allocate(shape);
       slot.output.allocate(shape);
-      slot.scratch.resize(std::min<std::size_t>(stages_.size() - 1, 2));
-      for (auto& f : slot.scratch) f.allocate(shape);
+      allocate_host_scratch(stages_.size(), shape, slot.scratch);
     }
     shape_ = shape;
   }
@@ -118,25 +117,15 @@ class StreamingChainCpu final : public StreamingChain {
   FinishedFrame wait_oldest() override {
     if (in_flight_ == 0) throw Error("streaming chain: nothing in flight", "submit() first");
     Slot& slot = slots_[oldest()];
-    std::unique_lock lock(mutex_);
-    done_.wait(lock, [&] { return slot.done; });
+    wait_slot(oldest());
     if (slot.error) std::rethrow_exception(slot.error);
     oldest_waited_ = true;
     return {const_view(slot.output.view), slot.tag};
   }
 
-  void reset() override {
-    while (in_flight_ > 0) {
-      {
-        std::unique_lock lock(mutex_);
-        Slot& slot = slots_[oldest()];
-        done_.wait(lock, [&] { return slot.done; });
-      }
-      head_ = (head_ + 1) % depth_;
-      --in_flight_;
-      ++counters_.dropped;
-    }
-    oldest_waited_ = false;
+  void wait_slot(int index) override {
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [&] { return slots_[index].done; });
   }
 
  private:
@@ -148,16 +137,6 @@ class StreamingChainCpu final : public StreamingChain {
     bool done = true;
     std::exception_ptr error;
   };
-
-  void run(Slot& slot) {
-    ConstImageView src = const_view(slot.input.view);
-    for (std::size_t i = 0; i < stages_.size(); ++i) {
-      const bool last = i + 1 == stages_.size();
-      ImageView dst = last ? slot.output.view : slot.scratch[i % 2].view;
-      stages_[i]->process(src, dst);
-      src = const_view(dst);
-    }
-  }
 
   void work() {
     for (;;) {
@@ -172,7 +151,7 @@ class StreamingChainCpu final : public StreamingChain {
       Slot& slot = slots_[index];
       std::exception_ptr error;
       try {
-        run(slot);
+        run_stages_on_host(stages_, const_view(slot.input.view), slot.output.view, slot.scratch);
       } catch (...) {
         error = std::current_exception();
       }

@@ -58,11 +58,13 @@ class StreamingChain {
   // Releases the oldest frame's slot after wait_oldest().
   void pop();
   // Waits for everything queued and discards it (a flush); counted as dropped.
-  virtual void reset() = 0;
+  void reset();
 
  protected:
   StreamingChain(std::vector<std::unique_ptr<FilterStage>> stages, int depth);
   void check_submit(ConstImageView in, const FrameShape& shape) const;
+  // Blocks until slot `index`'s frame is done.
+  virtual void wait_slot(int index) = 0;
   // Slot index of the oldest frame and of the next free slot.
   int oldest() const noexcept { return head_; }
   int next_free() const noexcept { return (head_ + in_flight_) % depth_; }

@@ -129,14 +129,8 @@ class StreamingChainCuda final : public StreamingChain {
     return {const_view(slot.host_out.view()), slot.tag};
   }
 
-  void reset() override {
-    while (in_flight_ > 0) {
-      cudaEventSynchronize(slots_[oldest()]->done.get());
-      head_ = (head_ + 1) % depth_;
-      --in_flight_;
-      ++counters_.dropped;
-    }
-    oldest_waited_ = false;
+  void wait_slot(int index) override {
+    cuda::check(cudaEventSynchronize(slots_[index]->done.get()), "frame (cudaEventSynchronize)");
   }
 
  private:
