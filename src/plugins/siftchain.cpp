@@ -18,6 +18,12 @@
  *
  * #GstSiftChain:stats reports the frames filtered and each stage's time on the last frame.
  *
+ * With #GstSiftChain:depth D >= 2, D frames are in flight at once through the streaming engine
+ * (on CUDA one frame's upload, the previous one's kernels and the one before's download
+ * overlap): the output lags D - 1 frames behind the input, which the LATENCY query reports,
+ * and keeps the input's order and timestamps. EOS, new caps and every other serialized event
+ * first push the frames in flight downstream; a flush drops them, counted in the stats.
+ *
  * ## Example launch lines
  * |[
  * gst-launch-1.0 videotestsrc ! video/x-raw,format=GRAY16_LE,width=1024,height=1024 ! \
@@ -31,13 +37,17 @@
 
 #include "plugins/siftchain.hpp"
 
+#include <cstring>
+#include <deque>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "pipeline/chain/chain_runner.hpp"
 #include "pipeline/chain/chain_stages.hpp"
+#include "pipeline/engine/streaming_chain.hpp"
 #include "pipeline/error.hpp"
 #include "plugins/common/enums.hpp"
 #include "plugins/common/video.hpp"
@@ -47,20 +57,42 @@ GST_DEBUG_CATEGORY_STATIC(gst_sift_chain_debug);
 
 #define DEFAULT_PROP_CONFIG nullptr
 #define DEFAULT_PROP_CHAIN nullptr
+#define DEFAULT_PROP_DEPTH 1
 
 // How the `chain` property's text is named in parser messages.
 #define CHAIN_PROPERTY_ORIGIN "chain property"
 
 // backend, device-id and active-backend: GstSiftTransform's.
-enum { PROP_0, PROP_CONFIG, PROP_CHAIN, PROP_STATS, N_PROPERTIES };
+enum { PROP_0, PROP_CONFIG, PROP_CHAIN, PROP_DEPTH, PROP_STATS, N_PROPERTIES };
 
 static GParamSpec* properties[N_PROPERTIES];
 
 struct GstSiftChainState {
   guint64 generation = 0;                              // settings generation last looked at
-  std::shared_ptr<const starsift::ChainConfig> chain;  // what `runner` runs
-  std::unique_ptr<starsift::ChainRunner> runner;       // built per backend, configured on caps
-  guint64 frames = 0;                                  // filtered since start
+  std::shared_ptr<const starsift::ChainConfig> chain;  // what `runner` or `engine` runs
+  int depth = 1;                                       // `depth` at start
+  // depth 1: the synchronous runner; depth >= 2: the streaming engine. Built per backend,
+  // configured on caps.
+  std::unique_ptr<starsift::ChainRunner> runner;
+  std::unique_ptr<starsift::StreamingChain> engine;
+  std::optional<starsift::FrameShape> shape;  // what `engine` is configured for
+  // depth >= 2: the input buffer of each frame in flight, oldest first (its timestamps, flags
+  // and metas go to the frame's output buffer).
+  std::deque<GstBuffer*> pending;
+  starsift::StreamingCounters past;        // counters of the engines already replaced
+  GstFlowReturn drain_flow = GST_FLOW_OK;  // the last drain's push, before a new engine
+  guint64 frames = 0;                      // filtered since start
+  guint64 next_tag = 0;                    // tag of the next submitted frame
+
+  GstSiftChainState() = default;
+  GstSiftChainState(const GstSiftChainState&) = delete;
+  GstSiftChainState& operator=(const GstSiftChainState&) = delete;
+  ~GstSiftChainState() { clear_pending(); }
+
+  void clear_pending() noexcept {
+    for (GstBuffer* buffer : pending) gst_buffer_unref(buffer);
+    pending.clear();
+  }
 };
 
 static void gst_sift_chain_set_property(GObject* object, guint prop_id, const GValue* value,
@@ -105,27 +137,170 @@ static std::string gst_sift_chain_stage_names(const starsift::ChainRunner& runne
   return names;
 }
 
-// Builds the runner for `chain` on `choice` and, once caps are known, configures it; the state
-// takes both only when that succeeded. Throws starsift::Error.
+// "median,median", from stages not yet handed to an engine.
+static std::string gst_sift_chain_stage_names(
+    const std::vector<std::unique_ptr<starsift::FilterStage>>& stages) {
+  std::string names;
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    if (i > 0) names += ',';
+    names += stages[i]->name();
+  }
+  return names;
+}
+
+// Publishes the frame and engine counters in `stats` (the object lock is taken here).
+static void gst_sift_chain_publish_counters(GstSiftChain* self) {
+  const GstSiftChainState& state = *self->state;
+  starsift::StreamingCounters counters = state.past;
+  int in_flight = 0;
+  if (state.engine) {
+    const starsift::StreamingCounters& now = state.engine->counters();
+    counters.dropped += now.dropped;
+    counters.zero_copy += now.zero_copy;
+    counters.copied += now.copied;
+    in_flight = state.engine->in_flight();
+  }
+  GST_OBJECT_LOCK(self);
+  self->stats.frames = state.frames;
+  self->stats.in_flight = in_flight;
+  self->stats.dropped = counters.dropped;
+  self->stats.zero_copy = counters.zero_copy;
+  self->stats.copied = counters.copied;
+  GST_OBJECT_UNLOCK(self);
+}
+
+// depth >= 2: discards every frame in flight (counted as dropped) with its input buffer.
+static void gst_sift_chain_discard(GstSiftChain* self) noexcept {
+  GstSiftChainState* state = self->state;
+  if (state == nullptr || !state->engine) return;
+  const int in_flight = state->engine->in_flight();
+  try {
+    state->engine->reset();
+  } catch (const std::exception& e) {
+    GST_WARNING_OBJECT(self, "discarding the frames in flight: %s", e.what());
+  }
+  state->clear_pending();
+  if (in_flight > 0) GST_DEBUG_OBJECT(self, "dropped %d frames in flight", in_flight);
+  gst_sift_chain_publish_counters(self);
+}
+
+// depth >= 2: waits for the oldest frame in flight and copies it into a new output buffer,
+// which gets the timestamps, flags and metas of the frame's input buffer. When no buffer can
+// be had the frame stays in flight (a flush or stop counts it as dropped).
+static GstFlowReturn gst_sift_chain_finish_oldest(GstSiftChain* self, GstBuffer** outbuf) {
+  GstBaseTransform* trans = GST_BASE_TRANSFORM(self);
+  GstSiftChainState& state = *self->state;
+  *outbuf = nullptr;
+  try {
+    const starsift::FinishedFrame done = state.engine->wait_oldest();
+    GstBuffer* inbuf = state.pending.front();
+    GstFlowReturn ret =
+        GST_BASE_TRANSFORM_CLASS(parent_class)->prepare_output_buffer(trans, inbuf, outbuf);
+    if (ret != GST_FLOW_OK || *outbuf == nullptr) {
+      GST_DEBUG_OBJECT(self, "no output buffer: %s", gst_flow_get_name(ret));
+      *outbuf = nullptr;
+      return ret != GST_FLOW_OK ? ret : GST_FLOW_ERROR;
+    }
+    const GstVideoInfo* info = starsift::gst::negotiated_info(GST_SIFT_TRANSFORM(self));
+    bool copied = false;
+    if (info != nullptr) {
+      const starsift::gst::MappedFrame out(*info, *outbuf, GST_MAP_WRITE);
+      if (out.ok()) {
+        const starsift::ImageView to = out.view(done.output.format);
+        if (to.width == done.output.width && to.height == done.output.height) {
+          for (int y = 0; y < to.height; ++y) {
+            std::memcpy(to.row(y), done.output.row(y), done.output.row_bytes());
+          }
+          copied = true;
+        }
+      }
+    }
+    if (!copied) {
+      gst_buffer_unref(*outbuf);
+      *outbuf = nullptr;
+      GST_ELEMENT_ERROR(self, STREAM, FAILED,
+                        ("could not map the output buffer as a frame of the filtered size"),
+                        (nullptr));
+      return GST_FLOW_ERROR;
+    }
+    state.engine->pop();
+    state.pending.pop_front();
+    gst_buffer_unref(inbuf);
+    ++state.frames;
+    gst_sift_chain_publish_counters(self);
+    return GST_FLOW_OK;
+  } catch (...) {
+    STARSIFT_POST_CURRENT_EXCEPTION(self, "filtering a frame");
+    return GST_FLOW_ERROR;
+  }
+}
+
+// depth >= 2: pushes every frame in flight downstream, oldest first. When a push fails the
+// rest are discarded (counted as dropped) and its flow returned.
+static GstFlowReturn gst_sift_chain_drain(GstSiftChain* self) {
+  GstSiftChainState* state = self->state;
+  if (state == nullptr || !state->engine) return GST_FLOW_OK;
+  GstFlowReturn ret = GST_FLOW_OK;
+  while (state->engine->in_flight() > 0) {
+    GstBuffer* outbuf = nullptr;
+    ret = gst_sift_chain_finish_oldest(self, &outbuf);
+    if (ret != GST_FLOW_OK) break;
+    ret = gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), outbuf);
+    if (ret != GST_FLOW_OK) break;
+  }
+  if (ret != GST_FLOW_OK) {
+    GST_DEBUG_OBJECT(self, "draining stopped: %s", gst_flow_get_name(ret));
+    gst_sift_chain_discard(self);
+  }
+  gst_sift_chain_publish_counters(self);
+  return ret;
+}
+
+// Builds the runner (depth 1) or the streaming engine (depth >= 2) for `chain` on `choice`
+// and, once caps are known, configures it; the state takes both only when that succeeded. The
+// frames in flight in a replaced engine are pushed downstream first. Throws starsift::Error.
 static void gst_sift_chain_build_runner(GstSiftChain* self,
                                         std::shared_ptr<const starsift::ChainConfig> chain,
                                         const starsift::BackendChoice& choice) {
-  auto runner = starsift::make_chain_runner(*chain, choice);
-  if (const starsift::FrameShape* shape =
-          starsift::gst::negotiated_shape(GST_SIFT_TRANSFORM(self))) {
-    runner->configure(*shape);
-  }
-  const std::string stages = gst_sift_chain_stage_names(*runner);
-  const std::string backend = starsift::gst::active_backend_name(choice);
-  GST_INFO_OBJECT(self, "chain %s on %s", stages.c_str(), backend.c_str());
-
   GstSiftChainState& state = *self->state;
+  const starsift::FrameShape* shape = starsift::gst::negotiated_shape(GST_SIFT_TRANSFORM(self));
+  std::unique_ptr<starsift::ChainRunner> runner;
+  std::unique_ptr<starsift::StreamingChain> engine;
+  std::string stages;
+  std::size_t stage_count = 0;
+  if (state.depth > 1) {
+    auto built = starsift::build_chain_stages(*chain, choice);
+    stages = gst_sift_chain_stage_names(built);
+    stage_count = built.size();
+    engine = starsift::make_streaming_chain(std::move(built), choice, state.depth);
+    if (shape != nullptr) engine->configure(*shape);
+  } else {
+    runner = starsift::make_chain_runner(*chain, choice);
+    if (shape != nullptr) runner->configure(*shape);
+    stages = gst_sift_chain_stage_names(*runner);
+    stage_count = runner->size();
+  }
+  const std::string backend = starsift::gst::active_backend_name(choice);
+  GST_INFO_OBJECT(self, "chain %s on %s, depth %d", stages.c_str(), backend.c_str(), state.depth);
+
+  if (state.engine) {
+    state.drain_flow = gst_sift_chain_drain(self);
+    const starsift::StreamingCounters& old = state.engine->counters();
+    state.past.dropped += old.dropped;
+    state.past.zero_copy += old.zero_copy;
+    state.past.copied += old.copied;
+  }
   state.runner = std::move(runner);
+  state.engine = std::move(engine);
+  state.shape = state.engine && shape != nullptr ? std::optional(*shape) : std::nullopt;
   state.chain = std::move(chain);
-  const starsift::gst::ObjectLock lock(self);
-  self->stats.backend = backend;
-  self->stats.stages = stages;
-  self->stats.stage_ms.assign(state.runner->size(), 0.0);
+  {
+    const starsift::gst::ObjectLock lock(self);
+    self->stats.backend = backend;
+    self->stats.stages = stages;
+    self->stats.stage_ms.assign(stage_count, 0.0);
+  }
+  gst_sift_chain_publish_counters(self);
 }
 
 // Before a frame: a new chain (exactly one of config/chain set) replaces the running one. A
@@ -159,6 +334,7 @@ static bool gst_sift_chain_load(GstSiftChain* self) {
     const starsift::gst::ObjectLock lock(self);
     settings = self->settings;
     self->stats = GstSiftChainStats{};
+    self->stats.depth = settings.depth;
   }
 
   std::string problem;
@@ -180,7 +356,10 @@ static bool gst_sift_chain_load(GstSiftChain* self) {
     }
   }
   delete self->state;
-  self->state = new GstSiftChainState{settings.generation, std::move(chain), nullptr, 0};
+  self->state = new GstSiftChainState();
+  self->state->generation = settings.generation;
+  self->state->chain = std::move(chain);
+  self->state->depth = settings.depth;
   return true;
 }
 
@@ -211,8 +390,22 @@ static void gst_sift_chain_set_backend(GstSiftTransform* trans,
   gst_sift_chain_build_runner(self, self->state->chain, choice);
 }
 
+// New caps. At depth >= 2 the frames of the previous caps were pushed downstream when the
+// caps event came (see sink_event); a renegotiation to the same shape keeps the frames in
+// flight, one to another shape drops them (counted).
 static void gst_sift_chain_configure(GstSiftTransform* trans, const starsift::FrameShape& shape) {
-  GST_SIFT_CHAIN(trans)->state->runner->configure(shape);
+  GstSiftChain* self = GST_SIFT_CHAIN(trans);
+  GstSiftChainState& state = *self->state;
+  if (!state.engine) {
+    state.runner->configure(shape);
+    return;
+  }
+  if (state.shape == shape) return;
+  state.shape.reset();
+  state.engine->configure(shape);
+  state.clear_pending();
+  state.shape = shape;
+  gst_sift_chain_publish_counters(self);
 }
 
 static void gst_sift_chain_filter(GstSiftTransform* trans, starsift::ConstImageView in,
@@ -234,8 +427,139 @@ static void gst_sift_chain_filter(GstSiftTransform* trans, starsift::ConstImageV
 
 static void gst_sift_chain_reset(GstSiftTransform* trans) {
   GstSiftChain* self = GST_SIFT_CHAIN(trans);
+  gst_sift_chain_discard(self);  // frames still in flight at stop are counted as dropped
   delete self->state;
   self->state = nullptr;
+}
+
+/* GstBaseTransform vfuncs for depth >= 2 */
+
+// Takes the frame into the engine (which copies it into a slot of its own) and keeps the input
+// buffer for its output's metadata. Depth 1 chains up: the base filters through transform().
+static GstFlowReturn gst_sift_chain_submit_input_buffer(GstBaseTransform* trans,
+                                                        gboolean is_discont, GstBuffer* inbuf) {
+  GstSiftChain* self = GST_SIFT_CHAIN(trans);
+  GstBaseTransformClass* parent = GST_BASE_TRANSFORM_CLASS(parent_class);
+  if (self->state == nullptr || self->state->depth == 1) {
+    return parent->submit_input_buffer(trans, is_discont, inbuf);
+  }
+  // Renegotiation, QoS and the negotiated check; the buffer is left in queued_buf.
+  GstFlowReturn ret = parent->submit_input_buffer(trans, is_discont, inbuf);
+  if (ret != GST_FLOW_OK) return ret;
+  GstBuffer* buffer = trans->queued_buf;
+  trans->queued_buf = nullptr;
+  if (buffer == nullptr) return GST_FLOW_OK;
+
+  GstSiftTransform* sift = GST_SIFT_TRANSFORM(self);
+  const GstVideoInfo* info = starsift::gst::negotiated_info(sift);
+  if (info == nullptr) {
+    gst_buffer_unref(buffer);
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("no caps negotiated before a buffer"));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  GstSiftChainState& state = *self->state;
+  try {
+    if (GST_BASE_TRANSFORM_GET_CLASS(trans)->before_transform != nullptr) {
+      GST_BASE_TRANSFORM_GET_CLASS(trans)->before_transform(trans, buffer);
+    }
+    // A new backend or chain pushes the old engine's frames downstream first.
+    state.drain_flow = GST_FLOW_OK;
+    starsift::gst::apply_backend_changes(sift);
+    gst_sift_chain_update_chain(self);
+    if (state.drain_flow != GST_FLOW_OK) {
+      gst_buffer_unref(buffer);
+      return state.drain_flow;
+    }
+    if (state.engine->in_flight() == state.engine->depth()) {
+      // The oldest frame could not be handed out last time: push it now.
+      GstBuffer* outbuf = nullptr;
+      ret = gst_sift_chain_finish_oldest(self, &outbuf);
+      if (ret == GST_FLOW_OK) ret = gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), outbuf);
+      if (ret != GST_FLOW_OK) {
+        gst_buffer_unref(buffer);
+        return ret;
+      }
+    }
+    const starsift::gst::MappedFrame in(*info, buffer, GST_MAP_READ);
+    if (!in.ok()) {
+      gst_buffer_unref(buffer);
+      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("could not map the input buffer as a video frame"),
+                        (nullptr));
+      return GST_FLOW_ERROR;
+    }
+    state.engine->submit(in.const_view(starsift::gst::negotiated_shape(sift)->format),
+                         state.next_tag++);
+  } catch (...) {
+    gst_buffer_unref(buffer);
+    STARSIFT_POST_CURRENT_EXCEPTION(self, "filtering a frame");
+    return GST_FLOW_ERROR;
+  }
+  state.pending.push_back(buffer);
+  gst_sift_chain_publish_counters(self);
+  return GST_FLOW_OK;
+}
+
+// Hands out the oldest frame once all `depth` slots are in flight; otherwise nothing.
+static GstFlowReturn gst_sift_chain_generate_output(GstBaseTransform* trans, GstBuffer** outbuf) {
+  GstSiftChain* self = GST_SIFT_CHAIN(trans);
+  if (self->state == nullptr || self->state->depth == 1) {
+    return GST_BASE_TRANSFORM_CLASS(parent_class)->generate_output(trans, outbuf);
+  }
+  *outbuf = nullptr;
+  const GstSiftChainState& state = *self->state;
+  if (!state.engine || state.engine->in_flight() < state.engine->depth()) return GST_FLOW_OK;
+  return gst_sift_chain_finish_oldest(self, outbuf);
+}
+
+// depth >= 2: a serialized event (EOS, CAPS, SEGMENT, GAP, tags, ...) first pushes the frames
+// in flight downstream, so that it stays behind them; FLUSH_STOP drops them (counted).
+static gboolean gst_sift_chain_sink_event(GstBaseTransform* trans, GstEvent* event) {
+  GstSiftChain* self = GST_SIFT_CHAIN(trans);
+  if (self->state != nullptr && self->state->engine) {
+    if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
+      gst_sift_chain_discard(self);
+    } else if (GST_EVENT_IS_SERIALIZED(event) && self->state->engine->in_flight() > 0) {
+      const GstFlowReturn ret = gst_sift_chain_drain(self);
+      GST_DEBUG_OBJECT(self, "drained before %s: %s", GST_EVENT_TYPE_NAME(event),
+                       gst_flow_get_name(ret));
+    }
+  }
+  return GST_BASE_TRANSFORM_CLASS(parent_class)->sink_event(trans, event);
+}
+
+// LATENCY on the src pad: upstream's, plus (depth - 1) frame durations at the negotiated
+// frame rate (nothing when the rate is 0 or unknown).
+static gboolean gst_sift_chain_query(GstBaseTransform* trans, GstPadDirection direction,
+                                     GstQuery* query) {
+  if (!GST_BASE_TRANSFORM_CLASS(parent_class)->query(trans, direction, query)) return FALSE;
+  if (direction != GST_PAD_SRC || GST_QUERY_TYPE(query) != GST_QUERY_LATENCY) return TRUE;
+
+  GstSiftChain* self = GST_SIFT_CHAIN(trans);
+  GST_OBJECT_LOCK(self);
+  const int depth = self->state != nullptr ? self->stats.depth : self->settings.depth;
+  GST_OBJECT_UNLOCK(self);
+  if (depth <= 1) return TRUE;
+  GstCaps* caps = gst_pad_get_current_caps(GST_BASE_TRANSFORM_SRC_PAD(trans));
+  if (caps == nullptr) return TRUE;
+  GstVideoInfo info;
+  const bool have_info = gst_video_info_from_caps(&info, caps);
+  gst_caps_unref(caps);
+  if (!have_info || GST_VIDEO_INFO_FPS_N(&info) <= 0 || GST_VIDEO_INFO_FPS_D(&info) <= 0) {
+    return TRUE;
+  }
+  const GstClockTime extra =
+      gst_util_uint64_scale_int(static_cast<guint64>(depth - 1) * GST_SECOND,
+                                GST_VIDEO_INFO_FPS_D(&info), GST_VIDEO_INFO_FPS_N(&info));
+  gboolean live = FALSE;
+  GstClockTime min = 0;
+  GstClockTime max = GST_CLOCK_TIME_NONE;
+  gst_query_parse_latency(query, &live, &min, &max);
+  min += extra;
+  if (GST_CLOCK_TIME_IS_VALID(max)) max += extra;
+  GST_DEBUG_OBJECT(self, "latency %" GST_TIME_FORMAT " more for depth %d", GST_TIME_ARGS(extra),
+                   depth);
+  gst_query_set_latency(query, live, min, max);
+  return TRUE;
 }
 
 /* GObject vfuncs */
@@ -274,12 +598,24 @@ static void gst_sift_chain_class_init(GstSiftChainClass* klass) {
       "when set; a chain that does not parse is refused. Set this or config, not both. A "
       "change takes effect at the next frame",
       DEFAULT_PROP_CHAIN, mutable_playing);
+  properties[PROP_DEPTH] = g_param_spec_int(
+      "depth", "Depth",
+      "Frames in flight at once: 1 filters each frame before the next comes in; with D >= 2 "
+      "frames overlap (on CUDA the upload of one, the kernels of the one before and the "
+      "download of the one before that) and the output lags D - 1 frames behind the input, "
+      "reported in the latency. Output order is input order. Read at start",
+      1, starsift::kMaxStreamingDepth, DEFAULT_PROP_DEPTH,
+      static_cast<GParamFlags>(G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
+                               G_PARAM_STATIC_STRINGS));
   properties[PROP_STATS] = g_param_spec_boxed(
       "stats", "Statistics",
       "siftchain-stats: frames (guint64, filtered since start), backend (string), stages "
       "(string, comma-separated names), stage-ms (array of doubles: each stage's time on the "
       "last frame), upload-ms and download-ms (doubles: the last frame's copies to and from "
-      "the GPU, 0 on the CPU). Reset at start, kept after stop",
+      "the GPU, 0 on the CPU; measured at depth 1 only), depth (int), in-flight (int: frames "
+      "taken in, not yet pushed out), dropped (guint64: frames in flight that a flush, stop or "
+      "failed push discarded), zero-copy and copied (guint64: inputs the engine took without "
+      "a copy or copied once; depth >= 2). Reset at start, kept after stop",
       GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_properties(gobject_class, N_PROPERTIES, properties);
 
@@ -294,6 +630,11 @@ static void gst_sift_chain_class_init(GstSiftChainClass* klass) {
   sift_class->reset = GST_DEBUG_FUNCPTR(gst_sift_chain_reset);
   // Checks the config/chain properties, then chains up to GstSiftTransform's start.
   trans_class->start = GST_DEBUG_FUNCPTR(gst_sift_chain_start);
+  // depth >= 2: frames in flight through the streaming engine.
+  trans_class->submit_input_buffer = GST_DEBUG_FUNCPTR(gst_sift_chain_submit_input_buffer);
+  trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_sift_chain_generate_output);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_sift_chain_sink_event);
+  trans_class->query = GST_DEBUG_FUNCPTR(gst_sift_chain_query);
 }
 
 static void gst_sift_chain_init(GstSiftChain* self) {
@@ -349,6 +690,11 @@ static void gst_sift_chain_set_property(GObject* object, guint prop_id, const GV
     case PROP_CHAIN:
       gst_sift_chain_set_source(self, pspec, g_value_get_string(value));
       break;
+    case PROP_DEPTH:
+      GST_OBJECT_LOCK(self);
+      self->settings.depth = g_value_get_int(value);
+      GST_OBJECT_UNLOCK(self);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
       break;
@@ -360,7 +706,10 @@ static GstStructure* gst_sift_chain_stats_structure(const GstSiftChainStats& sta
   GstStructure* structure = gst_structure_new(
       "siftchain-stats", "frames", G_TYPE_UINT64, stats.frames, "backend", G_TYPE_STRING,
       stats.backend.c_str(), "stages", G_TYPE_STRING, stats.stages.c_str(), "upload-ms",
-      G_TYPE_DOUBLE, stats.upload_ms, "download-ms", G_TYPE_DOUBLE, stats.download_ms, nullptr);
+      G_TYPE_DOUBLE, stats.upload_ms, "download-ms", G_TYPE_DOUBLE, stats.download_ms, "depth",
+      G_TYPE_INT, stats.depth, "in-flight", G_TYPE_INT, stats.in_flight, "dropped", G_TYPE_UINT64,
+      stats.dropped, "zero-copy", G_TYPE_UINT64, stats.zero_copy, "copied", G_TYPE_UINT64,
+      stats.copied, nullptr);
   GValue stage_ms = G_VALUE_INIT;
   g_value_init(&stage_ms, GST_TYPE_ARRAY);
   for (const double ms : stats.stage_ms) {
@@ -386,6 +735,9 @@ static void gst_sift_chain_get_property(GObject* object, guint prop_id, GValue* 
     case PROP_CHAIN:
       g_value_set_string(value,
                          self->settings.chain.empty() ? nullptr : self->settings.chain.c_str());
+      break;
+    case PROP_DEPTH:
+      g_value_set_int(value, self->settings.depth);
       break;
     case PROP_STATS:
       g_value_take_boxed(value, gst_sift_chain_stats_structure(self->stats));

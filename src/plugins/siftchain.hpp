@@ -32,6 +32,7 @@ struct GstSiftChainSettings {
   // cleared by the next accepted one.
   std::string refused;
   guint64 generation = 0;  // bumped by every accepted config or chain value
+  int depth = 1;           // `depth`: frames in flight (1: synchronous); read at start
 };
 
 // What the `stats` property reports; written by the streaming thread after each frame under
@@ -43,6 +44,11 @@ struct GstSiftChainStats {
   std::vector<double> stage_ms;  // the last frame's time per stage, in chain order
   double upload_ms = 0.0;        // CUDA: the last frame's copy to the GPU (0 on the CPU)
   double download_ms = 0.0;      // CUDA: the last frame's copy back (0 on the CPU)
+  int depth = 1;                 // frames in flight at most (the `depth` it started with)
+  int in_flight = 0;             // frames taken in and not yet pushed out
+  guint64 dropped = 0;           // frames in flight that a flush, stop or error discarded
+  guint64 zero_copy = 0;         // depth >= 2: inputs the engine took without a copy
+  guint64 copied = 0;            // depth >= 2: inputs copied once into the engine
 };
 
 // Streaming state: built at start, dropped at stop. Defined in siftchain.cpp.

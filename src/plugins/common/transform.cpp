@@ -307,6 +307,15 @@ const FrameShape* negotiated_shape(GstSiftTransform* self) {
   return gst_sift_transform_negotiated(*priv) ? &priv->shape : nullptr;
 }
 
+const GstVideoInfo* negotiated_info(GstSiftTransform* self) {
+  const GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+  return gst_sift_transform_negotiated(*priv) ? &priv->info : nullptr;
+}
+
+void apply_backend_changes(GstSiftTransform* self) {
+  gst_sift_transform_update_backend(self, false);
+}
+
 void warn_refused_value(GObject* object, GstDebugCategory* category, GParamSpec* pspec,
                         const char* why) {
   GST_CAT_WARNING_OBJECT(category, object, "refusing the new %s: %s", pspec->name, why);

@@ -8,6 +8,7 @@
 
 #include <gst/base/gstbasetransform.h>
 #include <gst/gst.h>
+#include <gst/video/video.h>
 
 #include "pipeline/backend.hpp"
 #include "pipeline/image.hpp"
@@ -48,6 +49,14 @@ const BackendChoice& backend_choice(GstSiftTransform* self);
 
 // The negotiated frame shape, or NULL before caps (and after caps that were refused).
 const FrameShape* negotiated_shape(GstSiftTransform* self);
+
+// The negotiated caps as video info (same in and out), or NULL before caps. Streaming thread.
+const GstVideoInfo* negotiated_info(GstSiftTransform* self);
+
+// What the base does before each frame it filters itself: applies a changed `backend` or
+// `device-id` (set_backend() runs when they changed). For elements that take frames through
+// their own submit_input_buffer. Throws starsift::Error.
+void apply_backend_changes(GstSiftTransform* self);
 
 // GST_OBJECT_LOCK for a scope, for code that may throw while holding it (C++ copies).
 class ObjectLock {
