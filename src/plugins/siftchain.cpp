@@ -50,6 +50,7 @@
 #include "pipeline/engine/streaming_chain.hpp"
 #include "pipeline/error.hpp"
 #include "plugins/common/enums.hpp"
+#include "plugins/common/frame_allocator.hpp"
 #include "plugins/common/video.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(gst_sift_chain_debug);
@@ -432,6 +433,54 @@ static void gst_sift_chain_reset(GstSiftTransform* trans) {
   self->state = nullptr;
 }
 
+// Proposes a pool of starsift frame memory (page-locked where a GPU is usable) first, so a
+// source that takes it hands the engine frames it can DMA in place.
+static gboolean gst_sift_chain_propose_allocation(GstBaseTransform* trans, GstQuery* decide_query,
+                                                  GstQuery* query) {
+  GstSiftChain* self = GST_SIFT_CHAIN(trans);
+  if (!GST_BASE_TRANSFORM_CLASS(parent_class)->propose_allocation(trans, decide_query, query)) {
+    return FALSE;
+  }
+  if (decide_query == nullptr) return TRUE;  // passthrough: upstream talks to downstream
+  GstCaps* caps = nullptr;
+  gboolean need_pool = FALSE;
+  gst_query_parse_allocation(query, &caps, &need_pool);
+  GstVideoInfo info;
+  if (caps == nullptr || !gst_video_info_from_caps(&info, caps)) return TRUE;
+  int depth;
+  {
+    const starsift::gst::ObjectLock lock(self);
+    depth = self->settings.depth;
+  }
+  const guint min_buffers = static_cast<guint>(depth) + 2;  // the ring plus two being filled
+  GstAllocator* allocator = starsift::gst::frame_allocator();
+  GstAllocationParams params;
+  gst_allocation_params_init(&params);
+  if (gst_query_get_n_allocation_params(query) > 0) {
+    gst_query_set_nth_allocation_param(query, 0, allocator, &params);
+  } else {
+    gst_query_add_allocation_param(query, allocator, &params);
+  }
+  if (need_pool) {
+    GstBufferPool* pool = gst_video_buffer_pool_new();
+    GstStructure* config = gst_buffer_pool_get_config(pool);
+    gst_buffer_pool_config_set_params(config, caps, static_cast<guint>(info.size), min_buffers, 0);
+    gst_buffer_pool_config_set_allocator(config, allocator, &params);
+    gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+    if (gst_buffer_pool_set_config(pool, config)) {
+      if (gst_query_get_n_allocation_pools(query) > 0) {
+        gst_query_set_nth_allocation_pool(query, 0, pool, static_cast<guint>(info.size),
+                                          min_buffers, 0);
+      } else {
+        gst_query_add_allocation_pool(query, pool, static_cast<guint>(info.size), min_buffers, 0);
+      }
+    }
+    gst_object_unref(pool);
+  }
+  gst_object_unref(allocator);
+  return TRUE;
+}
+
 /* GstBaseTransform vfuncs for depth >= 2 */
 
 // Takes the frame into the engine (which copies it into a slot of its own) and keeps the input
@@ -487,8 +536,15 @@ static GstFlowReturn gst_sift_chain_submit_input_buffer(GstBaseTransform* trans,
                         (nullptr));
       return GST_FLOW_ERROR;
     }
+    // Frames from the proposed pool are page-locked and stay alive in `pending` until their
+    // output leaves: the engine reads them in place.
+    GstMemory* memory =
+        gst_buffer_n_memory(buffer) == 1 ? gst_buffer_peek_memory(buffer, 0) : nullptr;
+    const auto where = starsift::gst::is_pinned_frame_memory(memory)
+                           ? starsift::InputMemory::HeldPinned
+                           : starsift::InputMemory::Any;
     state.engine->submit(in.const_view(starsift::gst::negotiated_shape(sift)->format),
-                         state.next_tag++);
+                         state.next_tag++, where);
   } catch (...) {
     gst_buffer_unref(buffer);
     STARSIFT_POST_CURRENT_EXCEPTION(self, "filtering a frame");
@@ -631,6 +687,7 @@ static void gst_sift_chain_class_init(GstSiftChainClass* klass) {
   // Checks the config/chain properties, then chains up to GstSiftTransform's start.
   trans_class->start = GST_DEBUG_FUNCPTR(gst_sift_chain_start);
   // depth >= 2: frames in flight through the streaming engine.
+  trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_sift_chain_propose_allocation);
   trans_class->submit_input_buffer = GST_DEBUG_FUNCPTR(gst_sift_chain_submit_input_buffer);
   trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_sift_chain_generate_output);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_sift_chain_sink_event);

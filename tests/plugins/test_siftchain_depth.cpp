@@ -6,10 +6,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "element_support.hpp"
+#include "pipeline/backend.hpp"
 #include "pipeline/median/params.hpp"
 
 using starsift::BorderMode;
@@ -222,4 +224,54 @@ TEST_CASE("siftchain with depth 4 counts the frames in flight at stop as dropped
   CHECK(stat_u64(harness.element(), "dropped") == 3);
   CHECK(stat_int(harness.element(), "in-flight") == 0);
   CHECK(stat_u64(harness.element(), "frames") == 0);
+}
+
+TEST_CASE("siftchain proposes a pool of frame memory and reads its frames in place",
+          "[plugin][depth]") {
+  GstElement* element = make_element("siftchain", {{"chain", kTwoMedians}, {"backend", "auto"}});
+  g_object_set(element, "depth", 3, nullptr);
+  Harness harness(element);
+  const std::string caps_text = caps_string(PixelFormat::Gray8, 64, 48);
+  gst_harness_set_src_caps_str(harness.get(), caps_text.c_str());
+
+  GstCaps* caps = gst_caps_from_string(caps_text.c_str());
+  GstQuery* query = gst_query_new_allocation(caps, TRUE);
+  gst_caps_unref(caps);
+  REQUIRE(gst_pad_peer_query(harness.get()->srcpad, query));
+  REQUIRE(gst_query_get_n_allocation_pools(query) >= 1);
+  GstBufferPool* pool = nullptr;
+  guint size = 0, min_buffers = 0, max_buffers = 0;
+  gst_query_parse_nth_allocation_pool(query, 0, &pool, &size, &min_buffers, &max_buffers);
+  gst_query_unref(query);
+  REQUIRE(pool != nullptr);
+  CHECK(min_buffers == 3 + 2);
+  REQUIRE(gst_buffer_pool_set_active(pool, TRUE));
+
+  const GstVideoInfo info = video_info(PixelFormat::Gray8, 64, 48);
+  std::vector<TestImage> frames;
+  for (int i = 0; i < 9; ++i) {
+    frames.push_back(make_frame(PixelFormat::Gray8, 64, 48, 500 + static_cast<std::uint32_t>(i)));
+    GstBuffer* buffer = nullptr;
+    REQUIRE(gst_buffer_pool_acquire_buffer(pool, &buffer, nullptr) == GST_FLOW_OK);
+    CHECK(gst_memory_is_type(gst_buffer_peek_memory(buffer, 0), "StarsiftFrameMemory"));
+    GstVideoFrame frame;
+    REQUIRE(gst_video_frame_map(&frame, &info, buffer, GST_MAP_WRITE));
+    for (int y = 0; y < 48; ++y) {
+      std::memcpy(static_cast<guint8*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0)) +
+                      y * GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0),
+                  frames.back().cview().row(y), 64);
+    }
+    gst_video_frame_unmap(&frame);
+    GST_BUFFER_PTS(buffer) = static_cast<GstClockTime>(i) * kFrame;
+    GST_BUFFER_DURATION(buffer) = kFrame;
+    REQUIRE(gst_harness_push(harness.get(), buffer) == GST_FLOW_OK);
+  }
+  REQUIRE(gst_harness_push_event(harness.get(), gst_event_new_eos()));
+  pull_and_check(harness, frames, 0);
+  // Page-locked where a GPU is usable (read in place), ordinary memory otherwise (copied).
+  const bool pinned = starsift::cuda_unusable_reason(0).empty();
+  CHECK(stat_u64(element, "zero-copy") == (pinned ? 9u : 0u));
+  CHECK(stat_u64(element, "copied") == (pinned ? 0u : 9u));
+  gst_buffer_pool_set_active(pool, FALSE);
+  gst_object_unref(pool);
 }

@@ -45,8 +45,9 @@ inline TestImage expected_output(const TestImage& in) {
   return cur;
 }
 
-// Pushes `frames` distinct frames through `engine` (configured for `shape`), alternating the
-// zero-copy and the copied input paths, sleeping at random, and checks count and order.
+// Pushes `frames` distinct frames through `engine` (configured for `shape`), rotating through
+// the input paths (the slot's own memory, a copied frame, a frame held in place), sleeping
+// at random, and checks count and order.
 inline void check_streaming(StreamingChain& engine, const FrameShape& shape, int frames,
                             std::uint32_t seed) {
   std::mt19937 rng(seed);
@@ -76,14 +77,16 @@ inline void check_streaming(StreamingChain& engine, const FrameShape& shape, int
   for (int i = 0; i < frames; ++i) {
     if (engine.in_flight() == engine.depth()) collect();
     if (rng() % 4 == 0) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 1000));
-    if (i % 2 == 0) {  // the source writes into the engine's own (pinned) slot
+    if (i % 3 == 0) {  // the source writes into the engine's own (pinned) slot
       ImageView slot = engine.next_input();
       for (int y = 0; y < shape.height; ++y) {
         std::memcpy(slot.row(y), inputs[i].cview().row(y), slot.row_bytes());
       }
       engine.submit(const_view(slot), static_cast<std::uint64_t>(i));
-    } else {
+    } else if (i % 3 == 1) {  // any host frame: copied into the slot
       engine.submit(inputs[i].cview(), static_cast<std::uint64_t>(i));
+    } else {  // held by the caller until popped: read in place
+      engine.submit(inputs[i].cview(), static_cast<std::uint64_t>(i), InputMemory::HeldPinned);
     }
   }
   while (engine.in_flight() > 0) collect();  // drain, as on EOS
@@ -91,8 +94,9 @@ inline void check_streaming(StreamingChain& engine, const FrameShape& shape, int
   const auto& after = engine.counters();
   REQUIRE(after.submitted - before.submitted == static_cast<std::uint64_t>(frames));
   REQUIRE(after.completed - before.completed == static_cast<std::uint64_t>(frames));
-  REQUIRE(after.zero_copy - before.zero_copy == static_cast<std::uint64_t>((frames + 1) / 2));
-  REQUIRE(after.copied - before.copied == static_cast<std::uint64_t>(frames / 2));
+  const auto copied = static_cast<std::uint64_t>((frames + 1) / 3);  // i % 3 == 1
+  REQUIRE(after.copied - before.copied == copied);
+  REQUIRE(after.zero_copy - before.zero_copy == static_cast<std::uint64_t>(frames) - copied);
 }
 
 // Fills the ring, resets (a flush), checks the drop count, then streams again; then a caps

@@ -92,14 +92,16 @@ class StreamingChainCpu final : public StreamingChain {
 
   ImageView next_input() override { return slots_.at(next_free()).input.view; }
 
-  void submit(ConstImageView in, std::uint64_t tag) override {
+  void submit(ConstImageView in, std::uint64_t tag, InputMemory memory) override {
     check_submit(in, shape_);
     const int index = next_free();
     Slot& slot = slots_[index];
-    if (in.data == slot.input.view.data) {
+    if (in.data == slot.input.view.data || memory == InputMemory::HeldPinned) {
+      slot.source = in;  // read in place
       ++counters_.zero_copy;
     } else {
       copy_frame(in, slot.input.view);
+      slot.source = const_view(slot.input.view);
       ++counters_.copied;
     }
     slot.tag = tag;
@@ -131,6 +133,7 @@ class StreamingChainCpu final : public StreamingChain {
  private:
   struct Slot {
     HostFrame input;
+    ConstImageView source;  // what the worker reads: the slot's input or the caller's frame
     HostFrame output;
     std::vector<HostFrame> scratch;
     std::uint64_t tag = 0;
@@ -151,7 +154,7 @@ class StreamingChainCpu final : public StreamingChain {
       Slot& slot = slots_[index];
       std::exception_ptr error;
       try {
-        run_stages_on_host(stages_, const_view(slot.input.view), slot.output.view, slot.scratch);
+        run_stages_on_host(stages_, slot.source, slot.output.view, slot.scratch);
       } catch (...) {
         error = std::current_exception();
       }

@@ -31,6 +31,13 @@ struct StreamingCounters {
   std::uint64_t copied = 0;     // inputs copied into a slot once
 };
 
+// Where a submitted frame's pixels live.
+enum class InputMemory {
+  Any,         // any host memory: copied into the slot once
+  HeldPinned,  // page-locked memory the caller keeps unchanged until the frame is popped:
+               // read in place (DMA on CUDA), no copy
+};
+
 struct FinishedFrame {
   ConstImageView output;  // valid until pop()
   std::uint64_t tag;      // what submit() was given
@@ -51,8 +58,10 @@ class StreamingChain {
   // The next slot's input memory (pinned on CUDA): a frame written there is submitted
   // without a copy.
   virtual ImageView next_input() = 0;
-  // Queues a frame. Requires in_flight() < depth(). Throws Error.
-  virtual void submit(ConstImageView in, std::uint64_t tag) = 0;
+  // Queues a frame. Requires in_flight() < depth(). The slot's own next_input() memory and
+  // InputMemory::HeldPinned frames are not copied (counted as zero-copy). Throws Error.
+  virtual void submit(ConstImageView in, std::uint64_t tag,
+                      InputMemory memory = InputMemory::Any) = 0;
   // Waits for the oldest queued frame (requires in_flight() > 0). Throws Error.
   virtual FinishedFrame wait_oldest() = 0;
   // Releases the oldest frame's slot after wait_oldest().

@@ -88,21 +88,23 @@ class StreamingChainCuda final : public StreamingChain {
 
   ImageView next_input() override { return slots_.at(next_free())->host_in.view(); }
 
-  void submit(ConstImageView in, std::uint64_t tag) override {
+  void submit(ConstImageView in, std::uint64_t tag, InputMemory memory) override {
     check_submit(in, shape_);
     cuda::use_device(device_id_);
     Slot& slot = *slots_[next_free()];
     const ImageView pinned = slot.host_in.view();
-    if (in.data == pinned.data) {
+    ConstImageView source = in;  // DMA straight from the caller's page-locked frame
+    if (in.data == pinned.data || memory == InputMemory::HeldPinned) {
       ++counters_.zero_copy;
     } else {  // one copy into DMA-able memory
       for (int y = 0; y < in.height; ++y) std::memcpy(pinned.row(y), in.row(y), in.row_bytes());
+      source = const_view(pinned);
       ++counters_.copied;
     }
     const cudaStream_t s = slot.stream.get();
     const std::size_t row = in.row_bytes();
-    cuda::check(cudaMemcpy2DAsync(slot.frames[0].data(), slot.frames[0].pitch(), pinned.data,
-                                  pinned.stride, row, in.height, cudaMemcpyHostToDevice, s),
+    cuda::check(cudaMemcpy2DAsync(slot.frames[0].data(), slot.frames[0].pitch(), source.data,
+                                  source.stride, row, in.height, cudaMemcpyHostToDevice, s),
                 "upload (cudaMemcpy2DAsync)");
     int src = 0;
     for (auto& stage : stages_) {
