@@ -6,16 +6,12 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_buffer.hpp"
 #include "pipeline/chain/chain_runner.hpp"
+#include "pipeline/chain/device_chain.hpp"
 #include "pipeline/error.hpp"
 
 namespace starsift {
 
 namespace {
-
-ImageView device_view(const cuda::DeviceImage& img, const FrameShape& shape) {
-  return {img.data(), shape.width, shape.height, static_cast<std::ptrdiff_t>(img.pitch()),
-          shape.format};
-}
 
 float elapsed_ms(const cuda::Event& from, const cuda::Event& to) {
   float ms = 0.0f;
@@ -37,7 +33,10 @@ class ChainRunnerCuda final : public ChainRunner {
     stream_ = std::make_unique<cuda::Stream>();
     // Marks: before the upload, after it, after each stage, after the download.
     marks_.resize(stages_.size() + 3);
-    for (auto& m : marks_) m = std::make_unique<cuda::Event>();
+    for (auto& m : marks_) {
+      m = std::make_unique<cuda::Event>();
+      mark_handles_.push_back(m->get());
+    }
   }
 
   Backend backend() const override { return Backend::Cuda; }
@@ -46,14 +45,7 @@ class ChainRunnerCuda final : public ChainRunner {
     shape.validate();
     cuda::use_device(device_id_);
     for (auto& s : stages_) s->configure_device(shape);
-    const std::size_t row = static_cast<std::size_t>(shape.width) * bytes_per_pixel(shape.format);
-    frames_[0].allocate(row, shape.height);  // upload target
-    frames_[1].allocate(row, shape.height);
-    if (stages_.size() > 1) {
-      frames_[2].allocate(row, shape.height);
-    } else {
-      frames_[2].release();
-    }
+    frames_.allocate(shape, stages_.size());
     shape_ = shape;
   }
 
@@ -65,25 +57,7 @@ class ChainRunnerCuda final : public ChainRunner {
     }
     cuda::use_device(device_id_);
     const cudaStream_t s = stream_->get();
-    const std::size_t row = in.row_bytes();
-    cuda::check(cudaEventRecord(marks_[0]->get(), s), "cudaEventRecord");
-    cuda::check(cudaMemcpy2DAsync(frames_[0].data(), frames_[0].pitch(), in.data, in.stride, row,
-                                  in.height, cudaMemcpyHostToDevice, s),
-                "chain upload (cudaMemcpy2DAsync)");
-    cuda::check(cudaEventRecord(marks_[1]->get(), s), "cudaEventRecord");
-    // Stage i reads frame src and writes frame dst; frame 0 is only ever read after upload.
-    int src = 0;
-    for (std::size_t i = 0; i < stages_.size(); ++i) {
-      const int dst = src == 1 ? 2 : 1;
-      stages_[i]->enqueue(const_view(device_view(frames_[src], shape_)),
-                          device_view(frames_[dst], shape_), s);
-      cuda::check(cudaEventRecord(marks_[i + 2]->get(), s), "cudaEventRecord");
-      src = dst;
-    }
-    cuda::check(cudaMemcpy2DAsync(out.data, out.stride, frames_[src].data(), frames_[src].pitch(),
-                                  row, in.height, cudaMemcpyDeviceToHost, s),
-                "chain download (cudaMemcpy2DAsync)");
-    cuda::check(cudaEventRecord(marks_.back()->get(), s), "cudaEventRecord");
+    frames_.enqueue(stages_, in, out, s, mark_handles_.data());
     // This chain's stream only; other elements' work goes on.
     cuda::check(cudaStreamSynchronize(s), "chain (cudaStreamSynchronize)");
 
@@ -101,7 +75,8 @@ class ChainRunnerCuda final : public ChainRunner {
   int device_id_;
   std::unique_ptr<cuda::Stream> stream_;
   std::vector<std::unique_ptr<cuda::Event>> marks_;
-  cuda::DeviceImage frames_[3];  // upload target, two intermediates
+  std::vector<cudaEvent_t> mark_handles_;
+  DeviceChainFrames frames_;
   FrameShape shape_;
 };
 

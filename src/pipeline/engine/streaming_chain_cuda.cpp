@@ -10,37 +10,42 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_buffer.hpp"
+#include "pipeline/chain/device_chain.hpp"
 #include "pipeline/engine/streaming_chain.hpp"
 #include "pipeline/error.hpp"
+#include "pipeline/frame_memory.hpp"
 
 namespace starsift {
 
 namespace {
 
-// Pinned (page-locked) host memory for one frame.
+// Pinned (page-locked) host memory for one frame: the copies of a slot are true DMA.
 class PinnedFrame {
  public:
   PinnedFrame() = default;
-  ~PinnedFrame() { release(); }
+  ~PinnedFrame() { free_frame_memory(memory_); }
   PinnedFrame(const PinnedFrame&) = delete;
   PinnedFrame& operator=(const PinnedFrame&) = delete;
 
   void allocate(const FrameShape& shape) {
-    release();
+    free_frame_memory(memory_);
+    memory_ = {};
     const auto stride = static_cast<std::ptrdiff_t>(shape.width) * bytes_per_pixel(shape.format);
-    cuda::check(
-        cudaHostAlloc(&ptr_, static_cast<std::size_t>(stride) * shape.height, cudaHostAllocDefault),
-        "cudaHostAlloc");
-    view_ = {static_cast<std::byte*>(ptr_), shape.width, shape.height, stride, shape.format};
-  }
-  void release() noexcept {
-    if (ptr_) cudaFreeHost(ptr_);
-    ptr_ = nullptr;
+    const FrameMemory memory =
+        allocate_frame_memory(static_cast<std::size_t>(stride) * shape.height);
+    if (!memory.pinned) {
+      free_frame_memory(memory);
+      throw Error("streaming chain: page-locked host memory is not available",
+                  "a usable CUDA device for backend=cuda");
+    }
+    memory_ = memory;
+    view_ = {static_cast<std::byte*>(memory_.data), shape.width, shape.height, stride,
+             shape.format};
   }
   ImageView view() const noexcept { return view_; }
 
  private:
-  void* ptr_ = nullptr;
+  FrameMemory memory_;
   ImageView view_;
 };
 
@@ -71,17 +76,10 @@ class StreamingChainCuda final : public StreamingChain {
     reset();
     cuda::use_device(device_id_);
     for (auto& s : stages_) s->configure_device(shape);
-    const std::size_t row = static_cast<std::size_t>(shape.width) * bytes_per_pixel(shape.format);
     for (auto& slot : slots_) {
       slot->host_in.allocate(shape);
       slot->host_out.allocate(shape);
-      slot->frames[0].allocate(row, shape.height);
-      slot->frames[1].allocate(row, shape.height);
-      if (stages_.size() > 1) {
-        slot->frames[2].allocate(row, shape.height);
-      } else {
-        slot->frames[2].release();
-      }
+      slot->frames.allocate(shape, stages_.size());
     }
     shape_ = shape;
   }
@@ -102,21 +100,7 @@ class StreamingChainCuda final : public StreamingChain {
       ++counters_.copied;
     }
     const cudaStream_t s = slot.stream.get();
-    const std::size_t row = in.row_bytes();
-    cuda::check(cudaMemcpy2DAsync(slot.frames[0].data(), slot.frames[0].pitch(), source.data,
-                                  source.stride, row, in.height, cudaMemcpyHostToDevice, s),
-                "upload (cudaMemcpy2DAsync)");
-    int src = 0;
-    for (auto& stage : stages_) {
-      const int dst = src == 1 ? 2 : 1;
-      stage->enqueue(const_view(device_view(slot.frames[src])), device_view(slot.frames[dst]), s);
-      src = dst;
-    }
-    const ImageView out = slot.host_out.view();
-    cuda::check(
-        cudaMemcpy2DAsync(out.data, out.stride, slot.frames[src].data(), slot.frames[src].pitch(),
-                          row, in.height, cudaMemcpyDeviceToHost, s),
-        "download (cudaMemcpy2DAsync)");
+    slot.frames.enqueue(stages_, source, slot.host_out.view(), s);
     cuda::check(cudaEventRecord(slot.done.get(), s), "cudaEventRecord");
     slot.tag = tag;
     queued();
@@ -139,16 +123,11 @@ class StreamingChainCuda final : public StreamingChain {
   struct Slot {
     PinnedFrame host_in;
     PinnedFrame host_out;
-    cuda::DeviceImage frames[3];  // upload target, two intermediates
+    DeviceChainFrames frames;
     cuda::Stream stream;
     cuda::Event done;
     std::uint64_t tag = 0;
   };
-
-  ImageView device_view(const cuda::DeviceImage& img) const {
-    return {img.data(), shape_.width, shape_.height, static_cast<std::ptrdiff_t>(img.pitch()),
-            shape_.format};
-  }
 
   int device_id_;
   std::vector<std::unique_ptr<Slot>> slots_;
