@@ -21,18 +21,32 @@ class FilterStage {
   // True when the stage can process frames of this format (no allocation, no throw).
   virtual bool supports(PixelFormat format) const = 0;
 
+  // The shape of the frames the stage writes for input frames of `in` (the same, unless the
+  // stage converts: e.g. whitening to a float residual). Valid after configure(in).
+  virtual FrameShape output_shape(const FrameShape& in) const { return in; }
+
   // Prepares for frames of `shape`: validates it and allocates every buffer the stage
   // needs, so process() never allocates. Called again on a caps change. Throws Error.
   virtual void configure(const FrameShape& shape) = 0;
 
-  // Filters one frame, host memory in and out (same shape as configured; strides free).
+  // Filters one frame, host memory in and out (`in` of the configured shape, `out` of
+  // output_shape(); strides free).
   // Synchronous: `out` is complete on return. Throws Error on a backend failure.
   virtual void process(ConstImageView in, ImageView out) = 0;
+
+  // Stages that keep state across frames (temporal whitening) forget it here: after a
+  // flush, a seek or a gap the next frame starts a new history. Stateless stages ignore it.
+  // configure() forgets it too. Called between frames, never while one is queued.
+  virtual void reset_state() {}
 
   // The device-resident form, for chains that keep frames on the GPU between stages (CUDA
   // stages only). configure_device() prepares for enqueue() without the host staging
   // buffers process() needs. enqueue() takes device views of the configured shape, queues
   // the work on `stream` (a cudaStream_t) and returns without waiting; it never allocates.
+  // Successive frames may come on different streams (the streaming engine gives each slot
+  // its own), always in frame order: a stage with state across frames orders its updates
+  // itself, waiting on an event it recorded after the previous frame's update, never with
+  // a device-wide sync.
   virtual void configure_device(const FrameShape& shape) {
     (void)shape;
     throw Error("stage '" + std::string(name()) + "' on " + std::string(to_string(backend())) +
