@@ -15,9 +15,18 @@ struct HostFrame {
   ImageView view;
 
   void allocate(const FrameShape& shape) {
+    bytes.assign(packed_bytes(shape), std::byte{0});
+    view = as(shape);
+  }
+
+  // The memory seen as a packed frame of `shape` (which must fit in bytes).
+  ImageView as(const FrameShape& shape) {
     const auto stride = static_cast<std::ptrdiff_t>(shape.width) * bytes_per_pixel(shape.format);
-    bytes.assign(static_cast<std::size_t>(stride) * shape.height, std::byte{0});
-    view = {bytes.data(), shape.width, shape.height, stride, shape.format};
+    return {bytes.data(), shape.width, shape.height, stride, shape.format};
+  }
+
+  static std::size_t packed_bytes(const FrameShape& shape) {
+    return static_cast<std::size_t>(shape.width) * bytes_per_pixel(shape.format) * shape.height;
   }
 };
 

@@ -46,14 +46,17 @@ inline TestImage expected_output(const TestImage& in) {
 }
 
 // Pushes `frames` distinct frames through `engine` (configured for `shape`), rotating through
-// the input paths (the slot's own memory, a copied frame, a frame held in place), sleeping
-// at random, and checks count and order.
+// the input paths (the slot's own memory, a copied frame, a frame held in place) and the
+// output paths (the slot's memory, every other frame into memory the caller holds), sleeping
+// at random, and checks count, order and per-stage times.
 inline void check_streaming(StreamingChain& engine, const FrameShape& shape, int frames,
                             std::uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<TestImage> inputs;
   std::vector<TestImage> expected;
+  std::vector<TestImage> held;  // outputs the caller holds, for even frames
   for (int i = 0; i < frames; ++i) {
+    held.emplace_back(shape.width, shape.height, shape.format, 8);
     inputs.emplace_back(shape.width, shape.height, shape.format, 4);
     fill(inputs.back(), Fill::Impulse, seed + static_cast<std::uint32_t>(i));
     expected.push_back(expected_output(inputs.back()));
@@ -64,6 +67,10 @@ inline void check_streaming(StreamingChain& engine, const FrameShape& shape, int
     if (rng() % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
     const FinishedFrame done = engine.wait_oldest();
     REQUIRE(done.tag == next_out);  // output order = input order
+    const bool in_held = next_out % 2 == 0;
+    REQUIRE((done.output.data == held[next_out].cview().data) == in_held);
+    REQUIRE(engine.counters().stage_ms_last.size() == streaming_test_chain().size());
+    for (double ms : engine.counters().stage_ms_last) REQUIRE(ms >= 0.0);
     TestImage got(shape.width, shape.height, shape.format);
     for (int y = 0; y < shape.height; ++y) {
       std::memcpy(got.view().row(y), done.output.row(y), done.output.row_bytes());
@@ -74,6 +81,7 @@ inline void check_streaming(StreamingChain& engine, const FrameShape& shape, int
     engine.pop();
     ++next_out;
   };
+  auto out = [&](int i) { return i % 2 == 0 ? held[i].view() : ImageView{}; };
   for (int i = 0; i < frames; ++i) {
     if (engine.in_flight() == engine.depth()) collect();
     if (rng() % 4 == 0) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 1000));
@@ -82,11 +90,12 @@ inline void check_streaming(StreamingChain& engine, const FrameShape& shape, int
       for (int y = 0; y < shape.height; ++y) {
         std::memcpy(slot.row(y), inputs[i].cview().row(y), slot.row_bytes());
       }
-      engine.submit(const_view(slot), static_cast<std::uint64_t>(i));
+      engine.submit(const_view(slot), static_cast<std::uint64_t>(i), InputMemory::Any, out(i));
     } else if (i % 3 == 1) {  // any host frame: copied into the slot
-      engine.submit(inputs[i].cview(), static_cast<std::uint64_t>(i));
+      engine.submit(inputs[i].cview(), static_cast<std::uint64_t>(i), InputMemory::Any, out(i));
     } else {  // held by the caller until popped: read in place
-      engine.submit(inputs[i].cview(), static_cast<std::uint64_t>(i), InputMemory::HeldPinned);
+      engine.submit(inputs[i].cview(), static_cast<std::uint64_t>(i), InputMemory::HeldPinned,
+                    out(i));
     }
   }
   while (engine.in_flight() > 0) collect();  // drain, as on EOS
@@ -97,6 +106,7 @@ inline void check_streaming(StreamingChain& engine, const FrameShape& shape, int
   const auto copied = static_cast<std::uint64_t>((frames + 1) / 3);  // i % 3 == 1
   REQUIRE(after.copied - before.copied == copied);
   REQUIRE(after.zero_copy - before.zero_copy == static_cast<std::uint64_t>(frames) - copied);
+  REQUIRE(after.held_outputs - before.held_outputs == static_cast<std::uint64_t>(frames + 1) / 2);
 }
 
 // Fills the ring, resets (a flush), checks the drop count, then streams again; then a caps

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <string>
 
+#include "pipeline/chain/stage_shapes.hpp"
 #include "pipeline/error.hpp"
 
 namespace starsift {
@@ -15,19 +16,23 @@ ChainRunner::ChainRunner(std::vector<std::unique_ptr<FilterStage>> stages)
   stats_.stage_ms_total.assign(stages_.size(), 0.0);
 }
 
-void allocate_host_scratch(std::size_t stages, const FrameShape& shape,
-                           std::vector<HostFrame>& scratch) {
+void HostChainFrames::allocate(const std::vector<FrameShape>& shapes) {
+  shapes_ = shapes;
+  std::size_t bytes = 0;
+  for (std::size_t i = 1; i + 1 < shapes.size(); ++i) {
+    bytes = std::max(bytes, HostFrame::packed_bytes(shapes[i]));
+  }
   // Two intermediates are enough: stage i reads one and writes the other.
-  scratch.resize(std::min<std::size_t>(stages - 1, 2));
-  for (auto& f : scratch) f.allocate(shape);
+  const int needed = static_cast<int>(std::min<std::size_t>(shapes.size() - 2, 2));
+  for (int i = 0; i < 2; ++i) scratch_[i].bytes.assign(i < needed ? bytes : 0, std::byte{0});
 }
 
-void run_stages_on_host(const std::vector<std::unique_ptr<FilterStage>>& stages, ConstImageView in,
-                        ImageView out, std::vector<HostFrame>& scratch, double* stage_ms) {
+void HostChainFrames::run(const std::vector<std::unique_ptr<FilterStage>>& stages,
+                          ConstImageView in, ImageView out, double* stage_ms) {
   ConstImageView src = in;
   for (std::size_t i = 0; i < stages.size(); ++i) {
     const bool last = i + 1 == stages.size();
-    ImageView dst = last ? out : scratch[i % 2].view;
+    ImageView dst = last ? out : scratch_[i % 2].as(shapes_[i + 1]);
     const auto t0 = std::chrono::steady_clock::now();
     stages[i]->process(src, dst);
     if (stage_ms) {
@@ -55,12 +60,13 @@ class ChainRunnerCpu final : public ChainRunner {
   Backend backend() const override { return Backend::Cpu; }
 
   void configure(const FrameShape& shape) override {
-    for (auto& s : stages_) s->configure(shape);
-    allocate_host_scratch(stages_.size(), shape, scratch_);
+    const std::vector<FrameShape> shapes = configure_stage_shapes(stages_, shape, false);
+    frames_.allocate(shapes);
+    output_shape_ = shapes.back();
   }
 
   void process(ConstImageView in, ImageView out) override {
-    run_stages_on_host(stages_, in, out, scratch_, stats_.stage_ms_last.data());
+    frames_.run(stages_, in, out, stats_.stage_ms_last.data());
     for (std::size_t i = 0; i < stages_.size(); ++i) {
       stats_.stage_ms_total[i] += stats_.stage_ms_last[i];
     }
@@ -68,7 +74,7 @@ class ChainRunnerCpu final : public ChainRunner {
   }
 
  private:
-  std::vector<HostFrame> scratch_;
+  HostChainFrames frames_;
 };
 
 }  // namespace

@@ -37,6 +37,8 @@ class ChainRunner {
 
   // Validates `shape` for every stage and allocates all buffers. Throws Error.
   virtual void configure(const FrameShape& shape) = 0;
+  // The frames process() writes (the input's shape unless a stage converts). After configure().
+  const FrameShape& output_shape() const noexcept { return output_shape_; }
   // Runs every stage on one host frame; `out` is complete on return. Throws Error.
   virtual void process(ConstImageView in, ImageView out) = 0;
 
@@ -44,16 +46,26 @@ class ChainRunner {
   explicit ChainRunner(std::vector<std::unique_ptr<FilterStage>> stages);
   std::vector<std::unique_ptr<FilterStage>> stages_;
   ChainStats stats_;
+  FrameShape output_shape_;
 };
 
-// Runs `stages` in order on host frames, `in` to `out`, through `scratch` (at least
-// min(stages - 1, 2) frames of the same shape). `stage_ms`, when given, receives each
-// stage's wall time. The CPU chain and the CPU streaming engine both run frames this way.
-void run_stages_on_host(const std::vector<std::unique_ptr<FilterStage>>& stages, ConstImageView in,
-                        ImageView out, std::vector<HostFrame>& scratch, double* stage_ms = nullptr);
-// Allocates the scratch frames run_stages_on_host() needs for `stages` stages.
-void allocate_host_scratch(std::size_t stages, const FrameShape& shape,
-                           std::vector<HostFrame>& scratch);
+// The host side of a chain, shared by the CPU chain and the CPU streaming engine: stage i
+// reads one scratch frame and writes the other, the first reads the input, the last writes
+// the output. Allocated once per shape.
+class HostChainFrames {
+ public:
+  // Scratch for the intermediates between the stages whose shapes are `shapes` (as
+  // configure_stage_shapes() returned them).
+  void allocate(const std::vector<FrameShape>& shapes);
+  // Runs `stages` on `in` (shapes.front()) into `out` (shapes.back()). `stage_ms`, when
+  // given, receives each stage's wall time.
+  void run(const std::vector<std::unique_ptr<FilterStage>>& stages, ConstImageView in,
+           ImageView out, double* stage_ms = nullptr);
+
+ private:
+  std::vector<FrameShape> shapes_;
+  HostFrame scratch_[2];
+};
 
 // Takes ownership of `stages` (at least one, all built for `choice`). Throws Error.
 std::unique_ptr<ChainRunner> make_chain_runner(std::vector<std::unique_ptr<FilterStage>> stages,

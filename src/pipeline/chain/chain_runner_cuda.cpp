@@ -7,6 +7,7 @@
 #include "cuda/device_buffer.hpp"
 #include "pipeline/chain/chain_runner.hpp"
 #include "pipeline/chain/device_chain.hpp"
+#include "pipeline/chain/stage_shapes.hpp"
 #include "pipeline/error.hpp"
 
 namespace starsift {
@@ -42,11 +43,11 @@ class ChainRunnerCuda final : public ChainRunner {
   Backend backend() const override { return Backend::Cuda; }
 
   void configure(const FrameShape& shape) override {
-    shape.validate();
     cuda::use_device(device_id_);
-    for (auto& s : stages_) s->configure_device(shape);
-    frames_.allocate(shape, stages_.size());
+    const std::vector<FrameShape> shapes = configure_stage_shapes(stages_, shape, true);
+    frames_.allocate(shapes);
     shape_ = shape;
+    output_shape_ = shapes.back();
   }
 
   void process(ConstImageView in, ImageView out) override {

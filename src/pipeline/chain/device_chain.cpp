@@ -1,24 +1,32 @@
 #include "pipeline/chain/device_chain.hpp"
 
+#include <algorithm>
+
 #include "cuda/cuda_check.hpp"
+#include "pipeline/chain/stage_shapes.hpp"
 
 namespace starsift {
 
-void DeviceChainFrames::allocate(const FrameShape& shape, std::size_t stages) {
-  const std::size_t row = static_cast<std::size_t>(shape.width) * bytes_per_pixel(shape.format);
-  frames_[0].allocate(row, shape.height);
-  frames_[1].allocate(row, shape.height);
-  if (stages > 1) {
-    frames_[2].allocate(row, shape.height);
+void DeviceChainFrames::allocate(const std::vector<FrameShape>& shapes) {
+  const FrameShape& in = shapes.front();
+  frames_[0].allocate(static_cast<std::size_t>(in.width) * bytes_per_pixel(in.format), in.height);
+  // Stage i writes frame 1 or 2, whichever it does not read; the last stage's result is
+  // downloaded from there too. One stage needs one, more need both.
+  std::size_t row = largest_intermediate_row(shapes);
+  const FrameShape& out = shapes.back();
+  row = std::max(row, static_cast<std::size_t>(out.width) * bytes_per_pixel(out.format));
+  frames_[1].allocate(row, in.height);
+  if (shapes.size() > 2) {
+    frames_[2].allocate(row, in.height);
   } else {
     frames_[2].release();
   }
-  shape_ = shape;
+  shapes_ = shapes;
 }
 
-ImageView DeviceChainFrames::view(int i) const {
-  return {frames_[i].data(), shape_.width, shape_.height,
-          static_cast<std::ptrdiff_t>(frames_[i].pitch()), shape_.format};
+ImageView DeviceChainFrames::view(int i, const FrameShape& shape) const {
+  return {frames_[i].data(), shape.width, shape.height,
+          static_cast<std::ptrdiff_t>(frames_[i].pitch()), shape.format};
 }
 
 void DeviceChainFrames::enqueue(const std::vector<std::unique_ptr<FilterStage>>& stages,
@@ -27,22 +35,21 @@ void DeviceChainFrames::enqueue(const std::vector<std::unique_ptr<FilterStage>>&
   auto mark = [&](std::size_t i) {
     if (marks) cuda::check(cudaEventRecord(marks[i], stream), "cudaEventRecord");
   };
-  const std::size_t row = in.row_bytes();
   mark(0);
-  cuda::check(cudaMemcpy2DAsync(frames_[0].data(), frames_[0].pitch(), in.data, in.stride, row,
-                                in.height, cudaMemcpyHostToDevice, stream),
+  cuda::check(cudaMemcpy2DAsync(frames_[0].data(), frames_[0].pitch(), in.data, in.stride,
+                                in.row_bytes(), in.height, cudaMemcpyHostToDevice, stream),
               "upload (cudaMemcpy2DAsync)");
   mark(1);
   // Stage i reads frame src and writes frame dst; frame 0 is only ever read after upload.
   int src = 0;
   for (std::size_t i = 0; i < stages.size(); ++i) {
     const int dst = src == 1 ? 2 : 1;
-    stages[i]->enqueue(const_view(view(src)), view(dst), stream);
+    stages[i]->enqueue(const_view(view(src, shapes_[i])), view(dst, shapes_[i + 1]), stream);
     mark(i + 2);
     src = dst;
   }
   cuda::check(cudaMemcpy2DAsync(out.data, out.stride, frames_[src].data(), frames_[src].pitch(),
-                                row, in.height, cudaMemcpyDeviceToHost, stream),
+                                out.row_bytes(), out.height, cudaMemcpyDeviceToHost, stream),
               "download (cudaMemcpy2DAsync)");
   mark(stages.size() + 2);
 }

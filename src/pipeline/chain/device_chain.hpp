@@ -17,20 +17,23 @@ namespace starsift {
 
 class DeviceChainFrames {
  public:
-  // Allocates the upload target and the intermediates `stages` stages need.
-  void allocate(const FrameShape& shape, std::size_t stages);
+  // Allocates the upload target and the intermediates between stages whose shapes are
+  // `shapes` (as configure_stage_shapes() returned them: [i] is stage i's input).
+  void allocate(const std::vector<FrameShape>& shapes);
 
-  // Queues upload of `in` (host), the stages, and download into `out` (host) on `stream`;
+  // Queues upload of `in` (host, shapes.front()), the stages, and download into `out` (host,
+  // shapes.back()) on `stream`;
   // returns without waiting. `marks`, when given, holds stages + 3 events recorded before
   // the upload, after it, after each stage and after the download.
   void enqueue(const std::vector<std::unique_ptr<FilterStage>>& stages, ConstImageView in,
                ImageView out, cudaStream_t stream, const cudaEvent_t* marks = nullptr);
 
  private:
-  ImageView view(int i) const;
+  // Frame i (0: upload target, 1 and 2: intermediates) seen as `shape`.
+  ImageView view(int i, const FrameShape& shape) const;
 
-  cuda::DeviceImage frames_[3];  // upload target, two intermediates
-  FrameShape shape_;
+  cuda::DeviceImage frames_[3];
+  std::vector<FrameShape> shapes_;
 };
 
 }  // namespace starsift

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "pipeline/chain/chain_runner.hpp"
+#include "pipeline/chain/stage_shapes.hpp"
 #include "pipeline/error.hpp"
 
 namespace starsift {
@@ -20,17 +21,50 @@ StreamingChain::StreamingChain(std::vector<std::unique_ptr<FilterStage>> stages,
   }
 }
 
-void StreamingChain::check_submit(ConstImageView in, const FrameShape& shape) const {
+namespace {
+
+std::string describe(int width, int height, PixelFormat format) {
+  return std::to_string(width) + "x" + std::to_string(height) + " " +
+         std::string(to_string(format));
+}
+
+}  // namespace
+
+void StreamingChain::check_submit(ConstImageView in, ImageView held_output) const {
   if (in_flight_ >= depth_) {
     throw Error("streaming chain: submit with all " + std::to_string(depth_) + " slots in flight",
                 "wait_oldest() and pop() first");
   }
+  const FrameShape& shape = input_shape_;
   if (in.width != shape.width || in.height != shape.height || in.format != shape.format) {
-    throw Error("streaming chain: frame " + std::to_string(in.width) + "x" +
-                    std::to_string(in.height) + " " + std::string(to_string(in.format)) +
+    throw Error("streaming chain: frame " + describe(in.width, in.height, in.format) +
                     " differs from the configured shape",
-                std::to_string(shape.width) + "x" + std::to_string(shape.height) + " " +
-                    std::string(to_string(shape.format)));
+                describe(shape.width, shape.height, shape.format));
+  }
+  const FrameShape& out = output_shape_;
+  if (held_output.data != nullptr &&
+      (held_output.width != out.width || held_output.height != out.height ||
+       held_output.format != out.format)) {
+    throw Error("streaming chain: output frame " +
+                    describe(held_output.width, held_output.height, held_output.format) +
+                    " differs from the chain's output",
+                describe(out.width, out.height, out.format));
+  }
+}
+
+std::vector<FrameShape> StreamingChain::configure_stages(const FrameShape& shape, bool device) {
+  std::vector<FrameShape> shapes = configure_stage_shapes(stages_, shape, device);
+  input_shape_ = shapes.front();
+  output_shape_ = shapes.back();
+  counters_.stage_ms_last.assign(stages_.size(), 0.0);
+  counters_.stage_ms_total.resize(stages_.size(), 0.0);
+  return shapes;
+}
+
+void StreamingChain::count_stage_times(const double* stage_ms) {
+  for (std::size_t i = 0; i < stages_.size(); ++i) {
+    counters_.stage_ms_last[i] = stage_ms[i];
+    counters_.stage_ms_total[i] += stage_ms[i];
   }
 }
 
@@ -42,6 +76,7 @@ void StreamingChain::reset() {
     ++counters_.dropped;
   }
   oldest_waited_ = false;
+  for (auto& stage : stages_) stage->reset_state();
 }
 
 void StreamingChain::pop() {
@@ -80,22 +115,25 @@ class StreamingChainCpu final : public StreamingChain {
 
   void configure(const FrameShape& shape) override {
     reset();
-    for (auto& s : stages_) s->configure(shape);
+    const std::vector<FrameShape> shapes = configure_stages(shape, false);
     slots_.assign(static_cast<std::size_t>(depth_), Slot{});
     for (auto& slot : slots_) {
-      slot.input.allocate(shape);
-      slot.output.allocate(shape);
-      allocate_host_scratch(stages_.size(), shape, slot.scratch);
+      slot.input.allocate(shapes.front());
+      slot.output.allocate(shapes.back());
+      slot.frames.allocate(shapes);
+      slot.stage_ms.assign(stages_.size(), 0.0);
     }
-    shape_ = shape;
   }
 
   ImageView next_input() override { return slots_.at(next_free()).input.view; }
 
-  void submit(ConstImageView in, std::uint64_t tag, InputMemory memory) override {
-    check_submit(in, shape_);
+  void submit(ConstImageView in, std::uint64_t tag, InputMemory memory,
+              ImageView held_output) override {
+    check_submit(in, held_output);
     const int index = next_free();
     Slot& slot = slots_[index];
+    slot.target = held_output.data != nullptr ? held_output : slot.output.view;
+    if (held_output.data != nullptr) ++counters_.held_outputs;
     if (in.data == slot.input.view.data || memory == InputMemory::HeldPinned) {
       slot.source = in;  // read in place
       ++counters_.zero_copy;
@@ -122,7 +160,8 @@ class StreamingChainCpu final : public StreamingChain {
     wait_slot(oldest());
     if (slot.error) std::rethrow_exception(slot.error);
     oldest_waited_ = true;
-    return {const_view(slot.output.view), slot.tag};
+    count_stage_times(slot.stage_ms.data());
+    return {const_view(slot.target), slot.tag};
   }
 
   void wait_slot(int index) override {
@@ -135,7 +174,9 @@ class StreamingChainCpu final : public StreamingChain {
     HostFrame input;
     ConstImageView source;  // what the worker reads: the slot's input or the caller's frame
     HostFrame output;
-    std::vector<HostFrame> scratch;
+    ImageView target;  // where the result goes: `output` or the caller's held memory
+    HostChainFrames frames;
+    std::vector<double> stage_ms;
     std::uint64_t tag = 0;
     bool done = true;
     std::exception_ptr error;
@@ -154,7 +195,7 @@ class StreamingChainCpu final : public StreamingChain {
       Slot& slot = slots_[index];
       std::exception_ptr error;
       try {
-        run_stages_on_host(stages_, slot.source, slot.output.view, slot.scratch);
+        slot.frames.run(stages_, slot.source, slot.target, slot.stage_ms.data());
       } catch (...) {
         error = std::current_exception();
       }
@@ -168,7 +209,6 @@ class StreamingChainCpu final : public StreamingChain {
   }
 
   std::vector<Slot> slots_;
-  FrameShape shape_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;

@@ -25,10 +25,15 @@ namespace starsift {
 
 struct StreamingCounters {
   std::uint64_t submitted = 0;
-  std::uint64_t completed = 0;  // handed out by pop()
-  std::uint64_t dropped = 0;    // in flight when reset() discarded them
-  std::uint64_t zero_copy = 0;  // inputs that were the slot's own (pinned) memory
-  std::uint64_t copied = 0;     // inputs copied into a slot once
+  std::uint64_t completed = 0;     // handed out by pop()
+  std::uint64_t dropped = 0;       // in flight when reset() discarded them
+  std::uint64_t zero_copy = 0;     // inputs that were the slot's own (pinned) memory
+  std::uint64_t copied = 0;        // inputs copied into a slot once
+  std::uint64_t held_outputs = 0;  // results written straight into the caller's memory
+  // Per stage, in chain order, of the frames handed out: the last one's time and the sum,
+  // in milliseconds (CUDA: events around each stage's kernels; CPU: wall time).
+  std::vector<double> stage_ms_last;
+  std::vector<double> stage_ms_total;
 };
 
 // Where a submitted frame's pixels live.
@@ -55,23 +60,34 @@ class StreamingChain {
   // Allocates `depth` slots for frames of `shape` (after waiting for any in flight, which
   // are dropped and counted). Throws Error.
   virtual void configure(const FrameShape& shape) = 0;
+  // The frames the chain hands out (the input's shape unless a stage converts).
+  const FrameShape& output_shape() const noexcept { return output_shape_; }
   // The next slot's input memory (pinned on CUDA): a frame written there is submitted
   // without a copy.
   virtual ImageView next_input() = 0;
   // Queues a frame. Requires in_flight() < depth(). The slot's own next_input() memory and
-  // InputMemory::HeldPinned frames are not copied (counted as zero-copy). Throws Error.
-  virtual void submit(ConstImageView in, std::uint64_t tag,
-                      InputMemory memory = InputMemory::Any) = 0;
+  // InputMemory::HeldPinned frames are not copied (counted as zero-copy). `held_output`,
+  // when given, is page-locked memory of output_shape() that the caller keeps until the
+  // frame is popped: the result is written there (DMA on CUDA) instead of into the slot, so
+  // nothing is copied on the way out either. Throws Error.
+  virtual void submit(ConstImageView in, std::uint64_t tag, InputMemory memory = InputMemory::Any,
+                      ImageView held_output = {}) = 0;
   // Waits for the oldest queued frame (requires in_flight() > 0). Throws Error.
   virtual FinishedFrame wait_oldest() = 0;
   // Releases the oldest frame's slot after wait_oldest().
   void pop();
-  // Waits for everything queued and discards it (a flush); counted as dropped.
+  // Waits for everything queued and discards it (a flush), counted as dropped; stages with
+  // history start a new one.
   void reset();
 
  protected:
   StreamingChain(std::vector<std::unique_ptr<FilterStage>> stages, int depth);
-  void check_submit(ConstImageView in, const FrameShape& shape) const;
+  void check_submit(ConstImageView in, ImageView held_output) const;
+  // Configures the stages for `shape` (device-resident when `device`), sizes the per-stage
+  // counters and returns the shapes between stages.
+  std::vector<FrameShape> configure_stages(const FrameShape& shape, bool device);
+  // Adds a handed-out frame's per-stage times to the counters.
+  void count_stage_times(const double* stage_ms);
   // Blocks until slot `index`'s frame is done.
   virtual void wait_slot(int index) = 0;
   // Slot index of the oldest frame and of the next free slot.
@@ -85,12 +101,15 @@ class StreamingChain {
   int in_flight_ = 0;
   bool oldest_waited_ = false;
   StreamingCounters counters_;
+  FrameShape input_shape_;
+  FrameShape output_shape_;
 };
 
 constexpr int kMaxStreamingDepth = 8;
 
-// `depth` frames in flight, 1..kMaxStreamingDepth. Stages must be stateless across frames
-// (temporal stages will order their state with events). Throws Error.
+// `depth` frames in flight, 1..kMaxStreamingDepth. Frames reach the stages in submission
+// order; a stage with state across frames orders its updates itself (see FilterStage).
+// Throws Error.
 std::unique_ptr<StreamingChain> make_streaming_chain(
     std::vector<std::unique_ptr<FilterStage>> stages, const BackendChoice& choice, int depth);
 

@@ -66,28 +66,36 @@ class StreamingChainCuda final : public StreamingChain {
 
   ~StreamingChainCuda() override {
     // Frames still queued write into memory about to be freed: let them finish first.
-    for (auto& slot : slots_) cudaEventSynchronize(slot->done.get());
+    for (auto& slot : slots_) {
+      if (slot->done() != nullptr) cudaEventSynchronize(slot->done());
+    }
   }
 
   Backend backend() const override { return Backend::Cuda; }
 
   void configure(const FrameShape& shape) override {
-    shape.validate();
     reset();
     cuda::use_device(device_id_);
-    for (auto& s : stages_) s->configure_device(shape);
+    const std::vector<FrameShape> shapes = configure_stages(shape, true);
     for (auto& slot : slots_) {
-      slot->host_in.allocate(shape);
-      slot->host_out.allocate(shape);
-      slot->frames.allocate(shape, stages_.size());
+      slot->host_in.allocate(shapes.front());
+      slot->host_out.allocate(shapes.back());
+      slot->frames.allocate(shapes);
+      slot->marks.resize(stages_.size() + 3);
+      slot->mark_handles.clear();
+      for (auto& m : slot->marks) {
+        if (!m) m = std::make_unique<cuda::Event>();
+        slot->mark_handles.push_back(m->get());
+      }
     }
-    shape_ = shape;
+    stage_ms_.assign(stages_.size(), 0.0);
   }
 
   ImageView next_input() override { return slots_.at(next_free())->host_in.view(); }
 
-  void submit(ConstImageView in, std::uint64_t tag, InputMemory memory) override {
-    check_submit(in, shape_);
+  void submit(ConstImageView in, std::uint64_t tag, InputMemory memory,
+              ImageView held_output) override {
+    check_submit(in, held_output);
     cuda::use_device(device_id_);
     Slot& slot = *slots_[next_free()];
     const ImageView pinned = slot.host_in.view();
@@ -99,9 +107,12 @@ class StreamingChainCuda final : public StreamingChain {
       source = const_view(pinned);
       ++counters_.copied;
     }
+    // The result goes straight into the caller's page-locked frame when it holds one.
+    slot.target = held_output.data != nullptr ? held_output : slot.host_out.view();
+    if (held_output.data != nullptr) ++counters_.held_outputs;
     const cudaStream_t s = slot.stream.get();
-    slot.frames.enqueue(stages_, source, slot.host_out.view(), s);
-    cuda::check(cudaEventRecord(slot.done.get(), s), "cudaEventRecord");
+    // The marks time each stage; the last one, after the download, says the frame is done.
+    slot.frames.enqueue(stages_, source, slot.target, s, slot.mark_handles.data());
     slot.tag = tag;
     queued();
     ++counters_.submitted;
@@ -110,28 +121,43 @@ class StreamingChainCuda final : public StreamingChain {
   FinishedFrame wait_oldest() override {
     if (in_flight_ == 0) throw Error("streaming chain: nothing in flight", "submit() first");
     Slot& slot = *slots_[oldest()];
-    cuda::check(cudaEventSynchronize(slot.done.get()), "frame (cudaEventSynchronize)");
+    cuda::check(cudaEventSynchronize(slot.done()), "frame (cudaEventSynchronize)");
     oldest_waited_ = true;
-    return {const_view(slot.host_out.view()), slot.tag};
+    for (std::size_t i = 0; i < stages_.size(); ++i) {
+      float ms = 0.0f;
+      cuda::check(cudaEventElapsedTime(&ms, slot.mark_handles[i + 1], slot.mark_handles[i + 2]),
+                  "cudaEventElapsedTime");
+      stage_ms_[i] = ms;
+    }
+    count_stage_times(stage_ms_.data());
+    return {const_view(slot.target), slot.tag};
   }
 
   void wait_slot(int index) override {
-    cuda::check(cudaEventSynchronize(slots_[index]->done.get()), "frame (cudaEventSynchronize)");
+    const cudaEvent_t done = slots_[index]->done();
+    if (done != nullptr) cuda::check(cudaEventSynchronize(done), "frame (cudaEventSynchronize)");
   }
 
  private:
   struct Slot {
     PinnedFrame host_in;
     PinnedFrame host_out;
+    ImageView target;  // where the result goes: host_out or the caller's held memory
     DeviceChainFrames frames;
     cuda::Stream stream;
-    cuda::Event done;
+    // Before the upload, after it, after each stage, after the download (= done).
+    std::vector<std::unique_ptr<cuda::Event>> marks;
+    std::vector<cudaEvent_t> mark_handles;
     std::uint64_t tag = 0;
+
+    cudaEvent_t done() const noexcept {
+      return mark_handles.empty() ? nullptr : mark_handles.back();
+    }
   };
 
   int device_id_;
   std::vector<std::unique_ptr<Slot>> slots_;
-  FrameShape shape_;
+  std::vector<double> stage_ms_;
 };
 
 }  // namespace
