@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bench/json.hpp"
+#include "bench/transfer_bound.hpp"
 #include "cuda/cuda_check.hpp"
 #include "pipeline/engine/streaming_chain.hpp"
 #include "pipeline/error.hpp"
@@ -23,7 +24,9 @@
 
 namespace {
 
-using starsift::cuda::check;
+using starsift::bench::measure_transfers;
+using starsift::bench::percentile;
+using starsift::bench::TransferBound;
 using Clock = std::chrono::steady_clock;
 
 struct Options {
@@ -77,52 +80,6 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// GB/s of pinned host<->device copies of `bytes`, one direction or both at once.
-struct TransferBound {
-  double h2d, d2h, both;
-};
-
-TransferBound measure_transfers(std::size_t bytes) {
-  void *h_in, *h_out, *d_in, *d_out;
-  check(cudaHostAlloc(&h_in, bytes, cudaHostAllocDefault), "cudaHostAlloc");
-  check(cudaHostAlloc(&h_out, bytes, cudaHostAllocDefault), "cudaHostAlloc");
-  check(cudaMalloc(&d_in, bytes), "cudaMalloc");
-  check(cudaMalloc(&d_out, bytes), "cudaMalloc");
-  std::memset(h_in, 1, bytes);
-  cudaStream_t up, down;
-  check(cudaStreamCreateWithFlags(&up, cudaStreamNonBlocking), "stream");
-  check(cudaStreamCreateWithFlags(&down, cudaStreamNonBlocking), "stream");
-  constexpr int kReps = 30;
-  auto run = [&](bool do_up, bool do_down) {
-    for (int w = 0; w < 3; ++w) {  // warm-up
-      if (do_up) cudaMemcpyAsync(d_in, h_in, bytes, cudaMemcpyHostToDevice, up);
-      if (do_down) cudaMemcpyAsync(h_out, d_out, bytes, cudaMemcpyDeviceToHost, down);
-    }
-    check(cudaDeviceSynchronize(), "sync");  // measurement setup, not a per-frame path
-    const auto t0 = Clock::now();
-    for (int r = 0; r < kReps; ++r) {
-      if (do_up) cudaMemcpyAsync(d_in, h_in, bytes, cudaMemcpyHostToDevice, up);
-      if (do_down) cudaMemcpyAsync(h_out, d_out, bytes, cudaMemcpyDeviceToHost, down);
-    }
-    check(cudaDeviceSynchronize(), "sync");
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    return (do_up + do_down) * double(bytes) * kReps / s / 1e9;
-  };
-  TransferBound b{run(true, false), run(false, true), run(true, true)};
-  cudaStreamDestroy(up);
-  cudaStreamDestroy(down);
-  cudaFreeHost(h_in);
-  cudaFreeHost(h_out);
-  cudaFree(d_in);
-  cudaFree(d_out);
-  return b;
-}
-
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(p * (v.size() - 1))];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -134,7 +91,7 @@ int main(int argc, char** argv) try {
       static_cast<std::size_t>(o.width) * o.height * starsift::bytes_per_pixel(o.format);
   const TransferBound bound = measure_transfers(frame_bytes);
   // A frame goes in and comes out: the bound on frames/s with both directions at once.
-  const double bound_fps = bound.both * 1e9 / (2.0 * frame_bytes);
+  const double bound_fps = bound.frames_per_s(frame_bytes);
   std::fprintf(stderr,
                "pinned transfers, %zu-byte frames: H2D %.1f GB/s, D2H %.1f GB/s, both %.1f GB/s -> "
                "%.0f frames/s\n",

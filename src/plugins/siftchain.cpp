@@ -68,6 +68,37 @@ enum { PROP_0, PROP_CONFIG, PROP_CHAIN, PROP_DEPTH, PROP_STATS, N_PROPERTIES };
 
 static GParamSpec* properties[N_PROPERTIES];
 
+// A frame in flight at depth >= 2: its output buffer (from the element's pool, with the input's
+// timestamps, flags and metas already copied), mapped while the engine may write into it, and
+// the input buffer only when the engine reads it in place.
+struct GstSiftChainPending {
+  GstBuffer* out = nullptr;
+  std::unique_ptr<starsift::gst::MappedFrame> out_map;
+  GstBuffer* in = nullptr;  // held for an in-place (page-locked) input, else null
+  std::unique_ptr<starsift::gst::MappedFrame> in_map;
+
+  GstSiftChainPending() = default;
+  GstSiftChainPending(GstSiftChainPending&& o) noexcept
+      : out(std::exchange(o.out, nullptr)),
+        out_map(std::move(o.out_map)),
+        in(std::exchange(o.in, nullptr)),
+        in_map(std::move(o.in_map)) {}
+  GstSiftChainPending& operator=(GstSiftChainPending&&) = delete;
+  ~GstSiftChainPending() {
+    out_map.reset();  // unmap before the unref
+    in_map.reset();
+    if (out != nullptr) gst_buffer_unref(out);
+    if (in != nullptr) gst_buffer_unref(in);
+  }
+  // Hands the output buffer over (unmapped) and releases the input.
+  GstBuffer* take_output() {
+    out_map.reset();
+    in_map.reset();
+    if (in != nullptr) gst_buffer_unref(std::exchange(in, nullptr));
+    return std::exchange(out, nullptr);
+  }
+};
+
 struct GstSiftChainState {
   guint64 generation = 0;                              // settings generation last looked at
   std::shared_ptr<const starsift::ChainConfig> chain;  // what `runner` or `engine` runs
@@ -77,23 +108,20 @@ struct GstSiftChainState {
   std::unique_ptr<starsift::ChainRunner> runner;
   std::unique_ptr<starsift::StreamingChain> engine;
   std::optional<starsift::FrameShape> shape;  // what `engine` is configured for
-  // depth >= 2: the input buffer of each frame in flight, oldest first (its timestamps, flags
-  // and metas go to the frame's output buffer).
-  std::deque<GstBuffer*> pending;
+  // depth >= 2: the frames in flight, oldest first.
+  std::deque<GstSiftChainPending> pending;
   starsift::StreamingCounters past;        // counters of the engines already replaced
   GstFlowReturn drain_flow = GST_FLOW_OK;  // the last drain's push, before a new engine
   guint64 frames = 0;                      // filtered since start
   guint64 next_tag = 0;                    // tag of the next submitted frame
+  guint64 qos_dropped = 0;                 // inputs QoS dropped as too late, since start
 
   GstSiftChainState() = default;
   GstSiftChainState(const GstSiftChainState&) = delete;
   GstSiftChainState& operator=(const GstSiftChainState&) = delete;
   ~GstSiftChainState() { clear_pending(); }
 
-  void clear_pending() noexcept {
-    for (GstBuffer* buffer : pending) gst_buffer_unref(buffer);
-    pending.clear();
-  }
+  void clear_pending() noexcept { pending.clear(); }
 };
 
 static void gst_sift_chain_set_property(GObject* object, guint prop_id, const GValue* value,
@@ -159,14 +187,24 @@ static void gst_sift_chain_publish_counters(GstSiftChain* self) {
     counters.dropped += now.dropped;
     counters.zero_copy += now.zero_copy;
     counters.copied += now.copied;
+    counters.held_outputs += now.held_outputs;
     in_flight = state.engine->in_flight();
   }
   GST_OBJECT_LOCK(self);
+  if (state.engine &&
+      self->stats.stage_ms.size() == state.engine->counters().stage_ms_last.size()) {
+    // Same length: no allocation under the lock.
+    self->stats.stage_ms = state.engine->counters().stage_ms_last;
+    self->stats.upload_ms = state.engine->counters().upload_ms_last;
+    self->stats.download_ms = state.engine->counters().download_ms_last;
+  }
   self->stats.frames = state.frames;
   self->stats.in_flight = in_flight;
   self->stats.dropped = counters.dropped;
   self->stats.zero_copy = counters.zero_copy;
   self->stats.copied = counters.copied;
+  self->stats.qos_dropped = state.qos_dropped;
+  self->stats.held_outputs = counters.held_outputs;
   GST_OBJECT_UNLOCK(self);
 }
 
@@ -185,48 +223,24 @@ static void gst_sift_chain_discard(GstSiftChain* self) noexcept {
   gst_sift_chain_publish_counters(self);
 }
 
-// depth >= 2: waits for the oldest frame in flight and copies it into a new output buffer,
-// which gets the timestamps, flags and metas of the frame's input buffer. When no buffer can
-// be had the frame stays in flight (a flush or stop counts it as dropped).
+// depth >= 2: waits for the oldest frame in flight and hands out its output buffer. The
+// engine wrote the result straight into it when it is page-locked; otherwise the result is
+// copied from the engine's slot here.
 static GstFlowReturn gst_sift_chain_finish_oldest(GstSiftChain* self, GstBuffer** outbuf) {
-  GstBaseTransform* trans = GST_BASE_TRANSFORM(self);
   GstSiftChainState& state = *self->state;
   *outbuf = nullptr;
   try {
     const starsift::FinishedFrame done = state.engine->wait_oldest();
-    GstBuffer* inbuf = state.pending.front();
-    GstFlowReturn ret =
-        GST_BASE_TRANSFORM_CLASS(parent_class)->prepare_output_buffer(trans, inbuf, outbuf);
-    if (ret != GST_FLOW_OK || *outbuf == nullptr) {
-      GST_DEBUG_OBJECT(self, "no output buffer: %s", gst_flow_get_name(ret));
-      *outbuf = nullptr;
-      return ret != GST_FLOW_OK ? ret : GST_FLOW_ERROR;
-    }
-    const GstVideoInfo* info = starsift::gst::negotiated_info(GST_SIFT_TRANSFORM(self));
-    bool copied = false;
-    if (info != nullptr) {
-      const starsift::gst::MappedFrame out(*info, *outbuf, GST_MAP_WRITE);
-      if (out.ok()) {
-        const starsift::ImageView to = out.view(done.output.format);
-        if (to.width == done.output.width && to.height == done.output.height) {
-          for (int y = 0; y < to.height; ++y) {
-            std::memcpy(to.row(y), done.output.row(y), done.output.row_bytes());
-          }
-          copied = true;
-        }
+    GstSiftChainPending& frame = state.pending.front();
+    const starsift::ImageView to = frame.out_map->view(done.output.format);
+    if (to.data != done.output.data) {
+      for (int y = 0; y < to.height; ++y) {
+        std::memcpy(to.row(y), done.output.row(y), done.output.row_bytes());
       }
     }
-    if (!copied) {
-      gst_buffer_unref(*outbuf);
-      *outbuf = nullptr;
-      GST_ELEMENT_ERROR(self, STREAM, FAILED,
-                        ("could not map the output buffer as a frame of the filtered size"),
-                        (nullptr));
-      return GST_FLOW_ERROR;
-    }
     state.engine->pop();
+    *outbuf = frame.take_output();
     state.pending.pop_front();
-    gst_buffer_unref(inbuf);
     ++state.frames;
     gst_sift_chain_publish_counters(self);
     return GST_FLOW_OK;
@@ -290,6 +304,7 @@ static void gst_sift_chain_build_runner(GstSiftChain* self,
     state.past.dropped += old.dropped;
     state.past.zero_copy += old.zero_copy;
     state.past.copied += old.copied;
+    state.past.held_outputs += old.held_outputs;
   }
   state.runner = std::move(runner);
   state.engine = std::move(engine);
@@ -489,15 +504,20 @@ static GstFlowReturn gst_sift_chain_submit_input_buffer(GstBaseTransform* trans,
                                                         gboolean is_discont, GstBuffer* inbuf) {
   GstSiftChain* self = GST_SIFT_CHAIN(trans);
   GstBaseTransformClass* parent = GST_BASE_TRANSFORM_CLASS(parent_class);
-  if (self->state == nullptr || self->state->depth == 1) {
-    return parent->submit_input_buffer(trans, is_discont, inbuf);
-  }
-  // Renegotiation, QoS and the negotiated check; the buffer is left in queued_buf.
+  // Renegotiation, QoS and the negotiated check; the buffer is left in queued_buf, unless QoS
+  // dropped it as too late (counted here: no frame is lost uncounted).
   GstFlowReturn ret = parent->submit_input_buffer(trans, is_discont, inbuf);
   if (ret != GST_FLOW_OK) return ret;
+  if (trans->queued_buf == nullptr) {
+    if (self->state != nullptr) {
+      ++self->state->qos_dropped;
+      gst_sift_chain_publish_counters(self);
+    }
+    return GST_FLOW_OK;
+  }
+  if (self->state == nullptr || self->state->depth == 1) return GST_FLOW_OK;  // transform()
   GstBuffer* buffer = trans->queued_buf;
   trans->queued_buf = nullptr;
-  if (buffer == nullptr) return GST_FLOW_OK;
 
   GstSiftTransform* sift = GST_SIFT_TRANSFORM(self);
   const GstVideoInfo* info = starsift::gst::negotiated_info(sift);
@@ -529,28 +549,53 @@ static GstFlowReturn gst_sift_chain_submit_input_buffer(GstBaseTransform* trans,
         return ret;
       }
     }
-    const starsift::gst::MappedFrame in(*info, buffer, GST_MAP_READ);
-    if (!in.ok()) {
+    GstSiftChainPending frame;
+    // The output buffer now, from the element's pool (page-locked memory where a GPU is
+    // usable), so that the engine downloads straight into it; the input's metadata is
+    // copied over here.
+    ret = GST_BASE_TRANSFORM_CLASS(parent_class)->prepare_output_buffer(trans, buffer, &frame.out);
+    if (ret != GST_FLOW_OK || frame.out == nullptr) {
       gst_buffer_unref(buffer);
-      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("could not map the input buffer as a video frame"),
-                        (nullptr));
+      GST_DEBUG_OBJECT(self, "no output buffer: %s", gst_flow_get_name(ret));
+      return ret != GST_FLOW_OK ? ret : GST_FLOW_ERROR;
+    }
+    const starsift::PixelFormat format = starsift::gst::negotiated_shape(sift)->format;
+    frame.out_map = std::make_unique<starsift::gst::MappedFrame>(*info, frame.out, GST_MAP_WRITE);
+    frame.in_map = std::make_unique<starsift::gst::MappedFrame>(*info, buffer, GST_MAP_READ);
+    if (!frame.in_map->ok() || !frame.out_map->ok()) {
+      gst_buffer_unref(buffer);
+      GST_ELEMENT_ERROR(
+          self, STREAM, FAILED,
+          ("could not map the %s buffer as a video frame", frame.in_map->ok() ? "output" : "input"),
+          (nullptr));
       return GST_FLOW_ERROR;
     }
-    // Frames from the proposed pool are page-locked and stay alive in `pending` until their
-    // output leaves: the engine reads them in place.
+    // Frames from the proposed pool are page-locked and stay alive until their output leaves:
+    // the engine reads them in place. Any other input is copied into the engine at submit
+    // and released at once, so upstream's buffers go back to their pool.
     GstMemory* memory =
         gst_buffer_n_memory(buffer) == 1 ? gst_buffer_peek_memory(buffer, 0) : nullptr;
-    const auto where = starsift::gst::is_pinned_frame_memory(memory)
-                           ? starsift::InputMemory::HeldPinned
-                           : starsift::InputMemory::Any;
-    state.engine->submit(in.const_view(starsift::gst::negotiated_shape(sift)->format),
-                         state.next_tag++, where);
+    const bool in_place = starsift::gst::is_pinned_frame_memory(memory);
+    GstMemory* out_memory =
+        gst_buffer_n_memory(frame.out) == 1 ? gst_buffer_peek_memory(frame.out, 0) : nullptr;
+    const starsift::ImageView held_output = starsift::gst::is_pinned_frame_memory(out_memory)
+                                                ? frame.out_map->view(format)
+                                                : starsift::ImageView{};
+    state.engine->submit(frame.in_map->const_view(format), state.next_tag++,
+                         in_place ? starsift::InputMemory::HeldPinned : starsift::InputMemory::Any,
+                         held_output);
+    if (in_place) {
+      frame.in = std::exchange(buffer, nullptr);
+    } else {
+      frame.in_map.reset();
+      gst_buffer_unref(std::exchange(buffer, nullptr));
+    }
+    state.pending.push_back(std::move(frame));
   } catch (...) {
-    gst_buffer_unref(buffer);
+    if (buffer != nullptr) gst_buffer_unref(buffer);
     STARSIFT_POST_CURRENT_EXCEPTION(self, "filtering a frame");
     return GST_FLOW_ERROR;
   }
-  state.pending.push_back(buffer);
   gst_sift_chain_publish_counters(self);
   return GST_FLOW_OK;
 }
@@ -668,10 +713,12 @@ static void gst_sift_chain_class_init(GstSiftChainClass* klass) {
       "siftchain-stats: frames (guint64, filtered since start), backend (string), stages "
       "(string, comma-separated names), stage-ms (array of doubles: each stage's time on the "
       "last frame), upload-ms and download-ms (doubles: the last frame's copies to and from "
-      "the GPU, 0 on the CPU; measured at depth 1 only), depth (int), in-flight (int: frames "
+      "the GPU, 0 on the CPU), depth (int), in-flight (int: frames "
       "taken in, not yet pushed out), dropped (guint64: frames in flight that a flush, stop or "
       "failed push discarded), zero-copy and copied (guint64: inputs the engine took without "
-      "a copy or copied once; depth >= 2). Reset at start, kept after stop",
+      "a copy or copied once; depth >= 2), direct-out (guint64: results the engine wrote straight "
+      "into the output buffer, page-locked, without a copy; depth >= 2), qos-dropped (guint64: "
+      "inputs dropped by QoS as too late). Reset at start, kept after stop",
       GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_properties(gobject_class, N_PROPERTIES, properties);
 
@@ -766,7 +813,8 @@ static GstStructure* gst_sift_chain_stats_structure(const GstSiftChainStats& sta
       G_TYPE_DOUBLE, stats.upload_ms, "download-ms", G_TYPE_DOUBLE, stats.download_ms, "depth",
       G_TYPE_INT, stats.depth, "in-flight", G_TYPE_INT, stats.in_flight, "dropped", G_TYPE_UINT64,
       stats.dropped, "zero-copy", G_TYPE_UINT64, stats.zero_copy, "copied", G_TYPE_UINT64,
-      stats.copied, nullptr);
+      stats.copied, "direct-out", G_TYPE_UINT64, stats.held_outputs, "qos-dropped", G_TYPE_UINT64,
+      stats.qos_dropped, nullptr);
   GValue stage_ms = G_VALUE_INIT;
   g_value_init(&stage_ms, GST_TYPE_ARRAY);
   for (const double ms : stats.stage_ms) {

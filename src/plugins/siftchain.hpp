@@ -49,6 +49,8 @@ struct GstSiftChainStats {
   guint64 dropped = 0;           // frames in flight that a flush, stop or error discarded
   guint64 zero_copy = 0;         // depth >= 2: inputs the engine took without a copy
   guint64 copied = 0;            // depth >= 2: inputs copied once into the engine
+  guint64 held_outputs = 0;      // depth >= 2: results written straight into the output buffer
+  guint64 qos_dropped = 0;       // inputs QoS dropped as too late (never filtered)
 };
 
 // Streaming state: built at start, dropped at stop. Defined in siftchain.cpp.

@@ -272,6 +272,10 @@ TEST_CASE("siftchain proposes a pool of frame memory and reads its frames in pla
   const bool pinned = starsift::cuda_unusable_reason(0).empty();
   CHECK(stat_u64(element, "zero-copy") == (pinned ? 9u : 0u));
   CHECK(stat_u64(element, "copied") == (pinned ? 0u : 9u));
+  // The output buffers come from the element's own pool of frame memory: the engine writes
+  // each result straight into them where that memory is page-locked.
+  CHECK(stat_u64(element, "direct-out") == (pinned ? 9u : 0u));
+  CHECK(stat_u64(element, "qos-dropped") == 0u);
   gst_buffer_pool_set_active(pool, FALSE);
   gst_object_unref(pool);
 }

@@ -34,6 +34,9 @@ struct StreamingCounters {
   // in milliseconds (CUDA: events around each stage's kernels; CPU: wall time).
   std::vector<double> stage_ms_last;
   std::vector<double> stage_ms_total;
+  // CUDA: the last handed-out frame's upload and download times (0 on the CPU).
+  double upload_ms_last = 0.0;
+  double download_ms_last = 0.0;
 };
 
 // Where a submitted frame's pixels live.

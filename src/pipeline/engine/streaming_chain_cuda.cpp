@@ -49,6 +49,12 @@ class PinnedFrame {
   ImageView view_;
 };
 
+float elapsed_ms(cudaEvent_t from, cudaEvent_t to) {
+  float ms = 0.0f;
+  cuda::check(cudaEventElapsedTime(&ms, from, to), "cudaEventElapsedTime");
+  return ms;
+}
+
 class StreamingChainCuda final : public StreamingChain {
  public:
   StreamingChainCuda(std::vector<std::unique_ptr<FilterStage>> stages, int device_id, int depth)
@@ -123,13 +129,12 @@ class StreamingChainCuda final : public StreamingChain {
     Slot& slot = *slots_[oldest()];
     cuda::check(cudaEventSynchronize(slot.done()), "frame (cudaEventSynchronize)");
     oldest_waited_ = true;
-    for (std::size_t i = 0; i < stages_.size(); ++i) {
-      float ms = 0.0f;
-      cuda::check(cudaEventElapsedTime(&ms, slot.mark_handles[i + 1], slot.mark_handles[i + 2]),
-                  "cudaEventElapsedTime");
-      stage_ms_[i] = ms;
-    }
+    const auto& marks = slot.mark_handles;
+    for (std::size_t i = 0; i < stages_.size(); ++i)
+      stage_ms_[i] = elapsed_ms(marks[i + 1], marks[i + 2]);
     count_stage_times(stage_ms_.data());
+    counters_.upload_ms_last = elapsed_ms(marks[0], marks[1]);
+    counters_.download_ms_last = elapsed_ms(marks[marks.size() - 2], marks.back());
     return {const_view(slot.target), slot.tag};
   }
 

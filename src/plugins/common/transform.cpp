@@ -6,6 +6,7 @@
 #include <string>
 
 #include "plugins/common/enums.hpp"
+#include "plugins/common/frame_allocator.hpp"
 #include "plugins/common/video.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(gst_sift_transform_debug);
@@ -152,6 +153,49 @@ static gboolean gst_sift_transform_propose_allocation(GstBaseTransform* trans,
   return TRUE;
 }
 
+// The output buffers come from a pool of starsift frame memory (page-locked where a GPU is
+// usable) whatever downstream offers: the streaming engine then writes results straight into
+// them by DMA. Downstream's minimum number of buffers is kept; the pool grows when frames in
+// flight and downstream's queue need more (allocation only while it grows).
+static gboolean gst_sift_transform_decide_allocation(GstBaseTransform* trans, GstQuery* query) {
+  if (!GST_BASE_TRANSFORM_CLASS(parent_class)->decide_allocation(trans, query)) return FALSE;
+  GstCaps* caps = nullptr;
+  gst_query_parse_allocation(query, &caps, nullptr);
+  GstVideoInfo info;
+  if (caps == nullptr || !gst_video_info_from_caps(&info, caps)) return TRUE;
+
+  guint min_buffers = 2;
+  if (gst_query_get_n_allocation_pools(query) > 0) {
+    guint size = 0;
+    guint min = 0;
+    guint max = 0;
+    gst_query_parse_nth_allocation_pool(query, 0, nullptr, &size, &min, &max);
+    min_buffers = MAX(min_buffers, min);
+  }
+  GstAllocator* allocator = starsift::gst::frame_allocator();
+  GstAllocationParams params;
+  gst_allocation_params_init(&params);
+  GstBufferPool* pool = gst_video_buffer_pool_new();
+  GstStructure* config = gst_buffer_pool_get_config(pool);
+  gst_buffer_pool_config_set_params(config, caps, static_cast<guint>(info.size), min_buffers, 0);
+  gst_buffer_pool_config_set_allocator(config, allocator, &params);
+  gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+  if (gst_buffer_pool_set_config(pool, config)) {
+    if (gst_query_get_n_allocation_pools(query) > 0) {
+      gst_query_set_nth_allocation_pool(query, 0, pool, static_cast<guint>(info.size), min_buffers,
+                                        0);
+    } else {
+      gst_query_add_allocation_pool(query, pool, static_cast<guint>(info.size), min_buffers, 0);
+    }
+    GST_DEBUG_OBJECT(trans, "output pool of frame memory, %u buffers at least", min_buffers);
+  } else {
+    GST_WARNING_OBJECT(trans, "could not configure the frame-memory pool; keeping downstream's");
+  }
+  gst_object_unref(pool);
+  gst_object_unref(allocator);
+  return TRUE;
+}
+
 static void gst_sift_transform_before_transform(GstBaseTransform* trans, GstBuffer* buffer) {
   const GstClockTime timestamp = GST_BUFFER_TIMESTAMP(buffer);
   const GstClockTime stream_time =
@@ -271,6 +315,7 @@ static void gst_sift_transform_class_init(GstSiftTransformClass* klass) {
   trans_class->stop = GST_DEBUG_FUNCPTR(gst_sift_transform_stop);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_sift_transform_set_caps);
   trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_sift_transform_propose_allocation);
+  trans_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_sift_transform_decide_allocation);
   trans_class->before_transform = GST_DEBUG_FUNCPTR(gst_sift_transform_before_transform);
   trans_class->transform = GST_DEBUG_FUNCPTR(gst_sift_transform_transform);
   trans_class->passthrough_on_same_caps = FALSE;
