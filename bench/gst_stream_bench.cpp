@@ -206,7 +206,7 @@ struct RunResult {
   std::string stats;
 };
 
-RunResult run_pipeline(const Options& o, int depth) {
+RunResult run_pipeline(const Options& o, int depth, std::size_t frame_bytes) {
   std::set<const void*> filled;
   std::vector<Clock::time_point> made;
   made.reserve(static_cast<std::size_t>(o.frames));
@@ -230,6 +230,8 @@ RunResult run_pipeline(const Options& o, int depth) {
   ps->filled = &filled;
   ps->made = &made;
   g_object_set(src, "num-buffers", o.frames, nullptr);
+  // Without a pool GstBaseSrc allocates `blocksize` bytes per buffer: one frame.
+  if (!ps->use_pool) g_object_set(src, "blocksize", static_cast<guint>(frame_bytes), nullptr);
   g_object_set(chain, "chain", o.chain.c_str(), "depth", depth, nullptr);
   gst_util_set_object_arg(G_OBJECT(chain), "backend", o.backend.c_str());
   g_object_set(fakesink, "sync", FALSE, "signal-handoffs", TRUE, nullptr);
@@ -330,7 +332,7 @@ int main(int argc, char** argv) try {
                                  .set("frames_per_s", bound_fps));
   Json runs = Json::array();
   for (int depth : o.depths) {
-    const RunResult r = run_pipeline(o, depth);
+    const RunResult r = run_pipeline(o, depth, frame_bytes);
     std::fprintf(stderr,
                  "depth %d: %.0f frames/s (%.0f %% of the transfer bound), latency median %.2f "
                  "ms, p99 %.2f ms, %d frames out, order %s\n  %s\n",
