@@ -32,25 +32,18 @@ struct GstSiftChainSettings {
   // cleared by the next accepted one.
   std::string refused;
   guint64 generation = 0;  // bumped by every accepted config or chain value
-  int depth = 1;           // `depth`: frames in flight (1: synchronous); read at start
 };
 
-// What the `stats` property reports; written by the streaming thread after each frame under
-// the object lock, reset at start() and kept after stop().
+// What the chain reports of itself for the `stats` property (the streaming engine's counters
+// come from GstSiftTransform at depth >= 2); written by the streaming thread under the object
+// lock, reset at start() and kept after stop().
 struct GstSiftChainStats {
-  guint64 frames = 0;            // frames filtered since start(), across chain changes
+  guint64 frames = 0;            // depth 1: frames filtered since start(), across chain changes
   std::string backend;           // active backend of the chain that ran the last frame
   std::string stages;            // its stage names, comma-separated: "median,median"
-  std::vector<double> stage_ms;  // the last frame's time per stage, in chain order
-  double upload_ms = 0.0;        // CUDA: the last frame's copy to the GPU (0 on the CPU)
-  double download_ms = 0.0;      // CUDA: the last frame's copy back (0 on the CPU)
-  int depth = 1;                 // frames in flight at most (the `depth` it started with)
-  int in_flight = 0;             // frames taken in and not yet pushed out
-  guint64 dropped = 0;           // frames in flight that a flush, stop or error discarded
-  guint64 zero_copy = 0;         // depth >= 2: inputs the engine took without a copy
-  guint64 copied = 0;            // depth >= 2: inputs copied once into the engine
-  guint64 held_outputs = 0;      // depth >= 2: results written straight into the output buffer
-  guint64 qos_dropped = 0;       // inputs QoS dropped as too late (never filtered)
+  std::vector<double> stage_ms;  // depth 1: the last frame's time per stage, in chain order
+  double upload_ms = 0.0;        // depth 1, CUDA: the last frame's copy to the GPU
+  double download_ms = 0.0;      // depth 1, CUDA: the last frame's copy back
 };
 
 // Streaming state: built at start, dropped at stop. Defined in siftchain.cpp.

@@ -51,7 +51,10 @@ static_assert(std::is_trivially_destructible_v<GstSiftMedianSettings>);
 
 struct GstSiftMedianState {
   starsift::MedianParams applied;                // what the stage currently runs with
-  std::unique_ptr<starsift::MedianStage> stage;  // built once caps are known
+  std::unique_ptr<starsift::MedianStage> stage;  // depth 1: built once caps are known
+  // depth >= 2: the parameters last seen by stages_generation(), and how often they changed.
+  starsift::MedianParams seen;
+  guint64 generation = 0;
 };
 
 static void gst_sift_median_set_property(GObject* object, guint prop_id, const GValue* value,
@@ -106,6 +109,29 @@ static void gst_sift_median_set_backend(GstSiftTransform* trans, const starsift:
   GstSiftMedian* self = GST_SIFT_MEDIAN(trans);
   if (self->state == nullptr) self->state = new GstSiftMedianState();
   self->state->stage.reset();  // rebuilt on the new backend once a shape is known
+}
+
+// depth >= 2: the stage the engine runs, with the parameters set now.
+static std::vector<std::unique_ptr<starsift::FilterStage>> gst_sift_median_build_stages(
+    GstSiftTransform* trans, const starsift::BackendChoice& choice) {
+  GstSiftMedian* self = GST_SIFT_MEDIAN(trans);
+  const GstSiftMedianSettings settings = gst_sift_median_copy_settings(self);
+  self->state->seen = settings.params;
+  std::vector<std::unique_ptr<starsift::FilterStage>> stages;
+  stages.push_back(starsift::make_median_stage(settings.params, choice));
+  return stages;
+}
+
+// depth >= 2: changes when a property did, so the base rebuilds the stage for the next frame.
+static guint64 gst_sift_median_stages_generation(GstSiftTransform* trans) {
+  GstSiftMedian* self = GST_SIFT_MEDIAN(trans);
+  const GstSiftMedianSettings settings = gst_sift_median_copy_settings(self);
+  GstSiftMedianState& state = *self->state;
+  if (settings.params != state.seen) {
+    state.seen = settings.params;
+    ++state.generation;
+  }
+  return state.generation;
 }
 
 static void gst_sift_median_configure(GstSiftTransform* trans, const starsift::FrameShape& shape) {
@@ -172,6 +198,8 @@ static void gst_sift_median_class_init(GstSiftMedianClass* klass) {
   sift_class->configure = GST_DEBUG_FUNCPTR(gst_sift_median_configure);
   sift_class->filter = GST_DEBUG_FUNCPTR(gst_sift_median_filter);
   sift_class->reset = GST_DEBUG_FUNCPTR(gst_sift_median_reset);
+  sift_class->build_stages = GST_DEBUG_FUNCPTR(gst_sift_median_build_stages);
+  sift_class->stages_generation = GST_DEBUG_FUNCPTR(gst_sift_median_stages_generation);
 }
 
 static void gst_sift_median_init(GstSiftMedian* self) {

@@ -2,8 +2,11 @@
 
 #include <gst/video/video.h>
 
+#include <atomic>
 #include <new>
 #include <string>
+
+#include "pipeline/engine/streaming_chain.hpp"
 
 #include "plugins/common/enums.hpp"
 #include "plugins/common/frame_allocator.hpp"
@@ -14,8 +17,9 @@ GST_DEBUG_CATEGORY_STATIC(gst_sift_transform_debug);
 
 #define DEFAULT_PROP_BACKEND starsift::gst::kDefaultBackend
 #define DEFAULT_PROP_DEVICE_ID starsift::gst::kDefaultDeviceId
+#define DEFAULT_PROP_DEPTH 1
 
-enum { PROP_0, PROP_BACKEND, PROP_DEVICE_ID, PROP_ACTIVE_BACKEND, N_PROPERTIES };
+enum { PROP_0, PROP_BACKEND, PROP_DEVICE_ID, PROP_ACTIVE_BACKEND, PROP_DEPTH, N_PROPERTIES };
 
 static GParamSpec* properties[N_PROPERTIES];
 
@@ -30,6 +34,9 @@ struct GstSiftTransformPrivate {
   starsift::Backend backend;
   int device_id;
   gchar* active_backend;  // "cpu", "cuda:0", or NULL when stopped
+  int depth;              // `depth`, read at start
+  int started_depth;      // the depth it started with
+  std::atomic<guint64> qos_dropped;
 
   /* streaming */
   starsift::Backend applied_backend;  // the properties `choice` was resolved from
@@ -37,6 +44,11 @@ struct GstSiftTransformPrivate {
   starsift::BackendChoice choice;
   GstVideoInfo info;           // negotiated caps (same in and out), or gst_video_info_init()'s
   starsift::FrameShape shape;  // from info
+  // depth >= 2 (and an element with build_stages): the frames in flight through the engine.
+  std::unique_ptr<starsift::gst::ElementStream> stream;
+  std::optional<starsift::gst::StreamSnapshot> last_snapshot;  // the stream's, at stop
+  guint64 built_generation;    // stages_generation() when the engine's stages were built
+  GstFlowReturn rebuild_flow;  // the drain before the last rebuild
 };
 
 #define gst_sift_transform_parent_class parent_class
@@ -63,6 +75,22 @@ static void gst_sift_transform_publish_backend(GstSiftTransform* self, const cha
   g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_ACTIVE_BACKEND]);
 }
 
+// Builds the element's stages for the current backend into a new engine, which replaces the
+// running one once it is configured (the old one's frames are pushed downstream first; the
+// flow of that is kept in rebuild_flow). Throws starsift::Error.
+static void gst_sift_transform_rebuild_stream(GstSiftTransform* self) {
+  GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+  GstSiftTransformClass* klass = GST_SIFT_TRANSFORM_GET_CLASS(self);
+  const guint64 generation = klass->stages_generation ? klass->stages_generation(self) : 0;
+  auto engine = starsift::make_streaming_chain(klass->build_stages(self, priv->choice),
+                                               priv->choice, priv->stream->depth());
+  const starsift::FrameShape* shape = gst_sift_transform_negotiated(*priv) ? &priv->shape : nullptr;
+  priv->rebuild_flow = priv->stream->replace_engine(std::move(engine), shape);
+  priv->built_generation = generation;
+  GST_INFO_OBJECT(self, "stages rebuilt on %s, depth %d", priv->choice.reason.c_str(),
+                  priv->stream->depth());
+}
+
 // Resolves the backend the properties ask for and hands it to the element, when they changed
 // since the last time (or `force`). Throws starsift::Error.
 static void gst_sift_transform_update_backend(GstSiftTransform* self, bool force) {
@@ -81,15 +109,41 @@ static void gst_sift_transform_update_backend(GstSiftTransform* self, bool force
   gst_sift_transform_publish_backend(self, name.c_str());
   priv->choice = choice;
   GST_SIFT_TRANSFORM_GET_CLASS(self)->set_backend(self, choice);
+  if (priv->stream) gst_sift_transform_rebuild_stream(self);
   priv->applied_backend = backend;
   priv->applied_device_id = device_id;
+}
+
+// Before a frame at depth >= 2: stages with new parameters replace the running ones (the
+// frames in flight are pushed first). Throws starsift::Error.
+static void gst_sift_transform_update_stages(GstSiftTransform* self) {
+  GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+  GstSiftTransformClass* klass = GST_SIFT_TRANSFORM_GET_CLASS(self);
+  if (klass->stages_generation == nullptr) return;
+  if (klass->stages_generation(self) == priv->built_generation) return;
+  gst_sift_transform_rebuild_stream(self);
 }
 
 /* GstBaseTransform vfuncs */
 
 static gboolean gst_sift_transform_start(GstBaseTransform* trans) {
   GstSiftTransform* self = GST_SIFT_TRANSFORM(trans);
-  gst_video_info_init(&gst_sift_transform_priv(self)->info);
+  GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+  gst_video_info_init(&priv->info);
+  GST_OBJECT_LOCK(self);
+  priv->started_depth = priv->depth;
+  GST_OBJECT_UNLOCK(self);
+  priv->qos_dropped = 0;
+  std::unique_ptr<starsift::gst::ElementStream> stream;
+  if (priv->started_depth > 1 && GST_SIFT_TRANSFORM_GET_CLASS(self)->build_stages != nullptr) {
+    stream = std::make_unique<starsift::gst::ElementStream>(
+        trans, priv->started_depth, GST_BASE_TRANSFORM_CLASS(parent_class)->prepare_output_buffer);
+  }
+  {
+    const starsift::gst::ObjectLock lock(self);
+    priv->stream = std::move(stream);
+    priv->last_snapshot.reset();
+  }
   try {
     gst_sift_transform_update_backend(self, true);
   } catch (...) {
@@ -101,8 +155,17 @@ static gboolean gst_sift_transform_start(GstBaseTransform* trans) {
 
 static gboolean gst_sift_transform_stop(GstBaseTransform* trans) {
   GstSiftTransform* self = GST_SIFT_TRANSFORM(trans);
+  GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+  std::unique_ptr<starsift::gst::ElementStream> stream;
+  if (priv->stream) {
+    priv->stream->discard();  // frames in flight at stop: dropped, counted
+    const starsift::gst::ObjectLock lock(self);
+    priv->last_snapshot = priv->stream->snapshot();  // kept for the stats after stop
+    stream = std::move(priv->stream);
+  }
+  stream.reset();  // the engine and its memory go, outside the lock
   GST_SIFT_TRANSFORM_GET_CLASS(self)->reset(self);
-  gst_video_info_init(&gst_sift_transform_priv(self)->info);
+  gst_video_info_init(&priv->info);
   gst_sift_transform_publish_backend(self, nullptr);
   return TRUE;
 }
@@ -131,7 +194,12 @@ static gboolean gst_sift_transform_set_caps(GstBaseTransform* trans, GstCaps* in
   try {
     priv->shape = starsift::gst::frame_shape_from_info(in_info);
     priv->info = in_info;
-    GST_SIFT_TRANSFORM_GET_CLASS(self)->configure(self, priv->shape);
+    if (priv->stream) {
+      // The frames of the previous caps were pushed when the caps event came (sink_event).
+      priv->stream->configure(priv->shape);
+    } else {
+      GST_SIFT_TRANSFORM_GET_CLASS(self)->configure(self, priv->shape);
+    }
   } catch (...) {
     gst_video_info_init(&priv->info);  // not negotiated: no frame reaches the element
     STARSIFT_POST_CURRENT_EXCEPTION(self, "setting caps");
@@ -141,6 +209,8 @@ static gboolean gst_sift_transform_set_caps(GstBaseTransform* trans, GstCaps* in
   return TRUE;
 }
 
+// Proposes a pool of starsift frame memory (page-locked where a GPU is usable), so a source
+// that takes it hands the engine frames it can DMA in place, and accepts any stride.
 static gboolean gst_sift_transform_propose_allocation(GstBaseTransform* trans,
                                                       GstQuery* decide_query, GstQuery* query) {
   if (!GST_BASE_TRANSFORM_CLASS(parent_class)->propose_allocation(trans, decide_query, query)) {
@@ -150,6 +220,42 @@ static gboolean gst_sift_transform_propose_allocation(GstBaseTransform* trans,
   if (decide_query == nullptr) return TRUE;
   // Any stride is fine: frames are mapped with their GstVideoMeta.
   gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
+
+  GstCaps* caps = nullptr;
+  gboolean need_pool = FALSE;
+  gst_query_parse_allocation(query, &caps, &need_pool);
+  GstVideoInfo info;
+  if (caps == nullptr || !gst_video_info_from_caps(&info, caps)) return TRUE;
+  GstSiftTransformPrivate* priv = gst_sift_transform_priv(GST_SIFT_TRANSFORM(trans));
+  GST_OBJECT_LOCK(trans);
+  const int depth = priv->stream ? priv->started_depth : priv->depth;
+  GST_OBJECT_UNLOCK(trans);
+  const guint min_buffers = static_cast<guint>(depth) + 2;  // the ring plus two being filled
+  GstAllocator* allocator = starsift::gst::frame_allocator();
+  GstAllocationParams params;
+  gst_allocation_params_init(&params);
+  if (gst_query_get_n_allocation_params(query) > 0) {
+    gst_query_set_nth_allocation_param(query, 0, allocator, &params);
+  } else {
+    gst_query_add_allocation_param(query, allocator, &params);
+  }
+  if (need_pool) {
+    GstBufferPool* pool = gst_video_buffer_pool_new();
+    GstStructure* config = gst_buffer_pool_get_config(pool);
+    gst_buffer_pool_config_set_params(config, caps, static_cast<guint>(info.size), min_buffers, 0);
+    gst_buffer_pool_config_set_allocator(config, allocator, &params);
+    gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+    if (gst_buffer_pool_set_config(pool, config)) {
+      if (gst_query_get_n_allocation_pools(query) > 0) {
+        gst_query_set_nth_allocation_pool(query, 0, pool, static_cast<guint>(info.size),
+                                          min_buffers, 0);
+      } else {
+        gst_query_add_allocation_pool(query, pool, static_cast<guint>(info.size), min_buffers, 0);
+      }
+    }
+    gst_object_unref(pool);
+  }
+  gst_object_unref(allocator);
   return TRUE;
 }
 
@@ -236,6 +342,111 @@ static GstFlowReturn gst_sift_transform_transform(GstBaseTransform* trans, GstBu
   return GST_FLOW_OK;
 }
 
+/* GstBaseTransform vfuncs for the streaming engine (depth >= 2) */
+
+// QoS drops are counted at every depth. At depth >= 2 the frame goes into the engine (after
+// backend and parameter changes, which push the frames in flight first); at depth 1 it stays
+// in queued_buf for transform().
+static GstFlowReturn gst_sift_transform_submit_input_buffer(GstBaseTransform* trans,
+                                                            gboolean is_discont, GstBuffer* inbuf) {
+  GstSiftTransform* self = GST_SIFT_TRANSFORM(trans);
+  GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+  // Renegotiation, QoS and the negotiated check; the buffer is left in queued_buf, unless QoS
+  // dropped it as too late.
+  const GstFlowReturn ret =
+      GST_BASE_TRANSFORM_CLASS(parent_class)->submit_input_buffer(trans, is_discont, inbuf);
+  if (ret != GST_FLOW_OK) return ret;
+  if (trans->queued_buf == nullptr) {
+    ++priv->qos_dropped;
+    return GST_FLOW_OK;
+  }
+  if (!priv->stream) return GST_FLOW_OK;
+  GstBuffer* buffer = trans->queued_buf;
+  trans->queued_buf = nullptr;
+  if (!gst_sift_transform_negotiated(*priv)) {
+    gst_buffer_unref(buffer);
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("no caps negotiated before a buffer"));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  try {
+    gst_sift_transform_before_transform(trans, buffer);
+    priv->rebuild_flow = GST_FLOW_OK;
+    gst_sift_transform_update_backend(self, false);
+    gst_sift_transform_update_stages(self);
+  } catch (...) {
+    gst_buffer_unref(buffer);
+    STARSIFT_POST_CURRENT_EXCEPTION(self, "filtering a frame");
+    return GST_FLOW_ERROR;
+  }
+  if (priv->rebuild_flow != GST_FLOW_OK) {
+    gst_buffer_unref(buffer);
+    return priv->rebuild_flow;
+  }
+  return priv->stream->submit(buffer, priv->info, priv->shape.format);
+}
+
+// depth >= 2: the oldest frame once `depth` are in flight, else nothing yet.
+static GstFlowReturn gst_sift_transform_generate_output(GstBaseTransform* trans,
+                                                        GstBuffer** outbuf) {
+  GstSiftTransformPrivate* priv = gst_sift_transform_priv(GST_SIFT_TRANSFORM(trans));
+  if (!priv->stream) return GST_BASE_TRANSFORM_CLASS(parent_class)->generate_output(trans, outbuf);
+  return priv->stream->generate(outbuf);
+}
+
+// depth >= 2: a serialized event (EOS, CAPS, SEGMENT, GAP, tags, ...) first pushes the frames
+// in flight downstream, so that it stays behind them; FLUSH_STOP drops them (counted) and
+// stages with history start a new one.
+static gboolean gst_sift_transform_sink_event(GstBaseTransform* trans, GstEvent* event) {
+  GstSiftTransformPrivate* priv = gst_sift_transform_priv(GST_SIFT_TRANSFORM(trans));
+  if (priv->stream) {
+    if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
+      priv->stream->discard();
+    } else if (GST_EVENT_IS_SERIALIZED(event) && priv->stream->in_flight() > 0) {
+      const GstFlowReturn ret = priv->stream->drain();
+      GST_DEBUG_OBJECT(trans, "drained before %s: %s", GST_EVENT_TYPE_NAME(event),
+                       gst_flow_get_name(ret));
+    }
+  }
+  return GST_BASE_TRANSFORM_CLASS(parent_class)->sink_event(trans, event);
+}
+
+// LATENCY on the src pad: upstream's, plus (depth - 1) frame durations at the negotiated
+// frame rate (nothing when the rate is 0 or unknown).
+static gboolean gst_sift_transform_query(GstBaseTransform* trans, GstPadDirection direction,
+                                         GstQuery* query) {
+  if (!GST_BASE_TRANSFORM_CLASS(parent_class)->query(trans, direction, query)) return FALSE;
+  if (direction != GST_PAD_SRC || GST_QUERY_TYPE(query) != GST_QUERY_LATENCY) return TRUE;
+
+  GstSiftTransform* self = GST_SIFT_TRANSFORM(trans);
+  GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+  if (GST_SIFT_TRANSFORM_GET_CLASS(self)->build_stages == nullptr) return TRUE;
+  GST_OBJECT_LOCK(self);
+  const int depth = priv->stream ? priv->started_depth : priv->depth;
+  GST_OBJECT_UNLOCK(self);
+  if (depth <= 1) return TRUE;
+  GstCaps* caps = gst_pad_get_current_caps(GST_BASE_TRANSFORM_SRC_PAD(trans));
+  if (caps == nullptr) return TRUE;
+  GstVideoInfo info;
+  const bool have_info = gst_video_info_from_caps(&info, caps);
+  gst_caps_unref(caps);
+  if (!have_info || GST_VIDEO_INFO_FPS_N(&info) <= 0 || GST_VIDEO_INFO_FPS_D(&info) <= 0) {
+    return TRUE;
+  }
+  const GstClockTime extra =
+      gst_util_uint64_scale_int(static_cast<guint64>(depth - 1) * GST_SECOND,
+                                GST_VIDEO_INFO_FPS_D(&info), GST_VIDEO_INFO_FPS_N(&info));
+  gboolean live = FALSE;
+  GstClockTime min = 0;
+  GstClockTime max = GST_CLOCK_TIME_NONE;
+  gst_query_parse_latency(query, &live, &min, &max);
+  min += extra;
+  if (GST_CLOCK_TIME_IS_VALID(max)) max += extra;
+  GST_DEBUG_OBJECT(self, "latency %" GST_TIME_FORMAT " more for depth %d", GST_TIME_ARGS(extra),
+                   depth);
+  gst_query_set_latency(query, live, min, max);
+  return TRUE;
+}
+
 /* GObject vfuncs */
 
 static void gst_sift_transform_set_property(GObject* object, guint prop_id, const GValue* value,
@@ -252,6 +463,9 @@ static void gst_sift_transform_set_property(GObject* object, guint prop_id, cons
       break;
     case PROP_DEVICE_ID:
       priv->device_id = g_value_get_int(value);
+      break;
+    case PROP_DEPTH:
+      priv->depth = g_value_get_int(value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -275,6 +489,9 @@ static void gst_sift_transform_get_property(GObject* object, guint prop_id, GVal
       break;
     case PROP_ACTIVE_BACKEND:
       g_value_set_string(value, priv->active_backend);
+      break;
+    case PROP_DEPTH:
+      g_value_set_int(value, priv->depth);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -305,6 +522,15 @@ static void gst_sift_transform_class_init(GstSiftTransformClass* klass) {
   properties[PROP_BACKEND] = starsift::gst::backend_param_spec();
   properties[PROP_DEVICE_ID] = starsift::gst::device_id_param_spec();
   properties[PROP_ACTIVE_BACKEND] = starsift::gst::active_backend_param_spec();
+  properties[PROP_DEPTH] = g_param_spec_int(
+      "depth", "Depth",
+      "Frames in flight at once: 1 filters each frame before the next comes in; with D >= 2 "
+      "frames overlap (on CUDA the upload of one, the kernels of the one before and the "
+      "download of the one before that) and the output lags D - 1 frames behind the input, "
+      "reported in the latency. Output order is input order. Read at start",
+      1, starsift::kMaxStreamingDepth, DEFAULT_PROP_DEPTH,
+      static_cast<GParamFlags>(G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
+                               G_PARAM_STATIC_STRINGS));
   g_object_class_install_properties(gobject_class, N_PROPERTIES, properties);
 
   // Inherited by every element.
@@ -318,6 +544,10 @@ static void gst_sift_transform_class_init(GstSiftTransformClass* klass) {
   trans_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_sift_transform_decide_allocation);
   trans_class->before_transform = GST_DEBUG_FUNCPTR(gst_sift_transform_before_transform);
   trans_class->transform = GST_DEBUG_FUNCPTR(gst_sift_transform_transform);
+  trans_class->submit_input_buffer = GST_DEBUG_FUNCPTR(gst_sift_transform_submit_input_buffer);
+  trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_sift_transform_generate_output);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_sift_transform_sink_event);
+  trans_class->query = GST_DEBUG_FUNCPTR(gst_sift_transform_query);
   trans_class->passthrough_on_same_caps = FALSE;
   trans_class->transform_ip_on_passthrough = FALSE;
 
@@ -332,6 +562,11 @@ static void gst_sift_transform_init(GstSiftTransform* self) {
   priv->active_backend = nullptr;
   priv->applied_backend = DEFAULT_PROP_BACKEND;
   priv->applied_device_id = DEFAULT_PROP_DEVICE_ID;
+  priv->depth = DEFAULT_PROP_DEPTH;
+  priv->started_depth = 1;
+  priv->qos_dropped = 0;
+  priv->built_generation = 0;
+  priv->rebuild_flow = GST_FLOW_OK;
   gst_video_info_init(&priv->info);
 
   // The output is a new frame: never in place, never passthrough (no element has a neutral
@@ -357,8 +592,21 @@ const GstVideoInfo* negotiated_info(GstSiftTransform* self) {
   return gst_sift_transform_negotiated(*priv) ? &priv->info : nullptr;
 }
 
-void apply_backend_changes(GstSiftTransform* self) {
-  gst_sift_transform_update_backend(self, false);
+int streaming_depth(GstSiftTransform* self) {
+  const GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+  const ObjectLock lock(self);
+  return priv->stream ? priv->started_depth : 1;
+}
+
+std::optional<StreamSnapshot> stream_snapshot(GstSiftTransform* self) {
+  const GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+  const ObjectLock lock(self);
+  if (priv->stream) return priv->stream->snapshot();
+  return priv->last_snapshot;
+}
+
+guint64 qos_dropped(GstSiftTransform* self) {
+  return gst_sift_transform_priv(self)->qos_dropped.load();
 }
 
 void warn_refused_value(GObject* object, GstDebugCategory* category, GParamSpec* pspec,

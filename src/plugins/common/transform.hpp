@@ -10,9 +10,15 @@
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
+#include <memory>
+#include <optional>
+#include <vector>
+
 #include "pipeline/backend.hpp"
 #include "pipeline/image.hpp"
 #include "pipeline/pixel_format.hpp"
+#include "pipeline/stage.hpp"
+#include "plugins/common/stream.hpp"
 
 G_BEGIN_DECLS
 
@@ -37,6 +43,15 @@ struct _GstSiftTransformClass {
   // Stop: drop all streaming state. Never throws.
   void (*reset)(GstSiftTransform* self);
 
+  // With `depth` >= 2 the base runs the element through the streaming engine, on stages
+  // built here for `choice` (start, backend changes, and whenever stages_generation()
+  // changed: the base first pushes the frames in flight downstream). configure() and filter()
+  // then serve depth 1 only.
+  std::vector<std::unique_ptr<starsift::FilterStage>> (*build_stages)(
+      GstSiftTransform* self, const starsift::BackendChoice& choice);
+  // A number that changes whenever build_stages() would build something else (new parameters).
+  guint64 (*stages_generation)(GstSiftTransform* self);
+
   gpointer padding[GST_PADDING];
 };
 
@@ -53,10 +68,15 @@ const FrameShape* negotiated_shape(GstSiftTransform* self);
 // The negotiated caps as video info (same in and out), or NULL before caps. Streaming thread.
 const GstVideoInfo* negotiated_info(GstSiftTransform* self);
 
-// What the base does before each frame it filters itself: applies a changed `backend` or
-// `device-id` (set_backend() runs when they changed). For elements that take frames through
-// their own submit_input_buffer. Throws starsift::Error.
-void apply_backend_changes(GstSiftTransform* self);
+// The `depth` the element started with (1 before start).
+int streaming_depth(GstSiftTransform* self);
+
+// The frames in flight through the engine and their counters (depth >= 2), from any thread;
+// nullopt at depth 1 or when stopped.
+std::optional<StreamSnapshot> stream_snapshot(GstSiftTransform* self);
+
+// Input buffers QoS dropped as too late since start (any depth), from any thread.
+guint64 qos_dropped(GstSiftTransform* self);
 
 // GST_OBJECT_LOCK for a scope, for code that may throw while holding it (C++ copies).
 class ObjectLock {
