@@ -86,6 +86,24 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
+// An instantiated CUDA graph: launched as one unit, far cheaper than its kernels one by one.
+class GraphExec {
+ public:
+  GraphExec() = default;
+  ~GraphExec() { reset(); }
+  GraphExec(const GraphExec&) = delete;
+  GraphExec& operator=(const GraphExec&) = delete;
+  cudaGraphExec_t get() const noexcept { return exec_; }
+  explicit operator bool() const noexcept { return exec_ != nullptr; }
+  void reset(cudaGraphExec_t exec = nullptr) noexcept {
+    if (exec_) cudaGraphExecDestroy(exec_);
+    exec_ = exec;
+  }
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
+};
+
 // Makes `device_id` current for the calling thread (elements stream from several threads).
 inline void use_device(int device_id) {
   check(cudaSetDevice(device_id), "cudaSetDevice");

@@ -53,6 +53,11 @@ class FilterStage {
                     " has no device-resident form",
                 "CUDA stages in a device chain");
   }
+  // Whether enqueue() may be recorded once into a CUDA graph and replayed for every frame:
+  // true when it only launches work on `stream` whose arguments stay the same from frame to
+  // frame. Stages that wait on events across streams or change launch arguments per frame
+  // (state across frames) say false.
+  virtual bool capturable() const { return true; }
   virtual void enqueue(ConstImageView in, ImageView out, void* stream) {
     (void)in;
     (void)out;

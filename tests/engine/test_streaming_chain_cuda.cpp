@@ -8,12 +8,27 @@ using namespace starsift::test;
 TEST_CASE("CUDA streaming chain keeps count and order at every depth", "[engine][cuda]") {
   const BackendChoice gpu = resolve_backend(Backend::Cuda, 0);
   const FrameShape shape{301, 157, PixelFormat::Gray16, 12};
-  for (int depth = 1; depth <= kMaxStreamingDepth; ++depth) {
-    auto engine = make_test_streaming_chain(gpu, depth);
-    REQUIRE(engine->backend() == Backend::Cuda);
-    engine->configure(shape);
-    check_streaming(*engine, shape, 3 * depth + 5, static_cast<std::uint32_t>(depth));
+  // Stages one by one, and recorded once into a CUDA graph per slot: the same results.
+  for (GraphPolicy graphs : {GraphPolicy::Never, GraphPolicy::Always}) {
+    for (int depth = 1; depth <= kMaxStreamingDepth; ++depth) {
+      INFO("depth " << depth << " graphs " << (graphs == GraphPolicy::Always));
+      auto engine = make_test_streaming_chain(gpu, depth);
+      REQUIRE(engine->backend() == Backend::Cuda);
+      engine->set_graph_policy(graphs);
+      engine->configure(shape);
+      REQUIRE(engine->counters().graphed == (graphs == GraphPolicy::Always));
+      check_streaming(*engine, shape, 3 * depth + 5, static_cast<std::uint32_t>(depth));
+    }
   }
+}
+
+TEST_CASE("CUDA streaming chain: graphs by default for small frames only", "[engine][cuda]") {
+  const BackendChoice gpu = resolve_backend(Backend::Cuda, 0);
+  auto engine = make_test_streaming_chain(gpu, 2);
+  engine->configure({512, 512, PixelFormat::Gray8, 8});
+  CHECK(engine->counters().graphed);
+  engine->configure({2048, 1024, PixelFormat::Gray8, 8});
+  CHECK_FALSE(engine->counters().graphed);
 }
 
 TEST_CASE("CUDA streaming chain: flush and caps change", "[engine][cuda]") {

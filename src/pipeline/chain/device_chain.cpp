@@ -22,11 +22,62 @@ void DeviceChainFrames::allocate(const std::vector<FrameShape>& shapes) {
     frames_[2].release();
   }
   shapes_ = shapes;
+  graph_.reset();  // it names the frames just replaced
 }
 
 ImageView DeviceChainFrames::view(int i, const FrameShape& shape) const {
   return {frames_[i].data(), shape.width, shape.height,
           static_cast<std::ptrdiff_t>(frames_[i].pitch()), shape.format};
+}
+
+int DeviceChainFrames::enqueue_stages(const std::vector<std::unique_ptr<FilterStage>>& stages,
+                                      cudaStream_t stream, const cudaEvent_t* marks) {
+  // Stage i reads frame src and writes frame dst; frame 0 is only ever read after upload.
+  int src = 0;
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    const int dst = src == 1 ? 2 : 1;
+    stages[i]->enqueue(const_view(view(src, shapes_[i])), view(dst, shapes_[i + 1]), stream);
+    if (marks) cuda::check(cudaEventRecord(marks[i + 2], stream), "cudaEventRecord");
+    src = dst;
+  }
+  return src;
+}
+
+bool DeviceChainFrames::capture_stages(const std::vector<std::unique_ptr<FilterStage>>& stages,
+                                       cudaStream_t stream) {
+  graph_.reset();
+  for (const auto& stage : stages) {
+    if (!stage->capturable()) return false;
+  }
+  cudaGraph_t graph = nullptr;
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  int result = 0;
+  try {
+    result = enqueue_stages(stages, stream, nullptr);
+  } catch (...) {
+    // The capture must end whatever happened; the chain then runs stage by stage.
+    cudaStreamEndCapture(stream, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    return false;
+  }
+  if (cudaStreamEndCapture(stream, &graph) != cudaSuccess || graph == nullptr) {
+    cudaGetLastError();
+    return false;
+  }
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  if (made != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  graph_.reset(exec);
+  graph_result_ = result;
+  return true;
 }
 
 void DeviceChainFrames::enqueue(const std::vector<std::unique_ptr<FilterStage>>& stages,
@@ -40,13 +91,13 @@ void DeviceChainFrames::enqueue(const std::vector<std::unique_ptr<FilterStage>>&
                                 in.row_bytes(), in.height, cudaMemcpyHostToDevice, stream),
               "upload (cudaMemcpy2DAsync)");
   mark(1);
-  // Stage i reads frame src and writes frame dst; frame 0 is only ever read after upload.
   int src = 0;
-  for (std::size_t i = 0; i < stages.size(); ++i) {
-    const int dst = src == 1 ? 2 : 1;
-    stages[i]->enqueue(const_view(view(src, shapes_[i])), view(dst, shapes_[i + 1]), stream);
-    mark(i + 2);
-    src = dst;
+  if (graph_) {
+    cuda::check(cudaGraphLaunch(graph_.get(), stream), "stages (cudaGraphLaunch)");
+    for (std::size_t i = 0; i < stages.size(); ++i) mark(i + 2);
+    src = graph_result_;
+  } else {
+    src = enqueue_stages(stages, stream, marks);
   }
   cuda::check(cudaMemcpy2DAsync(out.data, out.stride, frames_[src].data(), frames_[src].pitch(),
                                 out.row_bytes(), out.height, cudaMemcpyDeviceToHost, stream),

@@ -21,10 +21,17 @@ class DeviceChainFrames {
   // `shapes` (as configure_stage_shapes() returned them: [i] is stage i's input).
   void allocate(const std::vector<FrameShape>& shapes);
 
+  // Records the stages' work on these frames into a CUDA graph, launched from then on by
+  // enqueue() in place of the stages one by one (small frames are launch-bound: one graph
+  // launch costs less than a launch per stage). Returns false, leaving enqueue() as it was,
+  // when a stage is not capturable() or the capture fails. After allocate() only.
+  bool capture_stages(const std::vector<std::unique_ptr<FilterStage>>& stages, cudaStream_t stream);
+  bool graphed() const noexcept { return static_cast<bool>(graph_); }
+
   // Queues upload of `in` (host, shapes.front()), the stages, and download into `out` (host,
-  // shapes.back()) on `stream`;
-  // returns without waiting. `marks`, when given, holds stages + 3 events recorded before
-  // the upload, after it, after each stage and after the download.
+  // shapes.back()) on `stream`; returns without waiting. `marks`, when given, holds
+  // stages + 3 events recorded before the upload, after it, after each stage and after the
+  // download (with a graph, the stage marks are all recorded after the whole graph).
   void enqueue(const std::vector<std::unique_ptr<FilterStage>>& stages, ConstImageView in,
                ImageView out, cudaStream_t stream, const cudaEvent_t* marks = nullptr);
 
@@ -32,8 +39,14 @@ class DeviceChainFrames {
   // Frame i (0: upload target, 1 and 2: intermediates) seen as `shape`.
   ImageView view(int i, const FrameShape& shape) const;
 
+  // Queues the stages one by one; returns the frame the last one wrote.
+  int enqueue_stages(const std::vector<std::unique_ptr<FilterStage>>& stages, cudaStream_t stream,
+                     const cudaEvent_t* marks);
+
   cuda::DeviceImage frames_[3];
   std::vector<FrameShape> shapes_;
+  cuda::GraphExec graph_;
+  int graph_result_ = 0;  // the frame the graphed stages write last
 };
 
 }  // namespace starsift

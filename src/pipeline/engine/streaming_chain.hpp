@@ -37,6 +37,8 @@ struct StreamingCounters {
   // CUDA: the last handed-out frame's upload and download times (0 on the CPU).
   double upload_ms_last = 0.0;
   double download_ms_last = 0.0;
+  // CUDA: the stages run as one graph per slot (per-stage times then fold into the first).
+  bool graphed = false;
 };
 
 // Where a submitted frame's pixels live.
@@ -45,6 +47,16 @@ enum class InputMemory {
   HeldPinned,  // page-locked memory the caller keeps unchanged until the frame is popped:
                // read in place (DMA on CUDA), no copy
 };
+
+// Whether a CUDA chain's stages run as one CUDA graph per slot (recorded at configure).
+enum class GraphPolicy {
+  Auto,    // for frames of at most kGraphAutoPixels (launch-bound) when every stage allows it
+  Always,  // whenever every stage allows it
+  Never,
+};
+// Auto's limit: above it the kernels take long enough that launching them one by one costs
+// nothing measurable (bench/results/streaming/).
+constexpr long long kGraphAutoPixels = 1024 * 1024;
 
 struct FinishedFrame {
   ConstImageView output;  // valid until pop()
@@ -63,6 +75,8 @@ class StreamingChain {
   // Allocates `depth` slots for frames of `shape` (after waiting for any in flight, which
   // are dropped and counted). Throws Error.
   virtual void configure(const FrameShape& shape) = 0;
+  // Takes effect at the next configure(). CPU engines ignore it.
+  void set_graph_policy(GraphPolicy policy) noexcept { graph_policy_ = policy; }
   // The frames the chain hands out (the input's shape unless a stage converts).
   const FrameShape& output_shape() const noexcept { return output_shape_; }
   // The next slot's input memory (pinned on CUDA): a frame written there is submitted
@@ -106,6 +120,7 @@ class StreamingChain {
   StreamingCounters counters_;
   FrameShape input_shape_;
   FrameShape output_shape_;
+  GraphPolicy graph_policy_ = GraphPolicy::Auto;
 };
 
 constexpr int kMaxStreamingDepth = 8;

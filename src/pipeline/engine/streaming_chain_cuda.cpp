@@ -95,6 +95,15 @@ class StreamingChainCuda final : public StreamingChain {
       }
     }
     stage_ms_.assign(stages_.size(), 0.0);
+    const bool small = static_cast<long long>(shape.width) * shape.height <= kGraphAutoPixels;
+    const bool want_graphs =
+        graph_policy_ == GraphPolicy::Always || (graph_policy_ == GraphPolicy::Auto && small);
+    bool graphed = want_graphs;
+    for (auto& slot : slots_) {
+      if (want_graphs)
+        graphed = slot->frames.capture_stages(stages_, slot->stream.get()) && graphed;
+    }
+    counters_.graphed = graphed;
   }
 
   ImageView next_input() override { return slots_.at(next_free())->host_in.view(); }
