@@ -129,14 +129,26 @@ GstCaps* pool_src_get_caps(GstBaseSrc* src, GstCaps* filter) {
   return both;
 }
 
-// With use_pool FALSE the downstream pool is dropped, so GstBaseSrc allocates plain memory.
+// With use_pool FALSE downstream's pool is replaced by a plain one of the source's own
+// (ordinary memory, reused): a source that ignores the proposal, as most do.
 gboolean pool_src_decide_allocation(GstBaseSrc* src, GstQuery* query) {
   if (!POOL_SRC(src)->use_pool) {
-    while (gst_query_get_n_allocation_pools(query) > 0)
+    GstCaps* caps = nullptr;
+    gst_query_parse_allocation(query, &caps, nullptr);
+    GstVideoInfo info;
+    if (caps == nullptr || !gst_video_info_from_caps(&info, caps)) return FALSE;
+    while (gst_query_get_n_allocation_pools(query) > 0) {
       gst_query_remove_nth_allocation_pool(query, 0);
+    }
     while (gst_query_get_n_allocation_params(query) > 0) {
       gst_query_remove_nth_allocation_param(query, 0);
     }
+    GstBufferPool* pool = gst_buffer_pool_new();
+    GstStructure* config = gst_buffer_pool_get_config(pool);
+    gst_buffer_pool_config_set_params(config, caps, static_cast<guint>(info.size), 4, 0);
+    gst_buffer_pool_set_config(pool, config);
+    gst_query_add_allocation_pool(query, pool, static_cast<guint>(info.size), 4, 0);
+    gst_object_unref(pool);
   }
   return GST_BASE_SRC_CLASS(pool_src_parent_class)->decide_allocation(src, query);
 }
@@ -145,12 +157,10 @@ GstFlowReturn pool_src_fill(GstPushSrc* push, GstBuffer* buffer) {
   PoolSrc* self = POOL_SRC(push);
   GstMapInfo map;
   if (!gst_buffer_map(buffer, &map, GST_MAP_WRITE)) return GST_FLOW_ERROR;
-  if (self->use_pool == FALSE || self->filled->insert(map.data).second) {
-    // First sight of this memory (or plain memory, which is new each time only in the
-    // sense that the copy path is being measured): the "camera" writes a frame.
-    if (self->use_pool) {
-      for (gsize i = 0; i < map.size; i += 4096) map.data[i] = static_cast<guint8>(i >> 12);
-    }
+  if (self->filled->insert(map.data).second) {
+    // First sight of this memory: the "camera" writes a frame (one byte a page is enough to
+    // make it differ; the element reads every byte anyway).
+    for (gsize i = 0; i < map.size; i += 4096) map.data[i] = static_cast<guint8>(i >> 12);
   }
   gst_buffer_unmap(buffer, &map);
   const guint64 index = self->produced++;
@@ -206,7 +216,7 @@ struct RunResult {
   std::string stats;
 };
 
-RunResult run_pipeline(const Options& o, int depth, std::size_t frame_bytes) {
+RunResult run_pipeline(const Options& o, int depth) {
   std::set<const void*> filled;
   std::vector<Clock::time_point> made;
   made.reserve(static_cast<std::size_t>(o.frames));
@@ -230,8 +240,6 @@ RunResult run_pipeline(const Options& o, int depth, std::size_t frame_bytes) {
   ps->filled = &filled;
   ps->made = &made;
   g_object_set(src, "num-buffers", o.frames, nullptr);
-  // Without a pool GstBaseSrc allocates `blocksize` bytes per buffer: one frame.
-  if (!ps->use_pool) g_object_set(src, "blocksize", static_cast<guint>(frame_bytes), nullptr);
   g_object_set(chain, "chain", o.chain.c_str(), "depth", depth, nullptr);
   gst_util_set_object_arg(G_OBJECT(chain), "backend", o.backend.c_str());
   g_object_set(fakesink, "sync", FALSE, "signal-handoffs", TRUE, nullptr);
@@ -332,7 +340,7 @@ int main(int argc, char** argv) try {
                                  .set("frames_per_s", bound_fps));
   Json runs = Json::array();
   for (int depth : o.depths) {
-    const RunResult r = run_pipeline(o, depth, frame_bytes);
+    const RunResult r = run_pipeline(o, depth);
     std::fprintf(stderr,
                  "depth %d: %.0f frames/s (%.0f %% of the transfer bound), latency median %.2f "
                  "ms, p99 %.2f ms, %d frames out, order %s\n  %s\n",

@@ -37,6 +37,7 @@ struct Options {
   std::vector<int> depths{1, 2, 3, 4, 6};
   int frames = 400;
   std::vector<std::string> graphs{"auto"};  // GraphPolicy per run: auto, always, never
+  std::vector<std::string> timing{"on"};    // per-stage event timing per run: on, off
   std::string json_path;
 };
 
@@ -93,11 +94,14 @@ Options parse(int argc, char** argv) {
       o.frames = std::stoi(value());
     else if (a == "--graphs")
       o.graphs = parse_words(value());
+    else if (a == "--timing")
+      o.timing = parse_words(value());
     else if (a == "--json")
       o.json_path = value();
     else
-      throw starsift::Error("unknown option " + a,
-                            "--width --height --format --sizes --depths --frames --graphs --json");
+      throw starsift::Error(
+          "unknown option " + a,
+          "--width --height --format --sizes --depths --frames --graphs --timing --json");
   }
   return o;
 }
@@ -133,74 +137,78 @@ int main(int argc, char** argv) try {
                                  .set("both_gb_per_s", bound.both)
                                  .set("frames_per_s", bound_fps));
   Json runs = Json::array();
-  for (const std::string& graphs : o.graphs)
-    for (int depth : o.depths) {
-      std::vector<std::unique_ptr<starsift::FilterStage>> stages;
-      std::string chain;
-      for (int size : o.sizes) {
-        starsift::MedianParams p;
-        p.size = size;
-        stages.push_back(starsift::make_median_stage(p, gpu));
-        chain += (chain.empty() ? "median " : " > median ") + std::to_string(size);
-      }
-      auto engine = starsift::make_streaming_chain(std::move(stages), gpu, depth);
-      engine->set_graph_policy(parse_graph_policy(graphs));
-      engine->configure(shape);
-      // Fill every slot once (the "camera" wrote them); then submit, collect, repeat.
-      for (int i = 0; i < depth; ++i) {
-        starsift::ImageView slot = engine->next_input();
-        for (int y = 0; y < slot.height; ++y)
-          std::memset(slot.row(y), (i * 37 + y) & 0xff, slot.row_bytes());
-        engine->submit(starsift::const_view(slot), 0);
-      }
-      while (engine->in_flight()) {
-        engine->wait_oldest();
-        engine->pop();
-      }
-      std::vector<Clock::time_point> submitted(static_cast<std::size_t>(o.frames));
-      std::vector<double> latency_ms;
-      latency_ms.reserve(static_cast<std::size_t>(o.frames));
-      const auto t0 = Clock::now();
-      for (int i = 0; i < o.frames; ++i) {
-        if (engine->in_flight() == depth) {
+  for (const std::string& timing : o.timing)
+    for (const std::string& graphs : o.graphs)
+      for (int depth : o.depths) {
+        std::vector<std::unique_ptr<starsift::FilterStage>> stages;
+        std::string chain;
+        for (int size : o.sizes) {
+          starsift::MedianParams p;
+          p.size = size;
+          stages.push_back(starsift::make_median_stage(p, gpu));
+          chain += (chain.empty() ? "median " : " > median ") + std::to_string(size);
+        }
+        auto engine = starsift::make_streaming_chain(std::move(stages), gpu, depth);
+        engine->set_graph_policy(parse_graph_policy(graphs));
+        engine->set_stage_timing(timing != "off");
+        engine->configure(shape);
+        // Fill every slot once (the "camera" wrote them); then submit, collect, repeat.
+        for (int i = 0; i < depth; ++i) {
+          starsift::ImageView slot = engine->next_input();
+          for (int y = 0; y < slot.height; ++y)
+            std::memset(slot.row(y), (i * 37 + y) & 0xff, slot.row_bytes());
+          engine->submit(starsift::const_view(slot), 0);
+        }
+        while (engine->in_flight()) {
+          engine->wait_oldest();
+          engine->pop();
+        }
+        std::vector<Clock::time_point> submitted(static_cast<std::size_t>(o.frames));
+        std::vector<double> latency_ms;
+        latency_ms.reserve(static_cast<std::size_t>(o.frames));
+        const auto t0 = Clock::now();
+        for (int i = 0; i < o.frames; ++i) {
+          if (engine->in_flight() == depth) {
+            const auto done = engine->wait_oldest();
+            latency_ms.push_back(
+                std::chrono::duration<double, std::milli>(Clock::now() - submitted[done.tag])
+                    .count());
+            engine->pop();
+          }
+          submitted[i] = Clock::now();
+          engine->submit(starsift::const_view(engine->next_input()), static_cast<std::uint64_t>(i));
+        }
+        while (engine->in_flight()) {
           const auto done = engine->wait_oldest();
           latency_ms.push_back(
               std::chrono::duration<double, std::milli>(Clock::now() - submitted[done.tag])
                   .count());
           engine->pop();
         }
-        submitted[i] = Clock::now();
-        engine->submit(starsift::const_view(engine->next_input()), static_cast<std::uint64_t>(i));
+        const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+        const double fps = o.frames / seconds;
+        const double med = percentile(latency_ms, 0.5), p99 = percentile(latency_ms, 0.99);
+        std::fprintf(
+            stderr,
+            "%s depth %d timing %s graphs %s (%s): %.0f frames/s (%.0f %% of the transfer bound), "
+            "latency median %.2f ms, p99 %.2f ms, zero-copy %llu/%llu\n",
+            chain.c_str(), depth, timing.c_str(), graphs.c_str(),
+            engine->counters().graphed ? "graphed" : "one by one", fps, 100.0 * fps / bound_fps,
+            med, p99, static_cast<unsigned long long>(engine->counters().zero_copy),
+            static_cast<unsigned long long>(engine->counters().submitted));
+        runs.push(Json::object()
+                      .set("chain", chain)
+                      .set("depth", depth)
+                      .set("graphs", graphs)
+                      .set("stage_timing", timing)
+                      .set("graphed", engine->counters().graphed)
+                      .set("frames", o.frames)
+                      .set("frames_per_s", fps)
+                      .set("fraction_of_transfer_bound", fps / bound_fps)
+                      .set("latency_ms_median", med)
+                      .set("latency_ms_p99", p99)
+                      .set("gb_per_s_in_plus_out", fps * 2.0 * frame_bytes / 1e9));
       }
-      while (engine->in_flight()) {
-        const auto done = engine->wait_oldest();
-        latency_ms.push_back(
-            std::chrono::duration<double, std::milli>(Clock::now() - submitted[done.tag]).count());
-        engine->pop();
-      }
-      const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-      const double fps = o.frames / seconds;
-      const double med = percentile(latency_ms, 0.5), p99 = percentile(latency_ms, 0.99);
-      std::fprintf(stderr,
-                   "%s depth %d graphs %s (%s): %.0f frames/s (%.0f %% of the transfer bound), "
-                   "latency median %.2f ms, p99 %.2f ms, zero-copy %llu/%llu\n",
-                   chain.c_str(), depth, graphs.c_str(),
-                   engine->counters().graphed ? "graphed" : "one by one", fps,
-                   100.0 * fps / bound_fps, med, p99,
-                   static_cast<unsigned long long>(engine->counters().zero_copy),
-                   static_cast<unsigned long long>(engine->counters().submitted));
-      runs.push(Json::object()
-                    .set("chain", chain)
-                    .set("depth", depth)
-                    .set("graphs", graphs)
-                    .set("graphed", engine->counters().graphed)
-                    .set("frames", o.frames)
-                    .set("frames_per_s", fps)
-                    .set("fraction_of_transfer_bound", fps / bound_fps)
-                    .set("latency_ms_median", med)
-                    .set("latency_ms_p99", p99)
-                    .set("gb_per_s_in_plus_out", fps * 2.0 * frame_bytes / 1e9));
-    }
   out.set("runs", std::move(runs));
   if (o.json_path.empty()) {
     std::cout << out << "\n";

@@ -77,6 +77,9 @@ class StreamingChain {
   virtual void configure(const FrameShape& shape) = 0;
   // Takes effect at the next configure(). CPU engines ignore it.
   void set_graph_policy(GraphPolicy policy) noexcept { graph_policy_ = policy; }
+  // CUDA: per-stage, upload and download times from events (on by default); off records one
+  // event per frame. Takes effect at the next submit().
+  void set_stage_timing(bool on) noexcept { stage_timing_ = on; }
   // The frames the chain hands out (the input's shape unless a stage converts).
   const FrameShape& output_shape() const noexcept { return output_shape_; }
   // The next slot's input memory (pinned on CUDA): a frame written there is submitted
@@ -121,6 +124,7 @@ class StreamingChain {
   FrameShape input_shape_;
   FrameShape output_shape_;
   GraphPolicy graph_policy_ = GraphPolicy::Auto;
+  bool stage_timing_ = true;
 };
 
 constexpr int kMaxStreamingDepth = 8;

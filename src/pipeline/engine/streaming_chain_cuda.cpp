@@ -127,7 +127,14 @@ class StreamingChainCuda final : public StreamingChain {
     if (held_output.data != nullptr) ++counters_.held_outputs;
     const cudaStream_t s = slot.stream.get();
     // The marks time each stage; the last one, after the download, says the frame is done.
-    slot.frames.enqueue(stages_, source, slot.target, s, slot.mark_handles.data());
+    // Without stage timing only that one is recorded.
+    if (stage_timing_) {
+      slot.frames.enqueue(stages_, source, slot.target, s, slot.mark_handles.data());
+    } else {
+      slot.frames.enqueue(stages_, source, slot.target, s);
+      cuda::check(cudaEventRecord(slot.done(), s), "cudaEventRecord");
+    }
+    slot.timed = stage_timing_;
     slot.tag = tag;
     queued();
     ++counters_.submitted;
@@ -138,6 +145,7 @@ class StreamingChainCuda final : public StreamingChain {
     Slot& slot = *slots_[oldest()];
     cuda::check(cudaEventSynchronize(slot.done()), "frame (cudaEventSynchronize)");
     oldest_waited_ = true;
+    if (!slot.timed) return {const_view(slot.target), slot.tag};
     const auto& marks = slot.mark_handles;
     for (std::size_t i = 0; i < stages_.size(); ++i)
       stage_ms_[i] = elapsed_ms(marks[i + 1], marks[i + 2]);
@@ -162,6 +170,7 @@ class StreamingChainCuda final : public StreamingChain {
     // Before the upload, after it, after each stage, after the download (= done).
     std::vector<std::unique_ptr<cuda::Event>> marks;
     std::vector<cudaEvent_t> mark_handles;
+    bool timed = false;  // the frame in the slot recorded every mark
     std::uint64_t tag = 0;
 
     cudaEvent_t done() const noexcept {
