@@ -128,13 +128,14 @@ class StreamingChainCuda final : public StreamingChain {
     const cudaStream_t s = slot.stream.get();
     // The marks time each stage; the last one, after the download, says the frame is done.
     // Without stage timing only that one is recorded.
-    if (stage_timing_) {
+    const bool timed = timing_interval_ > 0 && counters_.submitted % timing_interval_ == 0;
+    if (timed) {
       slot.frames.enqueue(stages_, source, slot.target, s, slot.mark_handles.data());
     } else {
       slot.frames.enqueue(stages_, source, slot.target, s);
       cuda::check(cudaEventRecord(slot.done(), s), "cudaEventRecord");
     }
-    slot.timed = stage_timing_;
+    slot.timed = timed;
     slot.tag = tag;
     queued();
     ++counters_.submitted;
