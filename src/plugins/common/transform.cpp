@@ -120,7 +120,17 @@ static void gst_sift_transform_update_stages(GstSiftTransform* self) {
   GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
   GstSiftTransformClass* klass = GST_SIFT_TRANSFORM_GET_CLASS(self);
   if (klass->stages_generation == nullptr) return;
-  if (klass->stages_generation(self) == priv->built_generation) return;
+  const guint64 generation = klass->stages_generation(self);
+  if (generation == priv->built_generation) return;
+  if (klass->update_stages != nullptr) {
+    priv->rebuild_flow = priv->stream->drain();
+    if (priv->rebuild_flow != GST_FLOW_OK) return;
+    if (klass->update_stages(self)) {
+      priv->built_generation = generation;
+      GST_DEBUG_OBJECT(self, "stages updated in place");
+      return;
+    }
+  }
   gst_sift_transform_rebuild_stream(self);
 }
 

@@ -51,6 +51,11 @@ struct _GstSiftTransformClass {
       GstSiftTransform* self, const starsift::BackendChoice& choice);
   // A number that changes whenever build_stages() would build something else (new parameters).
   guint64 (*stages_generation)(GstSiftTransform* self);
+  // Optional, depth >= 2: takes the new parameters into the running stages instead of
+  // building new ones (stages with history keep it). Called with no frame in flight (the
+  // base pushes them downstream first), on the streaming thread. Returns false when the
+  // stages must be rebuilt after all. May throw starsift::Error (the frame then fails).
+  gboolean (*update_stages)(GstSiftTransform* self);
 
   gpointer padding[GST_PADDING];
 };
