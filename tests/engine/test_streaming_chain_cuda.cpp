@@ -36,3 +36,12 @@ TEST_CASE("CUDA streaming chain: flush and caps change", "[engine][cuda]") {
   check_flush_and_caps_change(*engine, {64, 48, PixelFormat::Gray8, 8},
                               {129, 65, PixelFormat::Bgrx, 8});
 }
+
+TEST_CASE("CUDA streaming chain copies large frames into its slots on several threads",
+          "[engine][cuda]") {
+  // 2048 x 1100 GRAY16 = 4.5 MB: above the size from which copies are split by rows.
+  const FrameShape shape{2048, 1100, PixelFormat::Gray16, 16};
+  auto engine = make_test_streaming_chain(resolve_backend(Backend::Cuda, 0), 2);
+  engine->configure(shape);
+  check_streaming(*engine, shape, 5, 11);
+}
