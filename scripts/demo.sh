@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: installs dependencies, builds, filters a synthetic noisy
 # star field (no camera needed) and writes out/median_before_after.png; then runs the
-# siftmedian GStreamer element in a gst-launch-1.0 pipeline. Arguments go to
+# siftmedian GStreamer element in a gst-launch-1.0 pipeline on frames of the siftskysrc
+# synthetic sky (with known movers; their truth goes to OUT/truth.jsonl). Arguments go to
 # `starsift demo` (see `build/bin/starsift demo --help`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -29,10 +30,11 @@ if [[ -f "$plugin_dir/libgststarsift.so" ]]; then
   echo
   echo "demo: the siftmedian element in a GStreamer pipeline (GST_PLUGIN_PATH=$plugin_dir)"
   GST_PLUGIN_PATH="$plugin_dir" gst-launch-1.0 \
-    videotestsrc num-buffers=30 pattern=snow \
+    siftskysrc num-buffers=30 truth-file="$out_dir/truth.jsonl" \
     ! video/x-raw,format=GRAY16_LE,width=1024,height=1024 \
     ! siftmedian size=5 border=reflect-101 \
     ! fakesink
+  echo "demo: where the synthetic sky's movers were, frame by frame: $(realpath "$out_dir/truth.jsonl")"
 else
   echo
   echo "demo: $plugin_dir/libgststarsift.so was not built; skipping the GStreamer pipeline"

@@ -8,6 +8,7 @@
 
 #include "app/cli.hpp"
 #include "app/demo.hpp"
+#include "app/sky_command.hpp"
 #include "app/version.hpp"
 
 namespace {
@@ -25,6 +26,16 @@ int cmd_demo(std::span<char* const> args) {
     return 0;
   }
   return run_demo(options);
+}
+
+int cmd_sky(std::span<char* const> args) {
+  bool help = false;
+  const SkyCommandOptions options = parse_sky_options(args, help);
+  if (help) {
+    print_sky_help();
+    return 0;
+  }
+  return run_sky_command(options);
 }
 
 int cmd_version(std::span<char* const> args) {
@@ -49,6 +60,7 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"demo", "filter a synthetic noisy star field and write a before/after picture", cmd_demo},
+    {"sky", "write frames of the synthetic sky with known movers, and their truth", cmd_sky},
     {"version", "print the version and the backends this build can use", cmd_version},
 };
 

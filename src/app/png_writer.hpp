@@ -1,4 +1,4 @@
-// Writes 8-bit greyscale PNG files through libpng.
+// Writes greyscale PNG files (8- and 16-bit) through libpng.
 #pragma once
 
 #include <filesystem>
@@ -9,5 +9,9 @@ namespace starsift::app {
 
 // Writes a GRAY8 image to `path` (any stride). Throws Error naming the file and the reason.
 void write_png_gray8(const std::filesystem::path& path, ConstImageView image);
+
+// Writes a GRAY16 image to `path` as a 16-bit greyscale PNG holding the samples exactly (any
+// stride; the stride must be a whole number of samples). Throws Error like write_png_gray8.
+void write_png_gray16(const std::filesystem::path& path, ConstImageView image);
 
 }  // namespace starsift::app

@@ -3,11 +3,13 @@
 
 #include "plugins/siftchain.hpp"
 #include "plugins/siftmedian.hpp"
+#include "plugins/siftskysrc.hpp"
 
 static gboolean plugin_init(GstPlugin* plugin) {
   gboolean registered = FALSE;
   registered |= GST_ELEMENT_REGISTER(siftmedian, plugin);
   registered |= GST_ELEMENT_REGISTER(siftchain, plugin);
+  registered |= GST_ELEMENT_REGISTER(siftskysrc, plugin);
   return registered;
 }
 
