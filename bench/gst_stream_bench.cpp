@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bench/json.hpp"
+#include "bench/list_args.hpp"
 #include "bench/transfer_bound.hpp"
 #include "pipeline/error.hpp"
 #include "pipeline/pixel_format.hpp"
@@ -44,18 +45,6 @@ struct Options {
   std::string json_path;
 };
 
-std::vector<int> parse_ints(const std::string& s) {
-  std::vector<int> v;
-  std::size_t pos = 0;
-  while (pos <= s.size()) {
-    const std::size_t comma = s.find(',', pos);
-    v.push_back(std::stoi(s.substr(pos, comma - pos)));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return v;
-}
-
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -73,7 +62,7 @@ Options parse(int argc, char** argv) {
     } else if (a == "--chain") {
       o.chain = value();
     } else if (a == "--depths") {
-      o.depths = parse_ints(value());
+      o.depths = starsift::bench::parse_ints(value());
     } else if (a == "--frames") {
       o.frames = std::stoi(value());
     } else if (a == "--warmup") {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bench/json.hpp"
+#include "bench/list_args.hpp"
 #include "bench/transfer_bound.hpp"
 #include "cuda/cuda_check.hpp"
 #include "pipeline/engine/streaming_chain.hpp"
@@ -41,35 +42,11 @@ struct Options {
   std::string json_path;
 };
 
-std::vector<std::string> parse_words(const std::string& s) {
-  std::vector<std::string> v;
-  std::size_t pos = 0;
-  while (pos <= s.size()) {
-    const std::size_t comma = s.find(',', pos);
-    v.push_back(s.substr(pos, comma - pos));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return v;
-}
-
 starsift::GraphPolicy parse_graph_policy(const std::string& s) {
   if (s == "auto") return starsift::GraphPolicy::Auto;
   if (s == "always") return starsift::GraphPolicy::Always;
   if (s == "never") return starsift::GraphPolicy::Never;
   throw starsift::Error("--graphs " + s, "auto, always, never (comma-separated)");
-}
-
-std::vector<int> parse_ints(const std::string& s) {
-  std::vector<int> v;
-  std::size_t pos = 0;
-  while (pos <= s.size()) {
-    const std::size_t comma = s.find(',', pos);
-    v.push_back(std::stoi(s.substr(pos, comma - pos)));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return v;
 }
 
 Options parse(int argc, char** argv) {
@@ -87,15 +64,15 @@ Options parse(int argc, char** argv) {
     else if (a == "--format")
       o.format = starsift::parse_pixel_format(value());
     else if (a == "--sizes")
-      o.sizes = parse_ints(value());
+      o.sizes = starsift::bench::parse_ints(value());
     else if (a == "--depths")
-      o.depths = parse_ints(value());
+      o.depths = starsift::bench::parse_ints(value());
     else if (a == "--frames")
       o.frames = std::stoi(value());
     else if (a == "--graphs")
-      o.graphs = parse_words(value());
+      o.graphs = starsift::bench::split_list(value());
     else if (a == "--timing")
-      o.timing = parse_ints(value());
+      o.timing = starsift::bench::parse_ints(value());
     else if (a == "--json")
       o.json_path = value();
     else
@@ -188,14 +165,15 @@ int main(int argc, char** argv) try {
         const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
         const double fps = o.frames / seconds;
         const double med = percentile(latency_ms, 0.5), p99 = percentile(latency_ms, 0.99);
-        std::fprintf(
-            stderr,
-            "%s depth %d timing 1/%d graphs %s (%s): %.0f frames/s (%.0f %% of the transfer bound), "
-            "latency median %.2f ms, p99 %.2f ms, zero-copy %llu/%llu\n",
-            chain.c_str(), depth, timing, graphs.c_str(),
-            engine->counters().graphed ? "graphed" : "one by one", fps, 100.0 * fps / bound_fps,
-            med, p99, static_cast<unsigned long long>(engine->counters().zero_copy),
-            static_cast<unsigned long long>(engine->counters().submitted));
+        std::fprintf(stderr,
+                     "%s depth %d timing 1/%d graphs %s (%s): %.0f frames/s (%.0f %% of the "
+                     "transfer bound), "
+                     "latency median %.2f ms, p99 %.2f ms, zero-copy %llu/%llu\n",
+                     chain.c_str(), depth, timing, graphs.c_str(),
+                     engine->counters().graphed ? "graphed" : "one by one", fps,
+                     100.0 * fps / bound_fps, med, p99,
+                     static_cast<unsigned long long>(engine->counters().zero_copy),
+                     static_cast<unsigned long long>(engine->counters().submitted));
         runs.push(Json::object()
                       .set("chain", chain)
                       .set("depth", depth)

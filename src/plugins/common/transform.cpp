@@ -219,6 +219,32 @@ static gboolean gst_sift_transform_set_caps(GstBaseTransform* trans, GstCaps* in
   return TRUE;
 }
 
+// Puts a pool of starsift frame memory for `caps` (at least `min_buffers`, growing as needed)
+// first in an ALLOCATION query. Returns false when the pool refused its configuration.
+static bool gst_sift_transform_offer_frame_pool(GstQuery* query, GstCaps* caps,
+                                                const GstVideoInfo& info, guint min_buffers) {
+  GstAllocator* allocator = starsift::gst::frame_allocator();
+  GstAllocationParams params;
+  gst_allocation_params_init(&params);
+  GstBufferPool* pool = gst_video_buffer_pool_new();
+  GstStructure* config = gst_buffer_pool_get_config(pool);
+  const auto size = static_cast<guint>(info.size);
+  gst_buffer_pool_config_set_params(config, caps, size, min_buffers, 0);
+  gst_buffer_pool_config_set_allocator(config, allocator, &params);
+  gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+  const bool configured = gst_buffer_pool_set_config(pool, config);
+  if (configured) {
+    if (gst_query_get_n_allocation_pools(query) > 0) {
+      gst_query_set_nth_allocation_pool(query, 0, pool, size, min_buffers, 0);
+    } else {
+      gst_query_add_allocation_pool(query, pool, size, min_buffers, 0);
+    }
+  }
+  gst_object_unref(pool);
+  gst_object_unref(allocator);
+  return configured;
+}
+
 // Proposes a pool of starsift frame memory (page-locked where a GPU is usable), so a source
 // that takes it hands the engine frames it can DMA in place, and accepts any stride.
 static gboolean gst_sift_transform_propose_allocation(GstBaseTransform* trans,
@@ -249,22 +275,7 @@ static gboolean gst_sift_transform_propose_allocation(GstBaseTransform* trans,
   } else {
     gst_query_add_allocation_param(query, allocator, &params);
   }
-  if (need_pool) {
-    GstBufferPool* pool = gst_video_buffer_pool_new();
-    GstStructure* config = gst_buffer_pool_get_config(pool);
-    gst_buffer_pool_config_set_params(config, caps, static_cast<guint>(info.size), min_buffers, 0);
-    gst_buffer_pool_config_set_allocator(config, allocator, &params);
-    gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-    if (gst_buffer_pool_set_config(pool, config)) {
-      if (gst_query_get_n_allocation_pools(query) > 0) {
-        gst_query_set_nth_allocation_pool(query, 0, pool, static_cast<guint>(info.size),
-                                          min_buffers, 0);
-      } else {
-        gst_query_add_allocation_pool(query, pool, static_cast<guint>(info.size), min_buffers, 0);
-      }
-    }
-    gst_object_unref(pool);
-  }
+  if (need_pool) gst_sift_transform_offer_frame_pool(query, caps, info, min_buffers);
   gst_object_unref(allocator);
   return TRUE;
 }
@@ -288,27 +299,11 @@ static gboolean gst_sift_transform_decide_allocation(GstBaseTransform* trans, Gs
     gst_query_parse_nth_allocation_pool(query, 0, nullptr, &size, &min, &max);
     min_buffers = MAX(min_buffers, min);
   }
-  GstAllocator* allocator = starsift::gst::frame_allocator();
-  GstAllocationParams params;
-  gst_allocation_params_init(&params);
-  GstBufferPool* pool = gst_video_buffer_pool_new();
-  GstStructure* config = gst_buffer_pool_get_config(pool);
-  gst_buffer_pool_config_set_params(config, caps, static_cast<guint>(info.size), min_buffers, 0);
-  gst_buffer_pool_config_set_allocator(config, allocator, &params);
-  gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-  if (gst_buffer_pool_set_config(pool, config)) {
-    if (gst_query_get_n_allocation_pools(query) > 0) {
-      gst_query_set_nth_allocation_pool(query, 0, pool, static_cast<guint>(info.size), min_buffers,
-                                        0);
-    } else {
-      gst_query_add_allocation_pool(query, pool, static_cast<guint>(info.size), min_buffers, 0);
-    }
+  if (gst_sift_transform_offer_frame_pool(query, caps, info, min_buffers)) {
     GST_DEBUG_OBJECT(trans, "output pool of frame memory, %u buffers at least", min_buffers);
   } else {
     GST_WARNING_OBJECT(trans, "could not configure the frame-memory pool; keeping downstream's");
   }
-  gst_object_unref(pool);
-  gst_object_unref(allocator);
   return TRUE;
 }
 
