@@ -20,6 +20,7 @@ PACKAGES=(
   libspdlog-dev                    # logging
   catch2                           # unit tests (Catch2 v2, single header)
   libpng-dev                       # the demo's picture
+  libfftw3-dev                     # FFTW (single precision, fftw3f): whitening's shift estimation on the CPU
   clang-format                     # code formatting (.clang-format)
 )
 

@@ -4,12 +4,14 @@
 #include "plugins/siftchain.hpp"
 #include "plugins/siftmedian.hpp"
 #include "plugins/siftskysrc.hpp"
+#include "plugins/siftwhiten.hpp"
 
 static gboolean plugin_init(GstPlugin* plugin) {
   gboolean registered = FALSE;
   registered |= GST_ELEMENT_REGISTER(siftmedian, plugin);
   registered |= GST_ELEMENT_REGISTER(siftchain, plugin);
   registered |= GST_ELEMENT_REGISTER(siftskysrc, plugin);
+  registered |= GST_ELEMENT_REGISTER(siftwhiten, plugin);
   return registered;
 }
 

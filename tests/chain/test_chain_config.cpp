@@ -143,7 +143,7 @@ TEST_CASE("every valid size and border, and numbers in YAML's forms", "[chain]")
 }
 
 TEST_CASE("chain_filter_names lists the filters a chain may hold", "[chain]") {
-  CHECK(chain_filter_names() == "median");
+  CHECK(chain_filter_names() == "median, whiten");
 }
 
 // ---- refusals: the document --------------------------------------------------------------
@@ -220,7 +220,8 @@ TEST_CASE("an unknown filter lists the known ones", "[chain]") {
 }
 
 TEST_CASE("a stage is a map with exactly one key", "[chain]") {
-  const std::string shape = "one key, a filter name (median), holding the filter's parameters";
+  const std::string shape =
+      "one key, a filter name (median, whiten), holding the filter's parameters";
   // A bare filter name: the colon is missing.
   require_refused("chain:\n  - median\n",
                   {"chain.yaml:2:5", "stage 1",

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pipeline/median/params.hpp"
+#include "pipeline/whiten/params.hpp"
 
 namespace starsift {
 
@@ -23,7 +24,7 @@ struct SourceLocation {
 };
 
 // A stage's validated parameters: one alternative per filter (the filter's own params struct).
-using StageParams = std::variant<MedianParams>;
+using StageParams = std::variant<MedianParams, WhitenParams>;
 
 // One stage: the filter's name and its validated parameters.
 struct StageConfig {
@@ -47,7 +48,7 @@ ChainConfig parse_chain_yaml(std::string_view yaml, std::string_view origin);
 // throws Error("<path>: cannot read the chain file: <reason>").
 ChainConfig load_chain_file(const std::string& path);
 
-// The filters a chain may contain, for messages and docs: "median".
+// The filters a chain may contain, for messages and docs: "median, whiten".
 std::string chain_filter_names();
 
 }  // namespace starsift

@@ -8,6 +8,7 @@ namespace starsift {
 std::span<const ChainFilter> chain_filters() {
   static const ChainFilter filters[] = {
       median_chain_filter(),
+      whiten_chain_filter(),
   };
   return filters;
 }

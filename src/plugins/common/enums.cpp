@@ -12,6 +12,21 @@ static_assert(static_cast<int>(starsift::Backend::Auto) == 0 &&
 static_assert(static_cast<int>(starsift::BorderMode::Replicate) == 0 &&
               static_cast<int>(starsift::BorderMode::Reflect101) == 1 &&
               static_cast<int>(starsift::BorderMode::Constant) == 2);
+static_assert(static_cast<int>(starsift::WhitenFit::Current) == 0 &&
+              static_cast<int>(starsift::WhitenFit::Past) == 1);
+static_assert(static_cast<int>(starsift::WhitenShift::None) == 0 &&
+              static_cast<int>(starsift::WhitenShift::Resample) == 1);
+static_assert(static_cast<int>(starsift::WhitenReject::None) == 0 &&
+              static_cast<int>(starsift::WhitenReject::Mask) == 1);
+static_assert(static_cast<int>(starsift::WhitenWarmup::Passthrough) == 0 &&
+              static_cast<int>(starsift::WhitenWarmup::Zeros) == 1 &&
+              static_cast<int>(starsift::WhitenWarmup::Partial) == 2);
+
+// Registers `values` as the GEnum `name` once.
+GType register_enum(gsize* type_id, const char* name, const GEnumValue* values) {
+  if (g_once_init_enter(type_id)) g_once_init_leave(type_id, g_enum_register_static(name, values));
+  return static_cast<GType>(*type_id);
+}
 
 }  // namespace
 
@@ -46,6 +61,60 @@ GType gst_sift_border_get_type(void) {
     g_once_init_leave(&type_id, g_enum_register_static("GstSiftBorder", values));
   }
   return static_cast<GType>(type_id);
+}
+
+// The nicks are the names WhitenParams' YAML keys take (params.cpp), so a chain file and a
+// launch line spell a value the same way.
+GType gst_sift_whiten_fit_get_type(void) {
+  static gsize type_id = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(starsift::WhitenFit::Current),
+       "Fit the weights to the frame being whitened (adapts at once; two passes)", "current"},
+      {static_cast<gint>(starsift::WhitenFit::Past),
+       "Fit the weights to the previous frame (one pass; movers never pull the fit)", "past"},
+      {0, nullptr, nullptr},
+  };
+  return register_enum(&type_id, "GstSiftWhitenFit", values);
+}
+
+GType gst_sift_whiten_shift_get_type(void) {
+  static gsize type_id = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(starsift::WhitenShift::None),
+       "Use frames on the camera's grid as they come", "none"},
+      {static_cast<gint>(starsift::WhitenShift::Resample),
+       "Measure each frame's shift (phase correlation) and resample it onto the first frame's grid",
+       "resample"},
+      {0, nullptr, nullptr},
+  };
+  return register_enum(&type_id, "GstSiftWhitenShift", values);
+}
+
+GType gst_sift_whiten_reject_get_type(void) {
+  static gsize type_id = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(starsift::WhitenReject::None), "Store every frame in the history as it is",
+       "none"},
+      {static_cast<gint>(starsift::WhitenReject::Mask),
+       "Store the prediction where |residual| > reject-sigma * sigma (movers stay out of the "
+       "history)",
+       "mask"},
+      {0, nullptr, nullptr},
+  };
+  return register_enum(&type_id, "GstSiftWhitenReject", values);
+}
+
+GType gst_sift_whiten_warmup_get_type(void) {
+  static gsize type_id = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(starsift::WhitenWarmup::Passthrough), "Output the input itself",
+       "passthrough"},
+      {static_cast<gint>(starsift::WhitenWarmup::Zeros), "Output the zero level (offset)", "zeros"},
+      {static_cast<gint>(starsift::WhitenWarmup::Partial), "Whiten with the frames available",
+       "partial"},
+      {0, nullptr, nullptr},
+  };
+  return register_enum(&type_id, "GstSiftWhitenWarmup", values);
 }
 
 namespace starsift::gst {
@@ -91,6 +160,10 @@ std::string active_backend_name(const BackendChoice& choice) {
 void mark_enums_as_plugin_api() {
   gst_type_mark_as_plugin_api(GST_TYPE_SIFT_BACKEND, static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(GST_TYPE_SIFT_BORDER, static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(GST_TYPE_SIFT_WHITEN_FIT, static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(GST_TYPE_SIFT_WHITEN_SHIFT, static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(GST_TYPE_SIFT_WHITEN_REJECT, static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(GST_TYPE_SIFT_WHITEN_WARMUP, static_cast<GstPluginAPIFlags>(0));
 }
 
 }  // namespace starsift::gst

@@ -1,5 +1,6 @@
 // GLib enum types and parameter specs shared by the starsift elements: the `backend`,
-// `device-id`, `active-backend` and `border` properties mean the same in every element.
+// `device-id`, `active-backend` and `border` properties mean the same in every element; the
+// whitening enums are siftwhiten's, kept here so every GEnum of the plugin is in one place.
 #pragma once
 
 #include <glib-object.h>
@@ -8,6 +9,7 @@
 
 #include "pipeline/backend.hpp"
 #include "pipeline/border.hpp"
+#include "pipeline/whiten/params.hpp"
 
 G_BEGIN_DECLS
 
@@ -18,6 +20,22 @@ GType gst_sift_backend_get_type(void);
 // GstSiftBorder: replicate | reflect-101 | constant, values equal to starsift::BorderMode.
 #define GST_TYPE_SIFT_BORDER (gst_sift_border_get_type())
 GType gst_sift_border_get_type(void);
+
+// GstSiftWhitenFit: current | past, values equal to starsift::WhitenFit.
+#define GST_TYPE_SIFT_WHITEN_FIT (gst_sift_whiten_fit_get_type())
+GType gst_sift_whiten_fit_get_type(void);
+
+// GstSiftWhitenShift: none | resample, values equal to starsift::WhitenShift.
+#define GST_TYPE_SIFT_WHITEN_SHIFT (gst_sift_whiten_shift_get_type())
+GType gst_sift_whiten_shift_get_type(void);
+
+// GstSiftWhitenReject: none | mask, values equal to starsift::WhitenReject.
+#define GST_TYPE_SIFT_WHITEN_REJECT (gst_sift_whiten_reject_get_type())
+GType gst_sift_whiten_reject_get_type(void);
+
+// GstSiftWhitenWarmup: passthrough | zeros | partial, values equal to starsift::WhitenWarmup.
+#define GST_TYPE_SIFT_WHITEN_WARMUP (gst_sift_whiten_warmup_get_type())
+GType gst_sift_whiten_warmup_get_type(void);
 
 G_END_DECLS
 

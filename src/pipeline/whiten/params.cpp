@@ -1,0 +1,226 @@
+#include "pipeline/whiten/params.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <span>
+#include <sstream>
+
+#include "pipeline/error.hpp"
+
+namespace starsift {
+
+namespace {
+
+template <class Enum>
+struct Named {
+  std::string_view name;
+  Enum value;
+};
+
+// One table per enum: the names in the order messages list them.
+constexpr Named<WhitenShift> kShiftNames[] = {{"none", WhitenShift::None},
+                                              {"resample", WhitenShift::Resample}};
+constexpr Named<WhitenFit> kFitNames[] = {{"current", WhitenFit::Current},
+                                          {"past", WhitenFit::Past}};
+constexpr Named<WhitenReject> kRejectNames[] = {{"none", WhitenReject::None},
+                                                {"mask", WhitenReject::Mask}};
+constexpr Named<WhitenWarmup> kWarmupNames[] = {{"passthrough", WhitenWarmup::Passthrough},
+                                                {"zeros", WhitenWarmup::Zeros},
+                                                {"partial", WhitenWarmup::Partial}};
+constexpr Named<WhitenOutput> kOutputNames[] = {{"residual", WhitenOutput::Residual},
+                                                {"float", WhitenOutput::Float},
+                                                {"snr", WhitenOutput::Snr},
+                                                {"sigma", WhitenOutput::Sigma}};
+
+template <class Enum>
+std::string_view name_of(std::span<const Named<Enum>> table, Enum value) noexcept {
+  for (const auto& entry : table) {
+    if (entry.value == value) return entry.name;
+  }
+  return "?";
+}
+
+template <class Enum>
+std::string names_of(std::span<const Named<Enum>> table) {
+  std::string names;
+  for (const auto& entry : table) {
+    if (!names.empty()) names += ", ";
+    names += entry.name;
+  }
+  return names;
+}
+
+template <class Enum>
+Enum parse_named(std::span<const Named<Enum>> table, std::string_view what, std::string_view name) {
+  for (const auto& entry : table) {
+    if (entry.name == name) return entry.value;
+  }
+  throw Error("unknown whiten " + std::string(what) + " '" + std::string(name) + "'",
+              names_of(table));
+}
+
+// Numbers in messages: shortest form that reads back ("0.001", "1e+300", "nan").
+std::string number(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
+[[noreturn]] void refuse(std::string_view key, const std::string& value,
+                         const std::string& allowed) {
+  throw Error("whiten " + std::string(key) + " " + value + " is not allowed", allowed);
+}
+
+void check_int(std::string_view key, int value, int min, int max) {
+  if (value < min || value > max) {
+    refuse(key, std::to_string(value), std::to_string(min) + ".." + std::to_string(max));
+  }
+}
+
+// A finite number in [min, max] (max may be +inf for "no upper bound").
+void check_number(std::string_view key, double value, double min, bool min_open,
+                  const std::string& allowed) {
+  const bool below = min_open ? !(value > min) : !(value >= min);
+  if (!std::isfinite(value) || below) refuse(key, number(value), allowed);
+}
+
+bool is_power_of_two(int value) {
+  return value > 0 && (value & (value - 1)) == 0;
+}
+
+int integer_max(const FrameShape& shape) {
+  return shape.format == PixelFormat::Gray8 ? 255 : (1 << shape.bit_depth) - 1;
+}
+
+}  // namespace
+
+std::string_view to_string(WhitenShift value) noexcept {
+  return name_of<WhitenShift>(kShiftNames, value);
+}
+std::string_view to_string(WhitenFit value) noexcept {
+  return name_of<WhitenFit>(kFitNames, value);
+}
+std::string_view to_string(WhitenReject value) noexcept {
+  return name_of<WhitenReject>(kRejectNames, value);
+}
+std::string_view to_string(WhitenWarmup value) noexcept {
+  return name_of<WhitenWarmup>(kWarmupNames, value);
+}
+std::string_view to_string(WhitenOutput value) noexcept {
+  return name_of<WhitenOutput>(kOutputNames, value);
+}
+
+WhitenShift parse_whiten_shift(std::string_view name) {
+  return parse_named<WhitenShift>(kShiftNames, "shift", name);
+}
+WhitenFit parse_whiten_fit(std::string_view name) {
+  return parse_named<WhitenFit>(kFitNames, "fit", name);
+}
+WhitenReject parse_whiten_reject(std::string_view name) {
+  return parse_named<WhitenReject>(kRejectNames, "reject", name);
+}
+WhitenWarmup parse_whiten_warmup(std::string_view name) {
+  return parse_named<WhitenWarmup>(kWarmupNames, "warmup", name);
+}
+WhitenOutput parse_whiten_output(std::string_view name) {
+  return parse_named<WhitenOutput>(kOutputNames, "output", name);
+}
+
+std::string whiten_shift_names() {
+  return names_of<WhitenShift>(kShiftNames);
+}
+std::string whiten_fit_names() {
+  return names_of<WhitenFit>(kFitNames);
+}
+std::string whiten_reject_names() {
+  return names_of<WhitenReject>(kRejectNames);
+}
+std::string whiten_warmup_names() {
+  return names_of<WhitenWarmup>(kWarmupNames);
+}
+std::string whiten_output_names() {
+  return names_of<WhitenOutput>(kOutputNames);
+}
+
+void WhitenParams::validate() const {
+  check_int("history", history, kMinHistory, kMaxHistory);
+  check_number("gamma", gamma, 0.0, false, "a finite number >= 0");
+  check_int("refit-interval", refit_interval, 1, kMaxRefitInterval);
+  check_int("fit-subsample", fit_subsample, 1, kMaxFitSubsample);
+  if (!is_power_of_two(shift_window) || shift_window < kMinShiftWindow ||
+      shift_window > kMaxShiftWindow) {
+    refuse("shift-window", std::to_string(shift_window),
+           "powers of two " + std::to_string(kMinShiftWindow) + ".." +
+               std::to_string(kMaxShiftWindow));
+  }
+  check_number("shift-max", shift_max, 0.0, true, "a finite number > 0 (pixels)");
+  check_number("reject-sigma", reject_sigma, 0.0, true, "a finite number > 0");
+  if (!std::isfinite(noise_frames) || (noise_frames != kAutoNoiseFrames && noise_frames < 1.0)) {
+    refuse("noise-frames", number(noise_frames),
+           "0 (twice the history) or a finite number >= 1 (frames)");
+  }
+  if (offset && !std::isfinite(*offset)) {
+    refuse("offset", number(*offset), "a finite number");
+  }
+  if (!std::isfinite(gain) || gain == 0.0) {
+    refuse("gain", number(gain), "a finite number other than 0");
+  }
+}
+
+void WhitenParams::validate_for(const FrameShape& shape) const {
+  validate();
+  shape.validate();
+  if (!whiten_supports(shape.format)) {
+    throw Error("whiten cannot process " + std::string(to_string(shape.format)) + " frames",
+                "GRAY8, GRAY16_LE, GRAY32F");
+  }
+  if (offset && shape.format != PixelFormat::Gray32F && output == WhitenOutput::Residual) {
+    const int max = integer_max(shape);
+    if (*offset < 0.0 || *offset > max) {
+      throw Error("whiten offset " + number(*offset) + " does not fit " +
+                      std::string(to_string(shape.format)) + " of " +
+                      std::to_string(shape.bit_depth) + " bits",
+                  "0.." + std::to_string(max));
+    }
+  }
+  if (shift == WhitenShift::Resample && std::min(shape.width, shape.height) < kMinShiftWindow) {
+    throw Error("whiten shift: resample on " + std::to_string(shape.width) + "x" +
+                    std::to_string(shape.height) + " frames (too small to estimate a shift)",
+                "frames of at least " + std::to_string(kMinShiftWindow) + "x" +
+                    std::to_string(kMinShiftWindow) + ", or shift: none");
+  }
+}
+
+double WhitenParams::effective_noise_frames() const noexcept {
+  return noise_frames == kAutoNoiseFrames ? 2.0 * history : noise_frames;
+}
+
+double WhitenParams::effective_offset(const FrameShape& shape) const noexcept {
+  if (offset) return *offset;
+  if (shape.format == PixelFormat::Gray32F) return 0.0;
+  return static_cast<double>(1 << (shape.bit_depth - 1));
+}
+
+int WhitenParams::effective_shift_window(const FrameShape& shape) const noexcept {
+  int window = shift_window;
+  while (window > shape.width || window > shape.height) window /= 2;
+  return window;
+}
+
+bool whiten_supports(PixelFormat format) noexcept {
+  return format == PixelFormat::Gray8 || format == PixelFormat::Gray16 ||
+         format == PixelFormat::Gray32F;
+}
+
+FrameShape whiten_output_shape(const WhitenParams& params, const FrameShape& in) noexcept {
+  if (params.output == WhitenOutput::Residual) return in;
+  return {in.width, in.height, PixelFormat::Gray32F, 32};
+}
+
+float whiten_saturation(const FrameShape& shape) noexcept {
+  if (shape.format == PixelFormat::Gray32F) return std::numeric_limits<float>::infinity();
+  return static_cast<float>(integer_max(shape));
+}
+
+}  // namespace starsift

@@ -1,0 +1,135 @@
+// The temporal whitening filter's parameters: one struct, shared by YAML, element properties,
+// the CPU reference and the CUDA kernels. docs/whitening.md describes the algorithm.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "pipeline/pixel_format.hpp"
+
+namespace starsift {
+
+// How frame-to-frame shifts (jitter, drift) are handled.
+enum class WhitenShift {
+  None,      // frames are used on the camera's grid as they come
+  Resample,  // each frame is resampled onto the first frame's grid before it is fitted/stored
+};
+
+// Which frame the weights are fitted to.
+enum class WhitenFit {
+  Current,  // the frame being whitened (adapts at once; two passes over the history)
+  Past,     // the previous frame, from its own history (one pass; movers never pull)
+};
+
+// What enters the history where the residual is an outlier.
+enum class WhitenReject {
+  None,  // the aligned frame as it is
+  Mask,  // the prediction where |residual| > reject-sigma * sigma
+};
+
+// What the first frames (fewer than `history` frames to fit with) output.
+enum class WhitenWarmup {
+  Passthrough,  // the input itself (residual, float); zero for snr and sigma
+  Zeros,        // the output's zero level
+  Partial,      // whitened with the frames available
+};
+
+// What the stage writes.
+enum class WhitenOutput {
+  Residual,  // offset + gain * residual, in the input's format (rounded and clamped)
+  Float,     // the residual as GRAY32F
+  Snr,       // residual / sigma as GRAY32F
+  Sigma,     // the per-pixel noise sigma as GRAY32F
+};
+
+struct WhitenParams {
+  static constexpr int kDefaultHistory = 20;
+  static constexpr int kMinHistory = 1;
+  static constexpr int kMaxHistory = 64;
+  // Relative Tikhonov term: gamma_abs = gamma * tr(R) / n. Chosen by measurement
+  // (docs/whitening.md, "Defaults"): on static, cloudy and jittered star fields the residual
+  // is within 1 % of its best from 1e-5 to 1e-3, except under jitter with shift: none, where
+  // 1e-4 leaves a fifth less than 1e-3; from 1e-1 the weights shrink and the sky leaks.
+  static constexpr double kDefaultGamma = 1e-4;
+  static constexpr WhitenFit kDefaultFit = WhitenFit::Current;
+  static constexpr int kDefaultRefitInterval = 1;
+  static constexpr int kMaxRefitInterval = 1 << 16;
+  static constexpr int kDefaultFitSubsample = 1;
+  static constexpr int kMaxFitSubsample = 64;
+  static constexpr WhitenShift kDefaultShift = WhitenShift::None;
+  static constexpr int kDefaultShiftWindow = 512;
+  static constexpr int kMinShiftWindow = 16;
+  static constexpr int kMaxShiftWindow = 4096;
+  static constexpr double kDefaultShiftMax = 8.0;
+  static constexpr WhitenReject kDefaultReject = WhitenReject::Mask;
+  static constexpr double kDefaultRejectSigma = 4.0;
+  static constexpr double kAutoNoiseFrames = 0.0;  // noise-frames 0: 2 * history
+  static constexpr WhitenWarmup kDefaultWarmup = WhitenWarmup::Partial;
+  static constexpr WhitenOutput kDefaultOutput = WhitenOutput::Residual;
+  static constexpr double kDefaultGain = 1.0;
+
+  int history = kDefaultHistory;  // N: frames the prediction is made of, 1..64
+  double gamma = kDefaultGamma;   // relative regularisation, >= 0
+  WhitenFit fit = kDefaultFit;
+  int refit_interval = kDefaultRefitInterval;  // solve for new weights every this many frames
+  int fit_subsample = kDefaultFitSubsample;    // the fit sums read every this-many-th row
+  WhitenShift shift = kDefaultShift;
+  int shift_window = kDefaultShiftWindow;  // phase-correlation window side, a power of two
+  double shift_max = kDefaultShiftMax;     // px from the reference before it is re-chosen
+  WhitenReject reject = kDefaultReject;
+  double reject_sigma = kDefaultRejectSigma;  // k in |residual| > k * sigma
+  double noise_frames = kAutoNoiseFrames;     // time constant of sigma's average, frames
+  WhitenWarmup warmup = kDefaultWarmup;
+  WhitenOutput output = kDefaultOutput;
+  // The output level of a zero residual for output: residual, in the format's units. Unset:
+  // mid-range for integer formats (2^(bit_depth-1)), 0 for GRAY32F.
+  std::optional<double> offset;
+  double gain = kDefaultGain;  // output: residual writes offset + gain * residual
+
+  // Throws Error naming the parameter (by its YAML key), the value and the allowed range.
+  void validate() const;
+  // Also checks the frame shape: a format the filter accepts, an offset that fits it, and a
+  // frame large enough for shift estimation when shift: resample.
+  void validate_for(const FrameShape& shape) const;
+
+  // noise-frames with 0 resolved to 2 * history.
+  double effective_noise_frames() const noexcept;
+  // The offset for frames of `shape` (the default when unset).
+  double effective_offset(const FrameShape& shape) const noexcept;
+  // The phase-correlation window for frames of `shape`: shift-window clipped to the largest
+  // power of two that fits the frame.
+  int effective_shift_window(const FrameShape& shape) const noexcept;
+
+  bool operator==(const WhitenParams&) const = default;
+};
+
+// The formats whitening accepts: GRAY8, GRAY16_LE (any bit depth), GRAY32F.
+bool whiten_supports(PixelFormat format) noexcept;
+
+// Frames of `in` produce frames of this shape: `in` for output: residual, GRAY32F otherwise.
+FrameShape whiten_output_shape(const WhitenParams& params, const FrameShape& in) noexcept;
+
+// Samples at or above this value are saturated (2^bit_depth - 1 for integer formats; +inf for
+// GRAY32F, where only non-finite samples are left out).
+float whiten_saturation(const FrameShape& shape) noexcept;
+
+// Names as YAML and properties write them, parsers that throw Error listing the accepted
+// names, and the lists for messages.
+std::string_view to_string(WhitenShift value) noexcept;
+std::string_view to_string(WhitenFit value) noexcept;
+std::string_view to_string(WhitenReject value) noexcept;
+std::string_view to_string(WhitenWarmup value) noexcept;
+std::string_view to_string(WhitenOutput value) noexcept;
+WhitenShift parse_whiten_shift(std::string_view name);
+WhitenFit parse_whiten_fit(std::string_view name);
+WhitenReject parse_whiten_reject(std::string_view name);
+WhitenWarmup parse_whiten_warmup(std::string_view name);
+WhitenOutput parse_whiten_output(std::string_view name);
+std::string whiten_shift_names();
+std::string whiten_fit_names();
+std::string whiten_reject_names();
+std::string whiten_warmup_names();
+std::string whiten_output_names();
+
+}  // namespace starsift

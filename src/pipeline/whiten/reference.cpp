@@ -1,0 +1,537 @@
+#include "pipeline/whiten/reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "pipeline/error.hpp"
+
+namespace starsift {
+
+namespace {
+
+// A float plane held in a vector, seen as a GRAY32F image.
+ImageView plane_view(std::vector<float>& plane, int width, int height) {
+  return {reinterpret_cast<std::byte*>(plane.data()), width, height,
+          static_cast<std::ptrdiff_t>(width * sizeof(float)), PixelFormat::Gray32F};
+}
+
+float read_sample(ConstImageView img, int x, int y) {
+  const std::byte* row = img.row(y);
+  switch (img.format) {
+    case PixelFormat::Gray8:
+      return static_cast<float>(std::to_integer<unsigned>(row[x]));
+    case PixelFormat::Gray16: {
+      std::uint16_t v;
+      std::memcpy(&v, row + 2 * static_cast<std::ptrdiff_t>(x), sizeof v);
+      return static_cast<float>(v);
+    }
+    default: {
+      float v;
+      std::memcpy(&v, row + 4 * static_cast<std::ptrdiff_t>(x), sizeof v);
+      return v;
+    }
+  }
+}
+
+// Writes `value`, already rounded and clamped for integer formats.
+void write_sample(ImageView img, int x, int y, float value) {
+  std::byte* row = img.row(y);
+  switch (img.format) {
+    case PixelFormat::Gray8:
+      row[x] = static_cast<std::byte>(static_cast<unsigned>(value));
+      break;
+    case PixelFormat::Gray16: {
+      const auto v = static_cast<std::uint16_t>(value);
+      std::memcpy(row + 2 * static_cast<std::ptrdiff_t>(x), &v, sizeof v);
+      break;
+    }
+    default:
+      std::memcpy(row + 4 * static_cast<std::ptrdiff_t>(x), &value, sizeof value);
+  }
+}
+
+// A sample that carries no usable value: saturated (clipped) or not finite.
+bool unusable(float value, float saturation) {
+  return !(finite_float(value) && value < saturation);
+}
+
+// A target value as the fit's sums read it: a non-finite sample (always an invalid pixel,
+// whose products leave_out_excluded() subtracts again) counts as 0, so it cannot turn the
+// dense sums into NaN.
+double fit_value(float value) {
+  return finite_float(value) ? value : 0.0;
+}
+
+std::string shape_text(int width, int height, PixelFormat format) {
+  return std::to_string(width) + "x" + std::to_string(height) + " " +
+         std::string(to_string(format));
+}
+
+}  // namespace
+
+// Every per-frame buffer, allocated once for the shape.
+struct WhitenState::Buffers {
+  std::vector<float> x;                       // the input as float (camera grid)
+  std::vector<float> y;                       // the aligned frame (shift: resample; else x is used)
+  std::vector<float> b;                       // the prediction (aligned grid)
+  std::vector<float> b_camera;                // the prediction on the camera grid (shift: resample)
+  std::vector<float> var;                     // sigma^2 (camera grid)
+  std::vector<unsigned char> run;             // consecutive rejections (camera grid)
+  std::vector<unsigned char> rejected;        // this frame's outlier test (camera grid)
+  std::vector<unsigned char> invalid;         // 1: left out of the fit sums (aligned grid)
+  std::vector<unsigned char> outside;         // 1: sample point outside the camera's view (aligned)
+  std::vector<unsigned char> window_invalid;  // stored frames invalid at each pixel (aligned)
+  std::vector<double> row_sums;               // per row: its part of each dot product
+  std::vector<std::uint64_t> row_rejected;
+  std::vector<double> rhs, work, dots;
+  std::vector<double> system;  // R of one fit, n x n
+  std::vector<int> slots, identity;
+};
+
+WhitenState::WhitenState(const WhitenParams& params, const FrameShape& shape)
+    : params_(params), shape_(shape), buf_(std::make_unique<Buffers>()) {
+  params_.validate_for(shape_);
+  saturation_ = whiten_saturation(shape_);
+  const std::size_t pixels = static_cast<std::size_t>(shape.width) * shape.height;
+  const int capacity = params_.history + 1;
+  Buffers& m = *buf_;
+  m.x.assign(pixels, 0.0f);
+  if (params_.shift == WhitenShift::Resample) {
+    m.y.assign(pixels, 0.0f);
+    m.b_camera.assign(pixels, 0.0f);
+    correlator_ = std::make_unique<PhaseCorrelator>(params_.effective_shift_window(shape_));
+  }
+  m.b.assign(pixels, 0.0f);
+  m.var.assign(pixels, 0.0f);
+  m.run.assign(pixels, 0);
+  m.rejected.assign(pixels, 0);
+  m.invalid.assign(pixels, 0);
+  m.outside.assign(pixels, 0);
+  m.window_invalid.assign(pixels, 0);
+  m.row_sums.assign(static_cast<std::size_t>(shape.height) * capacity, 0.0);
+  m.row_rejected.assign(shape.height, 0);
+  m.rhs.assign(capacity, 0.0);
+  m.work.assign(static_cast<std::size_t>(capacity) * capacity, 0.0);
+  m.dots.assign(capacity, 0.0);
+  m.slots.assign(capacity, 0);
+  m.identity.assign(capacity, 0);
+  m.system.assign(static_cast<std::size_t>(capacity) * capacity, 0.0);
+  history_.allocate(capacity, shape.width, shape.height);
+  weights_.reserve(WhitenParams::kMaxHistory);  // assign() per fit then never allocates
+  reset();
+}
+
+WhitenState::~WhitenState() = default;
+
+bool WhitenState::can_update(const WhitenParams& params) const noexcept {
+  WhitenParams live = params;
+  live.gamma = params_.gamma;
+  live.refit_interval = params_.refit_interval;
+  live.shift_max = params_.shift_max;
+  live.reject_sigma = params_.reject_sigma;
+  live.warmup = params_.warmup;
+  live.offset = params_.offset;
+  live.gain = params_.gain;
+  return live == params_;
+}
+
+void WhitenState::update(const WhitenParams& params) {
+  params.validate_for(shape_);
+  if (!can_update(params)) {
+    throw Error("whiten: these parameters need a new history",
+                "changes of gamma, refit-interval, shift-max, reject-sigma, warmup, offset, gain");
+  }
+  params_ = params;
+}
+
+void WhitenState::reset() noexcept {
+  history_.clear();
+  frame_ = 0;
+  noise_updates_ = 0;
+  frames_since_fit_ = 0;
+  reference_x_ = reference_y_ = 0.0;
+  weights_.clear();
+  solve_ = {};
+  to_grid_ = make_shift_kernel(0.0, 0.0);
+  to_camera_ = to_grid_;
+  std::fill(buf_->var.begin(), buf_->var.end(), 0.0f);
+  std::fill(buf_->run.begin(), buf_->run.end(), 0);
+  std::fill(buf_->window_invalid.begin(), buf_->window_invalid.end(), 0);
+  stats_ = {};
+}
+
+ConstImageView WhitenState::noise_variance() const noexcept {
+  return const_view(plane_view(buf_->var, shape_.width, shape_.height));
+}
+
+const float* WhitenState::aligned_plane() const noexcept {
+  return params_.shift == WhitenShift::Resample ? buf_->y.data() : buf_->x.data();
+}
+
+int WhitenState::history_in_use() const noexcept {
+  const int stored = history_.size();
+  const int available = params_.fit == WhitenFit::Past ? stored - 1 : stored;
+  return std::clamp(available, 0, params_.history);
+}
+
+void WhitenState::process(ConstImageView in, ImageView out, ThreadPool& pool) {
+  if (in.width != shape_.width || in.height != shape_.height || in.format != shape_.format) {
+    throw Error("whiten: frame " + shape_text(in.width, in.height, in.format) +
+                    " differs from the configured shape",
+                shape_text(shape_.width, shape_.height, shape_.format));
+  }
+  const FrameShape out_shape = output_shape();
+  if (out.width != out_shape.width || out.height != out_shape.height ||
+      out.format != out_shape.format) {
+    throw Error("whiten: output frame " + shape_text(out.width, out.height, out.format) +
+                    " differs from the output shape",
+                shape_text(out_shape.width, out_shape.height, out_shape.format));
+  }
+  stats_ = {};
+  stats_.frame = frame_;
+  load_input(in, pool);
+  if (params_.shift == WhitenShift::Resample) {
+    estimate_shift();
+    align(pool);
+  }
+  const int n = history_in_use();
+  stats_.history_used = n;
+  stats_.warmup = n < params_.history;
+  fit(n, pool);
+  predict(n, pool);
+  residual_and_output(n, in, out, pool);
+  store(n, pool);
+  if (n >= 1) ++noise_updates_;
+  ++frames_since_fit_;
+  ++frame_;
+}
+
+void WhitenState::load_input(ConstImageView in, ThreadPool& pool) {
+  Buffers& m = *buf_;
+  const int w = shape_.width;
+  const bool unshifted = params_.shift == WhitenShift::None;
+  pool.parallel_for(shape_.height, [&](int y0, int y1) {
+    for (int y = y0; y < y1; ++y) {
+      float* x = m.x.data() + static_cast<std::ptrdiff_t>(y) * w;
+      unsigned char* invalid = m.invalid.data() + static_cast<std::ptrdiff_t>(y) * w;
+      for (int i = 0; i < w; ++i) {
+        x[i] = read_sample(in, i, y);
+        if (unshifted) invalid[i] = unusable(x[i], saturation_);
+      }
+    }
+  });
+}
+
+void WhitenState::estimate_shift() {
+  const ConstImageView x = const_view(plane_view(buf_->x, shape_.width, shape_.height));
+  double sx = 0.0, sy = 0.0;
+  if (frame_ == 0) {
+    correlator_->set_reference(x);
+    reference_x_ = reference_y_ = 0.0;
+    stats_.shift_peak = 1.0;
+    stats_.reference_changed = true;
+  } else {
+    const ShiftEstimate d = correlator_->estimate(x);
+    sx = reference_x_ + d.dx;
+    sy = reference_y_ + d.dy;
+    stats_.shift_peak = d.peak;
+    if (std::hypot(d.dx, d.dy) > params_.shift_max) {
+      // The field has moved far from the reference: this frame becomes it, and its shift the
+      // reference's offset, so later shifts stay on the first frame's grid.
+      correlator_->adopt_last_as_reference();
+      reference_x_ = sx;
+      reference_y_ = sy;
+      stats_.reference_changed = true;
+    }
+  }
+  stats_.shift_x = sx;
+  stats_.shift_y = sy;
+  to_grid_ = make_shift_kernel(sx, sy);
+  to_camera_ = make_shift_kernel(-sx, -sy);
+}
+
+void WhitenState::align(ThreadPool& pool) {
+  Buffers& m = *buf_;
+  const int w = shape_.width;
+  const int h = shape_.height;
+  const float* x = m.x.data();
+  auto read = [&](int ix, int iy) { return x[static_cast<std::ptrdiff_t>(iy) * w + ix]; };
+  auto saturated = [&](int ix, int iy) { return unusable(read(ix, iy), saturation_); };
+  pool.parallel_for(h, [&](int y0, int y1) {
+    for (int q_y = y0; q_y < y1; ++q_y) {
+      for (int q_x = 0; q_x < w; ++q_x) {
+        const std::size_t q = static_cast<std::size_t>(q_y) * w + q_x;
+        const float v = sample_shifted(to_grid_, q_x, q_y, w, h, read);
+        m.y[q] = v;
+        m.invalid[q] = any_tap(to_grid_, q_x, q_y, w, h, saturated) || !finite_float(v);
+        m.outside[q] = !shifted_source_inside(to_grid_, q_x, q_y, w, h);
+      }
+    }
+  });
+}
+
+namespace {
+
+// The rows the fit sums read.
+bool fit_row(int y, int subsample) {
+  return y % subsample == 0;
+}
+
+// sums[k] = sum over the fit rows of row_sums[row * ld + k] for the `count` indices `keys`,
+// rows in order: the same total whatever the number of threads.
+void add_rows(const std::vector<double>& row_sums, int ld, int height, int subsample,
+              const int* keys, int count, double* sums) {
+  for (int k = 0; k < count; ++k) sums[keys[k]] = 0.0;
+  for (int y = 0; y < height; y += subsample) {
+    const double* row = row_sums.data() + static_cast<std::size_t>(y) * ld;
+    for (int k = 0; k < count; ++k) sums[keys[k]] += row[keys[k]];
+  }
+}
+
+}  // namespace
+
+void WhitenState::fit(int n, ThreadPool& pool) {
+  Buffers& m = *buf_;
+  const bool due =
+      n != static_cast<int>(weights_.size()) || frames_since_fit_ >= params_.refit_interval;
+  if (n == 0) {
+    weights_.clear();
+    solve_ = {};
+  } else if (due) {
+    const bool past = params_.fit == WhitenFit::Past;
+    // History frame k is lag k + 1 (current) or k + 2 (past: lag 1 is the target).
+    const int first_lag = past ? 2 : 1;
+    for (int k = 0; k < n; ++k) m.slots[k] = history_.slot_of_lag(first_lag + k);
+    // Sums over every pixel of the fit rows: R from the Gram matrix, r from it (past) or
+    // from the current frame (current).
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) m.system[i * n + j] = history_.gram_at(m.slots[i], m.slots[j]);
+    if (past) {
+      const int target = history_.slot_of_lag(1);
+      for (int k = 0; k < n; ++k) m.rhs[k] = history_.gram_at(target, m.slots[k]);
+    } else {
+      current_products(n, pool);
+    }
+    leave_out_excluded(n);
+    for (int k = 0; k < n; ++k) m.identity[k] = k;
+    weights_.assign(n, 0.0);
+    solve_ = solve_whiten_weights(m.system.data(), n, m.identity.data(), n, m.rhs.data(),
+                                  params_.gamma, m.work.data(), weights_.data());
+    frames_since_fit_ = 0;
+    stats_.refit = true;
+  }
+  stats_.weight_sq_sum = solve_.sum_sq;
+  stats_.noise_floor = std::sqrt(1.0 + solve_.sum_sq);
+  stats_.gamma = solve_.gamma;
+}
+
+void WhitenState::current_products(int n, ThreadPool& pool) {
+  Buffers& m = *buf_;
+  const int w = shape_.width;
+  const int capacity = history_.capacity();
+  const float* y_plane = aligned_plane();
+  pool.parallel_for(shape_.height, [&](int y0, int y1) {
+    for (int y = y0; y < y1; ++y) {
+      if (!fit_row(y, params_.fit_subsample)) continue;
+      const float* target = y_plane + static_cast<std::size_t>(y) * w;
+      for (int k = 0; k < n; ++k) {
+        const float* h = history_.frame(m.slots[k]).row_as<float>(y);
+        double sum = 0.0;
+        for (int i = 0; i < w; ++i) sum += fit_value(target[i]) * h[i];
+        m.row_sums[static_cast<std::size_t>(y) * capacity + m.slots[k]] = sum;
+      }
+    }
+  });
+  add_rows(m.row_sums, capacity, shape_.height, params_.fit_subsample, m.slots.data(), n,
+           m.dots.data());
+  for (int k = 0; k < n; ++k) m.rhs[k] = m.dots[m.slots[k]];
+}
+
+void WhitenState::leave_out_excluded(int n) {
+  // The pixels invalid in the current frame or in any stored frame leave every sum of this
+  // fit: their products are subtracted, so R and r are sums over one common set of pixels
+  // (R stays a Gram matrix) and a clipped star neither pulls the weights nor, by being
+  // clipped in some frames only, gives each frame a different hole to fit.
+  Buffers& m = *buf_;
+  const int w = shape_.width;
+  const bool past = params_.fit == WhitenFit::Past;
+  const float* target =
+      past ? history_.frame(history_.slot_of_lag(1)).row_as<float>(0) : aligned_plane();
+  const float* planes[WhitenParams::kMaxHistory];
+  for (int k = 0; k < n; ++k) planes[k] = history_.frame(m.slots[k]).row_as<float>(0);
+  double values[WhitenParams::kMaxHistory];
+  std::uint64_t excluded = 0;
+  for (int y = 0; y < shape_.height; y += params_.fit_subsample) {
+    for (int i = 0; i < w; ++i) {
+      const std::size_t p = static_cast<std::size_t>(y) * w + i;
+      if (m.window_invalid[p] == 0 && m.invalid[p] == 0) continue;
+      ++excluded;
+      for (int k = 0; k < n; ++k) values[k] = planes[k][p];
+      const double t = fit_value(target[p]);
+      for (int r = 0; r < n; ++r) {
+        m.rhs[r] -= t * values[r];
+        for (int c = 0; c < n; ++c) m.system[r * n + c] -= values[r] * values[c];
+      }
+    }
+  }
+  stats_.excluded = excluded;
+}
+
+void WhitenState::predict(int n, ThreadPool& pool) {
+  Buffers& m = *buf_;
+  const int w = shape_.width;
+  // The prediction reads lags 1..n whichever frame the weights were fitted to.
+  int slots[WhitenParams::kMaxHistory];
+  float a[WhitenParams::kMaxHistory];
+  for (int k = 0; k < n; ++k) {
+    slots[k] = history_.slot_of_lag(k + 1);
+    a[k] = static_cast<float>(weights_[k]);
+  }
+  pool.parallel_for(shape_.height, [&](int y0, int y1) {
+    for (int y = y0; y < y1; ++y) {
+      float* b = m.b.data() + static_cast<std::size_t>(y) * w;
+      std::fill(b, b + w, 0.0f);
+      for (int k = 0; k < n; ++k) {
+        const float* h = history_.frame(slots[k]).row_as<float>(y);
+        for (int i = 0; i < w; ++i) b[i] += a[k] * h[i];
+      }
+    }
+  });
+}
+
+WhitenNoiseConstants WhitenState::noise_constants(int n) const noexcept {
+  WhitenNoiseConstants c;
+  c.have_sigma = noise_updates_ >= 1;
+  if (n >= 1) {
+    // The running mean of the residuals seen so far until it is longer than the time
+    // constant, then an exponential average: sigma starts from the first whitened frame.
+    const double mean_weight = 1.0 / static_cast<double>(noise_updates_ + 1);
+    c.alpha = static_cast<float>(std::max(mean_weight, 1.0 / params_.effective_noise_frames()));
+    c.reject_active = params_.reject == WhitenReject::Mask &&
+                      noise_updates_ >= static_cast<std::uint64_t>(kWhitenRejectAfterFrames);
+  }
+  c.reject_k2 = static_cast<float>(params_.reject_sigma * params_.reject_sigma);
+  c.reject_run_limit = params_.history;
+  return c;
+}
+
+void WhitenState::residual_and_output(int n, ConstImageView in, ImageView out, ThreadPool& pool) {
+  Buffers& m = *buf_;
+  const int w = shape_.width;
+  const int h = shape_.height;
+  const bool resampled = params_.shift == WhitenShift::Resample;
+  if (resampled && n >= 1) {
+    resample_shifted(const_view(plane_view(m.b, w, h)), plane_view(m.b_camera, w, h), to_camera_,
+                     pool);
+  }
+  const float* prediction = resampled ? m.b_camera.data() : m.b.data();
+  const WhitenNoiseConstants c = noise_constants(n);
+  const bool integer_out = out.format != PixelFormat::Gray32F;
+  const float offset = static_cast<float>(params_.effective_offset(shape_));
+  const float gain = static_cast<float>(params_.gain);
+  const float max = saturation_;  // the largest integer sample
+  const bool warm = n < params_.history;
+  const bool zeros = warm && params_.warmup == WhitenWarmup::Zeros;
+  const bool passthrough = warm && params_.warmup == WhitenWarmup::Passthrough;
+  const WhitenOutput kind = params_.output;
+
+  pool.parallel_for(h, [&](int y0, int y1) {
+    for (int y = y0; y < y1; ++y) {
+      std::uint64_t rejected_count = 0;
+      if (passthrough && kind == WhitenOutput::Residual) {
+        std::memcpy(out.row(y), in.row(y), in.row_bytes());
+      }
+      for (int i = 0; i < w; ++i) {
+        const std::size_t p = static_cast<std::size_t>(y) * w + i;
+        const bool usable = !unusable(m.x[p], saturation_);
+        const float rho = pixel_residual(m.x[p], prediction[p], n >= 1, usable);
+        const float var_before = m.var[p];
+        const bool rejected = update_pixel_noise(rho, usable, c, m.var[p], m.run[p]);
+        m.rejected[p] = rejected;
+        rejected_count += rejected;
+        const float sigma = pixel_sigma(var_before, c);
+        float value = 0.0f;  // float, snr and sigma write 0 for zeros and passthrough
+        switch (kind) {
+          case WhitenOutput::Residual:
+            if (passthrough) continue;  // copied above
+            value = integer_out ? integer_output(zeros ? 0.0f : rho, offset, gain, max)
+                                : offset + gain * (zeros ? 0.0f : rho);
+            break;
+          case WhitenOutput::Float:
+            value = passthrough ? m.x[p] : (zeros ? 0.0f : rho);
+            break;
+          case WhitenOutput::Snr:
+            value = passthrough || zeros ? 0.0f : pixel_snr(rho, sigma);
+            break;
+          case WhitenOutput::Sigma:
+            value = passthrough || zeros ? 0.0f : sigma;
+            break;
+        }
+        write_sample(out, i, y, value);
+      }
+      m.row_rejected[y] = rejected_count;
+    }
+  });
+  for (int y = 0; y < h; ++y) stats_.rejected += m.row_rejected[y];
+}
+
+void WhitenState::store(int n, ThreadPool& pool) {
+  Buffers& m = *buf_;
+  const int w = shape_.width;
+  const int h = shape_.height;
+  const int capacity = history_.capacity();
+  const bool resampled = params_.shift == WhitenShift::Resample;
+  const float* aligned = aligned_plane();
+  // An aligned pixel q takes the outlier test of the camera pixel nearest to q + s_t.
+  const int to_camera_x = resampled ? static_cast<int>(std::floor(stats_.shift_x + 0.5)) : 0;
+  const int to_camera_y = resampled ? static_cast<int>(std::floor(stats_.shift_y + 0.5)) : 0;
+  const int slot = history_.next_slot();
+  const int kept = std::min(history_.size(), capacity - 1);
+  int keys[WhitenParams::kMaxHistory + 1];
+  for (int lag = 1; lag <= kept; ++lag) keys[lag - 1] = history_.slot_of_lag(lag);
+  keys[kept] = slot;
+  const ImageView stored = history_.frame(slot);
+  unsigned char* stored_invalid = history_.mask(slot);
+  const bool evicting = history_.size() == capacity;
+
+  pool.parallel_for(h, [&](int y0, int y1) {
+    for (int y = y0; y < y1; ++y) {
+      const std::size_t row = static_cast<std::size_t>(y) * w;
+      float* s = stored.row_as<float>(y);
+      const int cy = y + to_camera_y;
+      for (int i = 0; i < w; ++i) {
+        const int cx = i + to_camera_x;
+        const bool rejected = cx >= 0 && cx < w && cy >= 0 && cy < h &&
+                              m.rejected[static_cast<std::size_t>(cy) * w + cx];
+        // Outside the camera's view y is made up by the border rule: the prediction is
+        // stored instead (counted in the fit like any value: masking a strip that moves with
+        // the jitter would give every frame a different hole of sky-level depth to fit).
+        s[i] = stored_value(aligned[row + i], m.b[row + i],
+                            n >= 1 && (rejected || m.outside[row + i]));
+      }
+      // The window's count of frames invalid at each pixel: the evicted frame leaves it,
+      // this one joins.
+      unsigned char* mask = stored_invalid + row;
+      unsigned char* count = m.window_invalid.data() + row;
+      if (evicting) {
+        for (int i = 0; i < w; ++i) count[i] -= mask[i];
+      }
+      std::memcpy(mask, m.invalid.data() + row, w);
+      for (int i = 0; i < w; ++i) count[i] += mask[i];
+      if (!fit_row(y, params_.fit_subsample)) continue;
+      // The new frame's Gram row, from the values actually stored, over every pixel of the
+      // row (a fit leaves out its excluded pixels by subtraction: leave_out_excluded()).
+      for (int k = 0; k <= kept; ++k) {
+        const float* other = history_.frame(keys[k]).row_as<float>(y);
+        double sum = 0.0;
+        for (int i = 0; i < w; ++i) sum += static_cast<double>(s[i]) * other[i];
+        m.row_sums[static_cast<std::size_t>(y) * capacity + keys[k]] = sum;
+      }
+    }
+  });
+  add_rows(m.row_sums, capacity, h, params_.fit_subsample, keys, kept + 1, m.dots.data());
+  history_.commit(m.dots.data());
+}
+
+}  // namespace starsift

@@ -1,0 +1,503 @@
+// The CPU reference of temporal whitening on synthetic star fields: the noise it leaves, the
+// shifts it measures, what vanishes (stars) and what stays (movers), ghosts, warm-up, the two
+// fits, restarts, and the outputs' consistency.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "pipeline/error.hpp"
+#include "whiten/whiten_sequence.hpp"
+
+using namespace starsift;
+using namespace starsift::test;
+using Catch::Contains;
+
+namespace {
+
+constexpr double kNoise = 10.0;
+
+SkySequence still_sky(int side, PixelFormat format = PixelFormat::Gray32F, int bit_depth = 32) {
+  SkySequence s;
+  s.scene = make_star_scene(side, side, side * side / 200, 17, 30.0, 3000.0);
+  s.noise = kNoise;
+  s.format = format;
+  s.bit_depth = bit_depth;
+  return s;
+}
+
+WhitenParams params_with(WhitenOutput output, int history = WhitenParams::kDefaultHistory) {
+  WhitenParams p;
+  p.output = output;
+  p.history = history;
+  return p;
+}
+
+// The residual rms over the interior of frames [first, last) relative to the floor
+// kNoise * sqrt(1 + sum a^2) that frame's weights predict.
+double noise_ratio(const WhitenRun& run, int first, int last, double noise = kNoise) {
+  double ratio = 0.0;
+  for (int t = first; t < last; ++t) {
+    const Moments m = moments(run.out[t], 4);
+    ratio += std::sqrt(m.std * m.std + m.mean * m.mean) / (noise * run.stats[t].noise_floor);
+  }
+  return ratio / (last - first);
+}
+
+}  // namespace
+
+TEST_CASE("a static star field whitens to noise at the predicted floor", "[whiten][cpu]") {
+  struct Case {
+    PixelFormat format;
+    int bit_depth;
+  };
+  for (const Case c : {Case{PixelFormat::Gray32F, 32}, Case{PixelFormat::Gray16, 16}}) {
+    const SkySequence sky = still_sky(96, c.format, c.bit_depth);
+    const WhitenRun run = run_whiten(params_with(WhitenOutput::Float), sky.shape(), 50,
+                                     [&](int t) { return sky.frame(t); });
+    // Integer frames add rounding noise (1/12 ADU^2) to each frame.
+    const double noise =
+        c.format == PixelFormat::Gray16 ? std::sqrt(kNoise * kNoise + 1.0 / 12) : kNoise;
+    const double ratio = noise_ratio(run, 30, 50, noise);
+    INFO(to_string(c.format) << ": residual / (sigma sqrt(1 + sum a^2)) = " << ratio << ", floor "
+                             << run.stats[49].noise_floor);
+    // Within 3 %: the current frame's own noise is fitted a little (20 of 9216 degrees of
+    // freedom), and stars are not quite in the span of a regularised history.
+    CHECK(ratio == Approx(1.0).margin(0.03));
+    CHECK(run.stats[49].noise_floor == Approx(std::sqrt(1.0 + 1.0 / 20)).margin(0.01));
+    CHECK(std::abs(moments(run.out[49]).mean) < 0.05 * kNoise);
+    CHECK_FALSE(run.stats[49].warmup);
+    CHECK(run.stats[49].history_used == 20);
+  }
+}
+
+TEST_CASE("sigma converges to the residual noise and snr is residual over sigma", "[whiten][cpu]") {
+  const SkySequence sky = still_sky(64);
+  const auto frame = [&](int t) { return sky.frame(t); };
+  const WhitenRun residual = run_whiten(params_with(WhitenOutput::Float), sky.shape(), 70, frame);
+  const WhitenRun sigma = run_whiten(params_with(WhitenOutput::Sigma), sky.shape(), 70, frame);
+  const WhitenRun snr = run_whiten(params_with(WhitenOutput::Snr), sky.shape(), 70, frame);
+  const double expected = kNoise * residual.stats[69].noise_floor;
+  // sigma averages ~40 frames' residuals per pixel: its mean is the noise level within a few %.
+  CHECK(moments(sigma.out[69]).mean == Approx(expected).epsilon(0.05));
+  for (int y = 0; y < 64; ++y)
+    for (int x = 0; x < 64; ++x) {
+      const float s = sigma.out[69].at(x, y);
+      REQUIRE(s > 0.0f);
+      REQUIRE(snr.out[69].at(x, y) == residual.out[69].at(x, y) / s);
+    }
+  const Moments z = moments(snr.out[69]);
+  CHECK(z.std == Approx(1.0).epsilon(0.1));
+  // No sigma before the first whitened frame has been seen.
+  CHECK(moments(sigma.out[0]).std == 0.0);
+  CHECK(moments(sigma.out[1]).mean == 0.0);
+  CHECK(moments(sigma.out[2]).mean > 0.0);
+}
+
+TEST_CASE("shift: resample measures known shifts of both signs to 0.05 px", "[whiten][cpu]") {
+  SkySequence sky = still_sky(128);
+  // Frame 5 moves 9.5 px from the reference (> shift-max 8): it becomes the reference, and
+  // frame 8 again (9.7 px from frame 5).
+  sky.shifts = {{0.0, 0.0}, {0.4, -0.25}, {-1.3, 0.7}, {2.7, -3.1}, {-3.6, 2.2},
+                {9.5, 0.3}, {10.2, 1.1},  {8.9, -0.6}, {-0.2, 0.4}, {0.35, -0.15}};
+  WhitenParams p = params_with(WhitenOutput::Float, 4);
+  p.shift = WhitenShift::Resample;
+  const WhitenRun run = run_whiten(p, sky.shape(), 10, [&](int t) { return sky.frame(t); });
+  for (int t = 0; t < 10; ++t) {
+    const WhitenStats& s = run.stats[t];
+    INFO("frame " << t << ": measured " << s.shift_x << ", " << s.shift_y << " true "
+                  << sky.shifts[t].first << ", " << sky.shifts[t].second);
+    // After a change of reference two estimates add up.
+    const double tolerance = t >= 5 ? 0.08 : 0.05;
+    CHECK(std::abs(s.shift_x - sky.shifts[t].first) < tolerance);
+    CHECK(std::abs(s.shift_y - sky.shifts[t].second) < tolerance);
+    CHECK(s.reference_changed == (t == 0 || t == 5 || t == 8));
+    CHECK(s.shift_peak > 0.3);
+  }
+}
+
+TEST_CASE("under jitter, stars vanish with shift: resample and stay with shift: none",
+          "[whiten][cpu]") {
+  SkySequence sky;
+  sky.scene = make_star_scene(128, 128, 40, 23, 30.0, 400.0);
+  sky.scene.psf_sigma = 1.5;
+  sky.noise = 5.0;
+  sky.jitter = 2.0;
+  sky.seed = 8;
+  double worst[2] = {0.0, 0.0};
+  for (WhitenShift shift : {WhitenShift::None, WhitenShift::Resample}) {
+    WhitenParams p = params_with(WhitenOutput::Float, 10);
+    p.shift = shift;
+    const WhitenRun run = run_whiten(p, sky.shape(), 30, [&](int t) { return sky.frame(t); });
+    double& peak = worst[shift == WhitenShift::Resample];
+    for (int t = 20; t < 30; ++t) {
+      const auto [dx, dy] = sky.shift(t);
+      for (const Star& star : sky.scene.stars) {
+        const double x = star.x + dx, y = star.y + dy;
+        if (x < 8 || y < 8 || x > 120 || y > 120) continue;  // the border has no history
+        peak = std::max(peak, peak_near(run.out[t], x, y, 2) / sky.noise);
+      }
+    }
+  }
+  INFO("star residual peak / sigma: shift none " << worst[0] << ", resample " << worst[1]);
+  // 25 pixels of noise around each of ~40 stars over 10 frames: 4.5 sigma is reached by noise
+  // alone now and then; stars of up to 80 sigma leave at most a little more.
+  CHECK(worst[1] < 6.0);
+  CHECK(worst[0] > 20.0);
+}
+
+TEST_CASE("a mover survives whitening while the stars vanish", "[whiten][cpu]") {
+  SkySequence sky = still_sky(96);
+  sky.scene.psf_sigma = 1.5;
+  const double amplitude = 20.0 * kNoise;
+  sky.movers = {{30, 10.0, 20.0, 2.5, 1.5, amplitude}};
+  const WhitenRun run = run_whiten(params_with(WhitenOutput::Float, 10), sky.shape(), 50,
+                                   [&](int t) { return sky.frame(t); });
+  for (int t = 32; t < 50; t += 3) {
+    const Mover& m = sky.movers[0];
+    // The mover's own brightest pixel, as rendered (pixel-integrated PSF).
+    SkySequence alone = sky;
+    alone.scene.stars.clear();
+    alone.scene.sky = 0.0;
+    const double truth = peak_near(alone.clean(t), m.x_at(t), m.y_at(t), 2);
+    const double found = peak_near(run.out[t], m.x_at(t), m.y_at(t), 1);
+    INFO("frame " << t << ": mover residual peak " << found << ", truth " << truth);
+    CHECK(found == Approx(truth).margin(3.5 * kNoise));
+  }
+  double star_peak = 0.0;
+  for (const Star& star : sky.scene.stars) {
+    if (star.x < 6 || star.y < 6 || star.x > 89 || star.y > 89) continue;
+    star_peak = std::max(star_peak, peak_near(run.out[45], star.x, star.y, 1) / kNoise);
+  }
+  CHECK(star_peak < 5.0);
+}
+
+TEST_CASE("reject: mask keeps movers out of the history; reject: none leaves ghosts",
+          "[whiten][cpu]") {
+  SkySequence sky = still_sky(96);
+  sky.scene.psf_sigma = 1.5;
+  // A bright mover, 4 px per frame: each place it visits is in the history for 5 frames.
+  sky.movers = {{20, 8.0, 30.0, 4.0, 1.0, 30.0 * kNoise}};
+  const int history = 5;
+  double ghost[2] = {0.0, 0.0};
+  for (WhitenReject reject : {WhitenReject::None, WhitenReject::Mask}) {
+    WhitenParams p = params_with(WhitenOutput::Float, history);
+    p.reject = reject;
+    const WhitenRun run = run_whiten(p, sky.shape(), 38, [&](int t) { return sky.frame(t); });
+    // The residual at the places the mover was 1..history frames ago, on average.
+    double sum = 0.0;
+    int count = 0;
+    const Mover& m = sky.movers[0];
+    for (int t = 22; t < 38; ++t) {
+      for (int lag = 1; lag <= history && t - lag >= m.first; ++lag) {
+        const int x = static_cast<int>(std::lround(m.x_at(t - lag)));
+        const int y = static_cast<int>(std::lround(m.y_at(t - lag)));
+        if (x < 2 || y < 2 || x > 93 || y > 93) continue;
+        sum += run.out[t].at(x, y);
+        ++count;
+      }
+    }
+    ghost[reject == WhitenReject::Mask] = sum / count / kNoise;
+    if (reject == WhitenReject::Mask) CHECK(run.stats[30].rejected > 0);
+  }
+  INFO("mean residual at the mover's past places / sigma: none " << ghost[0] << ", mask "
+                                                                 << ghost[1]);
+  // none: the history holds the mover with weight ~1/5 at each past place: ~ -0.2 * 30 * 0.87.
+  CHECK(ghost[0] < -3.0);
+  CHECK(std::abs(ghost[1]) < 0.5);
+}
+
+TEST_CASE("a lasting change is accepted into the history after `history` rejections",
+          "[whiten][cpu]") {
+  SkySequence sky = still_sky(64);
+  // A star appears at frame 20 and stays.
+  sky.movers = {{20, 32.0, 32.0, 0.0, 0.0, 50.0 * kNoise}};
+  const WhitenRun run = run_whiten(params_with(WhitenOutput::Float, 8), sky.shape(), 60,
+                                   [&](int t) { return sky.frame(t); });
+  CHECK(peak_near(run.out[21], 32, 32, 1) > 30.0 * kNoise);  // new: in the residual
+  CHECK(peak_near(run.out[59], 32, 32, 1) < 5.0 * kNoise);   // lasting: background by now
+}
+
+TEST_CASE("warm-up: passthrough, zeros and partial", "[whiten][cpu]") {
+  const SkySequence sky = still_sky(48, PixelFormat::Gray16, 12);
+  const int history = 4;
+  const auto frame = [&](int t) { return sky.frame(t); };
+  const float offset = 2048.0f;  // mid-range of 12 bits
+  for (WhitenFit fit : {WhitenFit::Current, WhitenFit::Past}) {
+    // The past fit needs one frame more: its target is the previous frame.
+    const int warm = fit == WhitenFit::Past ? history + 1 : history;
+    for (WhitenWarmup warmup :
+         {WhitenWarmup::Passthrough, WhitenWarmup::Zeros, WhitenWarmup::Partial}) {
+      WhitenParams p = params_with(WhitenOutput::Residual, history);
+      p.warmup = warmup;
+      p.fit = fit;
+      const WhitenRun run = run_whiten(p, sky.shape(), warm + 2, frame);
+      INFO(to_string(fit) << ", warmup " << to_string(warmup));
+      for (int t = 0; t < warm + 2; ++t) {
+        INFO("frame " << t);
+        const WhitenStats& s = run.stats[t];
+        CHECK(s.warmup == (t < warm));
+        CHECK(s.history_used == std::min(std::max(t - (warm - history), 0), history));
+        const Moments m = moments(run.out[t]);
+        if (t >= warm) {  // whitened in every mode
+          CHECK(m.mean == Approx(offset).margin(2.0));
+          CHECK(m.std > 5.0);
+          continue;
+        }
+        switch (warmup) {
+          case WhitenWarmup::Passthrough:
+            CHECK(run.out[t].pixels == to_plane(sky.frame(t)).pixels);
+            break;
+          case WhitenWarmup::Zeros:
+            CHECK(m.mean == offset);
+            CHECK(m.std == 0.0);
+            break;
+          case WhitenWarmup::Partial:
+            if (s.history_used == 0) {  // nothing to predict from: the zero level
+              CHECK(m.mean == offset);
+              CHECK(m.std == 0.0);
+            } else {
+              CHECK(m.mean == Approx(offset).margin(2.0));
+              CHECK(m.std > kNoise);  // fewer frames: more noise than the floor's 1.1 sigma
+            }
+            break;
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("warm-up of float, snr and sigma outputs", "[whiten][cpu]") {
+  const SkySequence sky = still_sky(32);
+  const auto frame = [&](int t) { return sky.frame(t); };
+  for (WhitenOutput output : {WhitenOutput::Float, WhitenOutput::Snr, WhitenOutput::Sigma}) {
+    WhitenParams p = params_with(output, 3);
+    p.warmup = WhitenWarmup::Passthrough;
+    const WhitenRun pass = run_whiten(p, sky.shape(), 2, frame);
+    p.warmup = WhitenWarmup::Zeros;
+    const WhitenRun zeros = run_whiten(p, sky.shape(), 2, frame);
+    INFO(to_string(output));
+    if (output == WhitenOutput::Float) {
+      CHECK(pass.out[1].pixels == to_plane(sky.frame(1)).pixels);  // the input as float
+    } else {
+      CHECK(moments(pass.out[1]).std == 0.0);
+      CHECK(moments(pass.out[1]).mean == 0.0);
+    }
+    CHECK(moments(zeros.out[1]).std == 0.0);
+    CHECK(moments(zeros.out[1]).mean == 0.0);
+  }
+}
+
+TEST_CASE("fit: current and fit: past both whiten; past solves from the Gram matrix alone",
+          "[whiten][cpu]") {
+  const SkySequence sky = still_sky(96);
+  const auto frame = [&](int t) { return sky.frame(t); };
+  WhitenParams p = params_with(WhitenOutput::Float, 10);
+  const WhitenRun current = run_whiten(p, sky.shape(), 40, frame);
+  p.fit = WhitenFit::Past;
+  const WhitenRun past = run_whiten(p, sky.shape(), 40, frame);
+  CHECK(noise_ratio(current, 25, 40) == Approx(1.0).margin(0.03));
+  CHECK(noise_ratio(past, 25, 40) == Approx(1.0).margin(0.03));
+  CHECK(current.stats[39].weight_sq_sum != past.stats[39].weight_sq_sum);
+
+  // past: the weights for frame t fit frame t-1 from its own history; whitening frame t with
+  // them equals fitting frame t-1 with the current fit (same sums) and predicting frame t.
+  ThreadPool pool(2);
+  WhitenState state(p, sky.shape());
+  for (int t = 0; t < 8; ++t) {
+    const TestImage in = frame(t);
+    TestImage out(in.width, in.height, PixelFormat::Gray32F);
+    state.process(in.cview(), out.view(), pool);
+  }
+  // Frame 7's weights fit frame 6 from frames 5..0. Now that frame 7 is stored, frame 6 is
+  // lag 2 and its history lags 3..8: the normal equations (R + gamma I) a = r must hold.
+  const WhitenHistory& h = state.history();
+  const std::vector<double>& a = state.weights();
+  REQUIRE(a.size() == 6u);
+  const int target = h.slot_of_lag(2);
+  double residual_dot = 0.0;
+  for (int k = 0; k < 6; ++k) {
+    double ra = state.last_stats().gamma * a[k];
+    for (int l = 0; l < 6; ++l) ra += h.gram_at(h.slot_of_lag(k + 3), h.slot_of_lag(l + 3)) * a[l];
+    residual_dot = std::max(residual_dot, std::abs(ra - h.gram_at(target, h.slot_of_lag(k + 3))) /
+                                              h.gram_at(target, target));
+  }
+  CHECK(residual_dot < 1e-9);
+}
+
+TEST_CASE("refit-interval reuses the weights between solves", "[whiten][cpu]") {
+  const SkySequence sky = still_sky(48);
+  WhitenParams p = params_with(WhitenOutput::Float, 4);
+  p.refit_interval = 3;
+  const WhitenRun run = run_whiten(p, sky.shape(), 16, [&](int t) { return sky.frame(t); });
+  // Frames 1..4 grow the history (n changes: a solve each); then every third frame.
+  for (int t = 0; t < 16; ++t) {
+    INFO("frame " << t);
+    const bool expected = (t >= 1 && t <= 4) || (t > 4 && (t - 4) % 3 == 0);
+    CHECK(run.stats[t].refit == expected);
+    if (!expected && t > 4) CHECK(run.stats[t].weight_sq_sum == run.stats[t - 1].weight_sq_sum);
+  }
+}
+
+TEST_CASE("fit-subsample reads every k-th row and still whitens", "[whiten][cpu]") {
+  const SkySequence sky = still_sky(96);
+  WhitenParams p = params_with(WhitenOutput::Float, 10);
+  p.fit_subsample = 4;
+  const WhitenRun run = run_whiten(p, sky.shape(), 35, [&](int t) { return sky.frame(t); });
+  CHECK(noise_ratio(run, 25, 35) == Approx(1.0).margin(0.04));
+}
+
+TEST_CASE("saturated pixels neither pull the weights nor show as residuals", "[whiten][cpu]") {
+  // 16-bit frames, sky 1000 ADU, three stars clipped at 65535 and a transparency that changes
+  // by 3 % per frame: the clipped plateaus do not scale with the rest. Counted in the fit, 75
+  // clipped pixels (65535^2 each) would outweigh the whole sky and hold the weights' sum at 1
+  // (measured: sky rms 1.22 sigma against a floor of 1.05). Stars at the edge of saturation are
+  // clipped in some frames only: left out of those frames' sums alone (as zeros), they would
+  // give each frame a different hole to fit (measured: 6.1 sigma); left out of every sum of
+  // the window, they change nothing.
+  const double noise = std::sqrt(kNoise * kNoise + 1.0 / 12);
+  for (double peak : {1e6, 9e4}) {
+    SkySequence sky = still_sky(96, PixelFormat::Gray16, 16);
+    sky.transparency = 0.03;
+    for (int i = 0; i < 3; ++i) sky.scene.stars.push_back({15.0 + 30 * i, 40.0 + 5 * i, peak});
+    const WhitenRun run = run_whiten(params_with(WhitenOutput::Float, 10), sky.shape(), 35,
+                                     [&](int t) { return sky.frame(t); });
+    INFO("clipped stars of peak " << peak);
+    // The sky far from the clipped stars stays at the floor.
+    double ratio = 0.0;
+    for (int t = 25; t < 35; ++t) {
+      Plane band(96, 20);
+      for (int y = 0; y < 20; ++y)
+        for (int x = 0; x < 96; ++x) band.at(x, y) = run.out[t].at(x, 70 + y);
+      const Moments m = moments(band, 2);
+      ratio += std::sqrt(m.std * m.std + m.mean * m.mean) / (noise * run.stats[t].noise_floor) / 10;
+    }
+    CHECK(ratio == Approx(1.0).margin(0.03));
+    CHECK(run.stats[34].excluded > 0);
+    // Where the input is clipped the residual is 0: no measurement there.
+    const TestImage last = sky.frame(34);
+    int clipped = 0;
+    for (int y = 0; y < 96; ++y)
+      for (int x = 0; x < 96; ++x) {
+        if (last.key(x, y, 0) != 65535) continue;
+        ++clipped;
+        REQUIRE(run.out[34].at(x, y) == 0.0f);
+      }
+    CHECK(clipped > 0);
+    if (peak == 1e6) CHECK(noise_ratio(run, 25, 35, noise) == Approx(1.0).margin(0.03));
+  }
+}
+
+TEST_CASE("residual output is offset + gain * residual, rounded and clamped", "[whiten][cpu]") {
+  const SkySequence sky = still_sky(48, PixelFormat::Gray8, 8);
+  const auto frame = [&](int t) {
+    SkySequence dim = sky;
+    dim.scene.sky = 40.0;
+    dim.noise = 3.0;
+    return dim.frame(t);
+  };
+  const FrameShape shape{48, 48, PixelFormat::Gray8, 8};
+  WhitenParams p = params_with(WhitenOutput::Float, 4);
+  const WhitenRun floats = run_whiten(p, shape, 8, frame);
+  p.output = WhitenOutput::Residual;
+  p.offset = 100.0;
+  p.gain = 4.0;
+  const WhitenRun ints = run_whiten(p, shape, 8, frame);
+  for (int t = 0; t < 8; ++t)
+    for (int y = 0; y < 48; ++y)
+      for (int x = 0; x < 48; ++x) {
+        const float expected =
+            std::rint(std::clamp(100.0f + 4.0f * floats.out[t].at(x, y), 0.0f, 255.0f));
+        REQUIRE(ints.out[t].at(x, y) == expected);
+      }
+}
+
+TEST_CASE("results do not depend on the number of threads", "[whiten][cpu]") {
+  SkySequence sky = still_sky(64);
+  sky.jitter = 1.0;
+  WhitenParams p = params_with(WhitenOutput::Float, 6);
+  p.shift = WhitenShift::Resample;
+  ThreadPool one(1), three(3);
+  WhitenState a(p, sky.shape()), b(p, sky.shape());
+  for (int t = 0; t < 12; ++t) {
+    const TestImage in = sky.frame(t);
+    TestImage out_a(64, 64, PixelFormat::Gray32F), out_b(64, 64, PixelFormat::Gray32F);
+    a.process(in.cview(), out_a.view(), one);
+    b.process(in.cview(), out_b.view(), three);
+    REQUIRE(out_a.same_pixels(out_b));
+  }
+}
+
+TEST_CASE("reset and parameter changes restart the history", "[whiten][cpu]") {
+  const SkySequence sky = still_sky(32);
+  ThreadPool pool(2);
+  WhitenParams p = params_with(WhitenOutput::Float, 3);
+  WhitenState state(p, sky.shape());
+  TestImage out(32, 32, PixelFormat::Gray32F);
+  for (int t = 0; t < 5; ++t) state.process(sky.frame(t).cview(), out.view(), pool);
+  CHECK(state.last_stats().frame == 4);
+  CHECK(state.last_stats().history_used == 3);
+
+  // Live parameters: taken without a restart.
+  WhitenParams live = p;
+  live.gain = 2.0;
+  live.gamma = 1e-3;
+  live.warmup = WhitenWarmup::Zeros;
+  REQUIRE(state.can_update(live));
+  state.update(live);
+  state.process(sky.frame(5).cview(), out.view(), pool);
+  CHECK(state.last_stats().frame == 5);
+
+  // Anything else needs a new state.
+  WhitenParams longer = live;
+  longer.history = 4;
+  CHECK_FALSE(state.can_update(longer));
+  REQUIRE_THROWS_WITH(state.update(longer), Contains("need a new history"));
+
+  state.reset();
+  state.process(sky.frame(6).cview(), out.view(), pool);
+  CHECK(state.last_stats().frame == 0);
+  CHECK(state.last_stats().history_used == 0);
+  CHECK(moments(to_plane(out)).std == 0.0);  // zeros warm-up: nothing to predict from
+}
+
+TEST_CASE("frames of another shape are refused", "[whiten][cpu]") {
+  ThreadPool pool(1);
+  WhitenState state(WhitenParams{}, {32, 32, PixelFormat::Gray16, 16});
+  TestImage wrong(32, 31, PixelFormat::Gray16);
+  TestImage out(32, 32, PixelFormat::Gray16);
+  REQUIRE_THROWS_WITH(
+      state.process(wrong.cview(), out.view(), pool),
+      Contains("32x31 GRAY16_LE differs from the configured shape") && Contains("32x32 GRAY16_LE"));
+  TestImage in(32, 32, PixelFormat::Gray16);
+  TestImage float_out(32, 32, PixelFormat::Gray32F);
+  REQUIRE_THROWS_WITH(state.process(in.cview(), float_out.view(), pool),
+                      Contains("differs from the output shape"));
+  REQUIRE_THROWS_AS(WhitenState(WhitenParams{}, {32, 32, PixelFormat::Bgrx, 8}), Error);
+}
+
+TEST_CASE("non-finite float samples stay out of the sums, the history and the output",
+          "[whiten][cpu]") {
+  const SkySequence sky = still_sky(48);
+  ThreadPool pool(2);
+  WhitenState state(params_with(WhitenOutput::Float, 5), sky.shape());
+  TestImage out(48, 48, PixelFormat::Gray32F);
+  for (int t = 0; t < 12; ++t) {
+    TestImage in = sky.frame(t);
+    const float bad[] = {std::numeric_limits<float>::quiet_NaN(),
+                         std::numeric_limits<float>::infinity(),
+                         -std::numeric_limits<float>::infinity()};
+    for (int i = 0; i < 3; ++i) {
+      const float v = bad[(t + i) % 3];
+      std::memcpy(in.sample_ptr(5 + 7 * i + t, 9 + 3 * t, 0), &v, sizeof v);
+    }
+    state.process(in.cview(), out.view(), pool);
+    INFO("frame " << t);
+    REQUIRE(std::isfinite(state.last_stats().noise_floor));
+    const Plane result = to_plane(out);
+    for (const float v : result.pixels) REQUIRE(std::isfinite(v));
+  }
+  CHECK(state.last_stats().excluded > 0);
+  CHECK(state.last_stats().noise_floor < 1.2);
+}
