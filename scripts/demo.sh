@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: installs dependencies, builds, filters a synthetic noisy
 # star field (no camera needed) and writes out/median_before_after.png; then runs the
-# siftmedian GStreamer element in a gst-launch-1.0 pipeline on frames of the siftskysrc
-# synthetic sky (with known movers; their truth goes to OUT/truth.jsonl). Arguments go to
+# siftmedian and siftwhiten GStreamer elements in a gst-launch-1.0 pipeline on frames of the
+# siftskysrc synthetic sky (with known movers; their truth goes to OUT/truth.jsonl). Arguments go to
 # `starsift demo` (see `build/bin/starsift demo --help`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -28,11 +28,12 @@ echo "demo: $build_dir/bin/starsift demo --out $out_dir $*"
 plugin_dir="$(cd "$build_dir" && pwd)/plugins"
 if [[ -f "$plugin_dir/libgststarsift.so" ]]; then
   echo
-  echo "demo: the siftmedian element in a GStreamer pipeline (GST_PLUGIN_PATH=$plugin_dir)"
+  echo "demo: siftskysrc ! siftmedian ! siftwhiten in a GStreamer pipeline (GST_PLUGIN_PATH=$plugin_dir)"
   GST_PLUGIN_PATH="$plugin_dir" gst-launch-1.0 \
-    siftskysrc num-buffers=30 truth-file="$out_dir/truth.jsonl" \
+    siftskysrc num-buffers=40 movers=8 truth-file="$out_dir/truth.jsonl" \
     ! video/x-raw,format=GRAY16_LE,width=1024,height=1024 \
-    ! siftmedian size=5 border=reflect-101 \
+    ! siftmedian size=3 border=reflect-101 \
+    ! siftwhiten history=20 \
     ! fakesink
   echo "demo: where the synthetic sky's movers were, frame by frame: $(realpath "$out_dir/truth.jsonl")"
 else
