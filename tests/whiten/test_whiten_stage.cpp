@@ -8,6 +8,7 @@
 #include "pipeline/chain/chain_runner.hpp"
 #include "pipeline/chain/chain_stages.hpp"
 #include "pipeline/error.hpp"
+#include "pipeline/whiten/stats_ring.hpp"
 #include "pipeline/whiten/whiten_stage.hpp"
 #include "whiten/whiten_sequence.hpp"
 
@@ -263,15 +264,45 @@ TEST_CASE("the whiten stage restarts on reset, new shapes and new history parame
   REQUIRE_THROWS_AS(stage->configure({32, 32, PixelFormat::Rgbx, 8}), Error);
 }
 
-TEST_CASE("the whiten stage has no CUDA form yet", "[whiten][stage]") {
-  REQUIRE_THROWS_WITH(
-      make_whiten_stage(WhitenParams{}, BackendChoice{Backend::Cuda, 0, "test"}),
-      Contains("the CUDA whitening stage is not built yet") && Contains("allowed: backend cpu"));
+TEST_CASE("the whiten stage needs a resolved backend, and CUDA in the build", "[whiten][stage]") {
   REQUIRE_THROWS_WITH(make_whiten_stage(WhitenParams{}, BackendChoice{Backend::Auto, 0, "test"}),
                       Contains("backend must be resolved"));
+#if !STARSIFT_HAVE_CUDA
+  REQUIRE_THROWS_WITH(
+      make_whiten_stage(WhitenParams{}, BackendChoice{Backend::Cuda, 0, "test"}),
+      Contains("this build has no CUDA backend") && Contains("allowed: backend cpu"));
   const ChainConfig config = parse_chain_yaml("[{whiten: }]", "p");
   REQUIRE_THROWS_WITH(build_chain_stages(config, BackendChoice{Backend::Cuda, 0, "test"}),
-                      Contains("not built yet"));
+                      Contains("no CUDA backend"));
+#endif
+  // With CUDA the stage is tested on a GPU (tests/whiten/test_whiten_cuda.cpp).
+}
+
+TEST_CASE("the CPU whiten stage keeps the last frames' stats for stats_of()", "[whiten][stage]") {
+  const SkySequence sky = small_sky();
+  WhitenParams p;
+  p.history = 3;
+  auto stage = make_whiten_stage(p, kCpu);
+  stage->configure(sky.shape());
+  CHECK_FALSE(stage->stats_of(0).has_value());
+  const int frames = kWhitenStatsRing + 4;
+  for (int t = 0; t < frames; ++t) {
+    const TestImage in = sky.frame(t);
+    TestImage out(sky.scene.width, sky.scene.height, sky.format);
+    stage->process(in.cview(), out.view());
+    const auto own = stage->stats_of(static_cast<std::uint64_t>(t));
+    REQUIRE(own.has_value());
+    CHECK(own->frame == static_cast<std::uint64_t>(t));
+    CHECK(own->history_used == stage->last_stats().history_used);
+  }
+  // The oldest frames have left the ring; the newest are there with their own numbers.
+  CHECK_FALSE(stage->stats_of(0).has_value());
+  CHECK_FALSE(stage->stats_of(3).has_value());
+  REQUIRE(stage->stats_of(4).has_value());
+  CHECK(stage->stats_of(4)->history_used == 3);
+  CHECK_FALSE(stage->stats_of(frames).has_value());
+  stage->reset_state();  // a new history forgets them
+  CHECK_FALSE(stage->stats_of(frames - 1).has_value());
 }
 
 TEST_CASE("the whitening example configuration parses", "[whiten][chain]") {

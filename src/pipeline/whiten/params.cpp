@@ -223,4 +223,16 @@ float whiten_saturation(const FrameShape& shape) noexcept {
   return static_cast<float>(integer_max(shape));
 }
 
+bool whiten_live_change(const WhitenParams& from, const WhitenParams& to) noexcept {
+  WhitenParams live = to;
+  live.gamma = from.gamma;
+  live.refit_interval = from.refit_interval;
+  live.shift_max = from.shift_max;
+  live.reject_sigma = from.reject_sigma;
+  live.warmup = from.warmup;
+  live.offset = from.offset;
+  live.gain = from.gain;
+  return live == from;
+}
+
 }  // namespace starsift

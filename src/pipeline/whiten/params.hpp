@@ -104,6 +104,10 @@ struct WhitenParams {
   bool operator==(const WhitenParams&) const = default;
 };
 
+// True when `to` differs from `from` only in what applies from the next frame on (gamma,
+// refit-interval, shift-max, reject-sigma, warmup, offset, gain): the history can be kept.
+bool whiten_live_change(const WhitenParams& from, const WhitenParams& to) noexcept;
+
 // The formats whitening accepts: GRAY8, GRAY16_LE (any bit depth), GRAY32F.
 bool whiten_supports(PixelFormat format) noexcept;
 

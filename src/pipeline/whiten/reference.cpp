@@ -125,15 +125,7 @@ WhitenState::WhitenState(const WhitenParams& params, const FrameShape& shape)
 WhitenState::~WhitenState() = default;
 
 bool WhitenState::can_update(const WhitenParams& params) const noexcept {
-  WhitenParams live = params;
-  live.gamma = params_.gamma;
-  live.refit_interval = params_.refit_interval;
-  live.shift_max = params_.shift_max;
-  live.reject_sigma = params_.reject_sigma;
-  live.warmup = params_.warmup;
-  live.offset = params_.offset;
-  live.gain = params_.gain;
-  return live == params_;
+  return whiten_live_change(params_, params);
 }
 
 void WhitenState::update(const WhitenParams& params) {

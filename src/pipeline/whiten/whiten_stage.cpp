@@ -3,6 +3,11 @@
 #include "pipeline/error.hpp"
 #include "pipeline/thread_pool.hpp"
 #include "pipeline/whiten/reference.hpp"
+#include "pipeline/whiten/stats_ring.hpp"
+
+#if STARSIFT_HAVE_CUDA
+#include "pipeline/whiten/whiten_stage_cuda.hpp"
+#endif
 
 namespace starsift {
 
@@ -16,6 +21,7 @@ class WhitenStageCpu final : public WhitenStage {
 
   void configure(const FrameShape& shape) override {
     state_.reset();  // a refused shape leaves the stage unconfigured, not half-configured
+    ring_.clear();
     state_ = std::make_unique<WhitenState>(params_, shape);
   }
 
@@ -24,13 +30,18 @@ class WhitenStageCpu final : public WhitenStage {
       throw Error("whiten: process() before configure()", "configure() with the frame shape");
     }
     state_->process(in, out, pool_);
+    ring_.push(state_->last_stats());
   }
 
   void reset_state() override {
     if (state_) state_->reset();
+    ring_.clear();
   }
 
   WhitenStats last_stats() const override { return state_ ? state_->last_stats() : WhitenStats{}; }
+  std::optional<WhitenStats> stats_of(std::uint64_t frame) const override {
+    return ring_.find(frame);
+  }
 
  private:
   void apply_params(const WhitenParams& params) override {
@@ -41,11 +52,13 @@ class WhitenStageCpu final : public WhitenStage {
       // Built before the old state goes, so a refusal keeps the old one.
       auto fresh = std::make_unique<WhitenState>(params, state_->shape());
       state_ = std::move(fresh);
+      ring_.clear();
     }
   }
 
   ThreadPool pool_;
   std::unique_ptr<WhitenState> state_;
+  WhitenStatsRing ring_;  // the last frames' stats, for stats_of()
 };
 
 }  // namespace
@@ -56,8 +69,11 @@ std::unique_ptr<WhitenStage> make_whiten_stage(const WhitenParams& params,
     case Backend::Cpu:
       return std::make_unique<WhitenStageCpu>(params);
     case Backend::Cuda:
-      throw Error("whiten: the CUDA whitening stage is not built yet (only the CPU reference is)",
-                  "backend cpu for chains with whiten");
+#if STARSIFT_HAVE_CUDA
+      return make_whiten_stage_cuda(params, choice.device_id);
+#else
+      throw Error("whiten: this build has no CUDA backend", "backend cpu for chains with whiten");
+#endif
     case Backend::Auto:
       break;
   }

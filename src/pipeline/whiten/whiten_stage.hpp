@@ -1,9 +1,11 @@
-// Temporal whitening as a stage, on the CPU backend (the CUDA stage is not built yet). The
+// Temporal whitening as a stage, on the CPU or a CUDA device (whiten_stage_cuda.hpp). The
 // stage keeps a history across frames: frames must come in order; configure() and
 // reset_state() start a new history.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "pipeline/backend.hpp"
 #include "pipeline/stage.hpp"
@@ -33,8 +35,15 @@ class WhitenStage : public FilterStage {
   }
   const WhitenParams& params() const noexcept { return params_; }
 
-  // What the last frame did (its WhitenStats); all zero before the first frame.
+  // What the last finished frame did (its WhitenStats); all zero before the first frame. On
+  // the CPU the last frame processed; on CUDA the newest frame whose work has finished on the
+  // GPU (enqueue() returns before it is; this never waits).
   virtual WhitenStats last_stats() const = 0;
+  // The stats of frame `frame` (WhitenStats::frame, counted from the start of the history)
+  // when that frame has finished and is among the last kWhitenStatsRing frames; nothing
+  // otherwise. A new history (configure(), reset_state(), a restarting set_params()) forgets
+  // the frames before it. Lets an element pair a frame it hands out with its own numbers.
+  virtual std::optional<WhitenStats> stats_of(std::uint64_t frame) const = 0;
 
  protected:
   explicit WhitenStage(const WhitenParams& params) : params_(params) { params_.validate(); }
@@ -43,8 +52,8 @@ class WhitenStage : public FilterStage {
   WhitenParams params_;
 };
 
-// Builds the stage for a resolved backend choice (see resolve_backend()). A CUDA choice
-// throws Error: the CUDA whitening stage is not built yet.
+// Builds the stage for a resolved backend choice (see resolve_backend()): a CUDA choice in a
+// build without CUDA throws Error.
 std::unique_ptr<WhitenStage> make_whiten_stage(const WhitenParams& params,
                                                const BackendChoice& choice);
 

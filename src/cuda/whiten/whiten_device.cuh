@@ -1,0 +1,226 @@
+// Device functions shared by the whitening kernels (whiten_*.cu only): sample access, the
+// fixed-order block reduction of double sums, the invalid-mask bookkeeping, the per-camera-
+// pixel rules. Every kernel is compiled with -fmad=false (src/cuda/CMakeLists.txt) so that
+// float arithmetic rounds each operation as the CPU reference does: the prediction, the
+// residual and the noise update are then the same numbers on both backends.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/whiten/whiten.cuh"
+#include "cuda/whiten/whiten_tuning.hpp"
+#include "pipeline/whiten/pixel_rules.hpp"
+
+namespace starsift::cuda::whiten_detail {
+
+__device__ __forceinline__ float read_sample(WhitenFrameView f, int x, int y) {
+  const std::byte* row = f.data + static_cast<std::ptrdiff_t>(y) * f.stride;
+  switch (f.format) {
+    case PixelFormat::Gray8:
+      return static_cast<float>(reinterpret_cast<const std::uint8_t*>(row)[x]);
+    case PixelFormat::Gray16:
+      return static_cast<float>(reinterpret_cast<const std::uint16_t*>(row)[x]);
+    default:
+      return reinterpret_cast<const float*>(row)[x];
+  }
+}
+
+// `value` already rounded and clamped for integer formats.
+__device__ __forceinline__ void write_sample(WhitenFrameView f, int x, int y, float value) {
+  std::byte* row = f.data + static_cast<std::ptrdiff_t>(y) * f.stride;
+  switch (f.format) {
+    case PixelFormat::Gray8:
+      reinterpret_cast<std::uint8_t*>(row)[x] = static_cast<std::uint8_t>(value);
+      break;
+    case PixelFormat::Gray16:
+      reinterpret_cast<std::uint16_t*>(row)[x] = static_cast<std::uint16_t>(value);
+      break;
+    default:
+      reinterpret_cast<float*>(row)[x] = value;
+  }
+}
+
+// The input sample copied bit for bit (passthrough keeps NaN payloads as the CPU's memcpy).
+__device__ __forceinline__ void copy_sample(WhitenFrameView in, WhitenFrameView out, int x, int y) {
+  const std::byte* from = in.data + static_cast<std::ptrdiff_t>(y) * in.stride;
+  std::byte* to = out.data + static_cast<std::ptrdiff_t>(y) * out.stride;
+  switch (in.format) {
+    case PixelFormat::Gray8:
+      to[x] = from[x];
+      break;
+    case PixelFormat::Gray16:
+      reinterpret_cast<std::uint16_t*>(to)[x] = reinterpret_cast<const std::uint16_t*>(from)[x];
+      break;
+    default:
+      reinterpret_cast<std::uint32_t*>(to)[x] = reinterpret_cast<const std::uint32_t*>(from)[x];
+  }
+}
+
+// A sample that carries no usable value: saturated (clipped) or not finite.
+__device__ __forceinline__ bool unusable(float value, float saturation) {
+  return !(finite_float(value) && value < saturation);
+}
+
+__device__ __forceinline__ double fit_value(float value) {
+  return finite_float(value) ? value : 0.0;
+}
+
+__device__ __forceinline__ const float* plane_of(const WhitenDeviceState& s, int slot) {
+  return s.history + static_cast<std::size_t>(slot) * s.plane;
+}
+__device__ __forceinline__ float* plane_of(const WhitenDeviceState& s, int slot, int) {
+  return s.history + static_cast<std::size_t>(slot) * s.plane;
+}
+
+__device__ __forceinline__ bool fit_row(int y, int subsample) {
+  return y % subsample == 0;
+}
+
+__device__ __forceinline__ double warp_sum(double v) {
+  // A fixed tree: the same additions in the same order every run.
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// out[k] = the block's sum of acc[k] over its threads, k < count (count <= L), in a fixed
+// order: a shuffle tree per warp, then the warps in order. kWhitenBlock threads.
+template <int L>
+__device__ void block_sum_store(const double (&acc)[L], int count, double* out) {
+  constexpr int kWarps = kWhitenBlock / 32;
+  __shared__ double warp_sums[kWarps][L];
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int k = 0; k < L; ++k) {
+    if (k < count) {
+      const double v = warp_sum(acc[k]);
+      if (lane == 0) warp_sums[warp][k] = v;
+    }
+  }
+  __syncthreads();
+  for (int k = threadIdx.x; k < count; k += blockDim.x) {
+    double sum = 0.0;
+    for (int w = 0; w < kWarps; ++w) sum += warp_sums[w][k];
+    out[k] = sum;
+  }
+  __syncthreads();
+}
+
+// sum over blocks 0..blocks-1 of partials[b * stride + index], in a fixed order, by one warp
+// (every lane gets the total).
+__device__ __forceinline__ double warp_sum_partials(const double* partials, int blocks, int stride,
+                                                    int index) {
+  const int lane = threadIdx.x & 31;
+  double sum = 0.0;
+  for (int b = lane; b < blocks; b += 32)
+    sum += partials[static_cast<std::size_t>(b) * stride + index];
+  sum = warp_sum(sum);
+  return __shfl_sync(0xffffffffu, sum, 0);
+}
+
+// The stored frame's invalid mask enters its slot and the window's count per pixel follows:
+// the evicted frame's bit leaves, the new one joins; the count is touched only where they
+// differ. All 32 lanes of a warp call this for one aligned word (`valid`: the lane's pixel
+// exists).
+__device__ __forceinline__ void update_masks(const WhitenDeviceState& s,
+                                             const WhitenFramePlan& plan, std::size_t p,
+                                             bool valid) {
+  const std::size_t word = p >> 5;
+  const unsigned bit = 1u << (p & 31);
+  const bool word_exists = word < static_cast<std::size_t>(s.words);
+  const std::uint32_t now = word_exists ? s.frame_bits[word] : 0u;
+  std::uint32_t* slot = s.slot_bits + static_cast<std::size_t>(plan.new_slot) * s.words;
+  const std::uint32_t before = word_exists && plan.evicting ? slot[word] : 0u;
+  if (valid) {
+    const int change = ((now & bit) != 0) - ((before & bit) != 0);
+    if (change != 0) s.window_count[p] = static_cast<unsigned char>(s.window_count[p] + change);
+  }
+  __syncwarp();  // every lane has read the old word before it is replaced
+  if ((threadIdx.x & 31) == 0 && word_exists) slot[word] = now;
+}
+
+// Counts the warp's rejections into the frame's total (integers: order does not matter).
+__device__ __forceinline__ void count_rejections(const WhitenDeviceState& s, bool rejected) {
+  const unsigned votes = __ballot_sync(0xffffffffu, rejected);
+  if ((threadIdx.x & 31) == 0 && votes != 0) {
+    atomicAdd(s.rejected_count, static_cast<unsigned long long>(__popc(votes)));
+  }
+}
+
+// The residual, noise update, outlier test and output of camera pixel (x, y) = p, given the
+// input `value` and the prediction there (reference.cpp, residual_and_output()). Returns
+// whether the pixel was rejected.
+__device__ __forceinline__ bool camera_pixel(const WhitenDeviceState& s,
+                                             const WhitenFramePlan& plan, std::size_t p, int x,
+                                             int y, float value, float prediction,
+                                             WhitenFrameView in, WhitenFrameView out) {
+  const bool usable = !unusable(value, plan.saturation);
+  const float rho = pixel_residual(value, prediction, plan.n >= 1, usable);
+  float var = s.var[p];
+  unsigned char run = s.run[p];
+  const float var_before = var;
+  const unsigned char run_before = run;
+  const bool rejected = update_pixel_noise(rho, usable, plan.noise, var, run);
+  if (!(var == var_before)) s.var[p] = var;  // rejected and unusable pixels keep theirs
+  if (run != run_before) s.run[p] = run;
+  const float sigma = pixel_sigma(var_before, plan.noise);
+  const bool zeros = plan.warm && plan.warmup == WhitenWarmup::Zeros;
+  const bool passthrough = plan.warm && plan.warmup == WhitenWarmup::Passthrough;
+  float v = 0.0f;  // float, snr and sigma write 0 for zeros and passthrough
+  switch (plan.output) {
+    case WhitenOutput::Residual:
+      if (passthrough) {
+        copy_sample(in, out, x, y);
+        return rejected;
+      }
+      v = out.format != PixelFormat::Gray32F
+              ? integer_output(zeros ? 0.0f : rho, plan.offset, plan.gain, plan.saturation)
+              : plan.offset + plan.gain * (zeros ? 0.0f : rho);
+      break;
+    case WhitenOutput::Float:
+      v = passthrough ? value : (zeros ? 0.0f : rho);
+      break;
+    case WhitenOutput::Snr:
+      v = passthrough || zeros ? 0.0f : pixel_snr(rho, sigma);
+      break;
+    case WhitenOutput::Sigma:
+      v = passthrough || zeros ? 0.0f : sigma;
+      break;
+  }
+  write_sample(out, x, y, v);
+  return rejected;
+}
+
+// Iterates the pixels of a plane in block-sized tiles, grid-stride: every thread of a block
+// runs the same number of iterations (block-wide barriers and warp votes stay legal), and a
+// warp's 32 pixels are 32 consecutive indices starting at a multiple of 32 (one mask word).
+template <class Body>
+__device__ __forceinline__ void for_each_tile(std::size_t total, Body body) {
+  const std::size_t step = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t start = static_cast<std::size_t>(blockIdx.x) * blockDim.x; start < total;
+       start += step) {
+    const std::size_t p = start + threadIdx.x;
+    body(p, p < total);
+  }
+}
+
+}  // namespace starsift::cuda::whiten_detail
+
+namespace starsift::cuda {
+
+// Launchers of the single kernels, used by launch_whiten_fit() and launch_whiten_apply().
+cudaError_t launch_whiten_current_dots(const WhitenDeviceState& state, const WhitenFramePlan& plan,
+                                       cudaStream_t stream);
+cudaError_t launch_whiten_excluded(const WhitenDeviceState& state, const WhitenFramePlan& plan,
+                                   cudaStream_t stream);
+cudaError_t launch_whiten_solve(const WhitenDeviceState& state, const WhitenFramePlan& plan,
+                                cudaStream_t stream);
+cudaError_t launch_whiten_predict(const WhitenDeviceState& state, const WhitenFramePlan& plan,
+                                  cudaStream_t stream);
+cudaError_t launch_whiten_store(const WhitenDeviceState& state, const WhitenFramePlan& plan,
+                                cudaStream_t stream);
+
+}  // namespace starsift::cuda

@@ -1,0 +1,65 @@
+// Whitening, end of a frame: the new frame's Gram row (its block partials added in block
+// order) written into the circular Gram matrix, and the frame's rejection count into its
+// statistics. Also the reset of the state and the frame's sequence of launches.
+//
+// Schedule: one block; a warp per Gram entry, each lane adding every 32nd block's partial,
+// then a fixed shuffle tree: reproducible.
+#include <cuda_runtime.h>
+
+#include "cuda/whiten/whiten.cuh"
+#include "cuda/whiten/whiten_device.cuh"
+
+namespace starsift::cuda {
+
+namespace {
+
+using namespace whiten_detail;
+
+__global__ void __launch_bounds__(kWhitenBlock)
+    finish_kernel(WhitenDeviceState s, WhitenFramePlan plan) {
+  const int cap = s.capacity;
+  const int slot = plan.new_slot;
+  for (int k = threadIdx.x >> 5; k <= plan.kept; k += blockDim.x / 32) {
+    const double dot = warp_sum_partials(s.gram_partials, kWhitenPixelBlocks, kWhitenMaxLags, k);
+    if ((threadIdx.x & 31) != 0) continue;
+    if (k == plan.kept) {
+      s.gram[slot * cap + slot] = dot;
+    } else {
+      const int other = plan.lag_slots[k];
+      s.gram[slot * cap + other] = dot;
+      s.gram[other * cap + slot] = dot;
+    }
+  }
+  if (threadIdx.x == 0) s.stats->rejected = *s.rejected_count;
+}
+
+}  // namespace
+
+cudaError_t launch_whiten_finish(const WhitenDeviceState& state, const WhitenFramePlan& plan,
+                                 cudaStream_t stream) {
+  finish_kernel<<<1, kWhitenBlock, 0, stream>>>(state, plan);
+  return cudaPeekAtLastError();
+}
+
+cudaError_t launch_whiten_reset(const WhitenDeviceState& s, cudaStream_t stream) {
+  STARSIFT_CUDA_TRY(cudaMemsetAsync(s.var, 0, s.plane * sizeof(float), stream));
+  STARSIFT_CUDA_TRY(cudaMemsetAsync(s.run, 0, s.plane, stream));
+  STARSIFT_CUDA_TRY(cudaMemsetAsync(s.window_count, 0, s.plane, stream));
+  STARSIFT_CUDA_TRY(cudaMemsetAsync(s.solve, 0, sizeof(WhitenSolveState), stream));
+  STARSIFT_CUDA_TRY(cudaMemsetAsync(s.shift, 0, sizeof(WhitenShiftState), stream));
+  return cudaMemsetAsync(s.weights_f, 0, kWhitenMaxLags * sizeof(float), stream);
+}
+
+cudaError_t launch_whiten_frame(const WhitenDeviceState& state, const WhitenFramePlan& plan,
+                                WhitenFrameView in, WhitenFrameView out, cudaStream_t stream) {
+  STARSIFT_CUDA_TRY(launch_whiten_load(state, plan, in, stream));
+  if (plan.resample) {
+    STARSIFT_CUDA_TRY(launch_whiten_shift(state, plan, stream));
+    STARSIFT_CUDA_TRY(launch_whiten_align(state, plan, stream));
+  }
+  STARSIFT_CUDA_TRY(launch_whiten_fit(state, plan, stream));
+  STARSIFT_CUDA_TRY(launch_whiten_apply(state, plan, in, out, stream));
+  return launch_whiten_finish(state, plan, stream);
+}
+
+}  // namespace starsift::cuda

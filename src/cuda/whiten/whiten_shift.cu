@@ -1,0 +1,205 @@
+// Whitening, shift: resample: the frame's displacement against the shift reference by phase
+// correlation, entirely on the device (phase_correlation.cpp is the CPU's): the central
+// M x M window less its mean times a Hann window, cuFFT R2C, the normalised cross-power
+// spectrum with the reference's times the Gaussian taper of phase_peak.hpp, cuFFT C2R, the
+// arg-max and the shared sub-pixel rule (refine_peak()), then the shift, the reference rule
+// (shift-max) and the resampling kernels of the frame, left in WhitenShiftState for align.
+//
+// Schedules: the mean and the peak are one block each (M^2 = 256 K values at M = 512, read
+// once, a fixed reduction tree: reproducible); the window and the spectrum product are
+// elementwise grids. Two M x M transforms per frame: plans made at configure, bound to the
+// frame's stream here.
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <cmath>
+
+#include "cuda/whiten/whiten.cuh"
+#include "cuda/whiten/whiten_device.cuh"
+#include "pipeline/whiten/phase_peak.hpp"
+#include "pipeline/whiten/resample.hpp"
+
+namespace starsift::cuda {
+
+namespace {
+
+using namespace whiten_detail;
+
+constexpr int kReduceBlock = 1024;
+
+// The window's offset in the frame: centred, as the CPU correlator takes it.
+__device__ __forceinline__ const float* window_origin(const WhitenDeviceState& s) {
+  const int x0 = (s.width - s.window) / 2;
+  const int y0 = (s.height - s.window) / 2;
+  return s.x + static_cast<std::size_t>(y0) * s.width + x0;
+}
+
+__global__ void __launch_bounds__(kReduceBlock) window_mean_kernel(WhitenDeviceState s) {
+  __shared__ double sums[kReduceBlock / 32];
+  __shared__ long long counts[kReduceBlock / 32];
+  const int m = s.window;
+  const float* origin = window_origin(s);
+  double sum = 0.0;
+  long long count = 0;
+  for (int i = threadIdx.x; i < m * m; i += blockDim.x) {
+    const int r = i / m, c = i - r * m;
+    const float v = origin[static_cast<std::size_t>(r) * s.width + c];
+    if (finite_float(v)) {
+      sum += v;
+      ++count;
+    }
+  }
+  sum = warp_sum(sum);
+  for (int offset = 16; offset > 0; offset >>= 1)
+    count += __shfl_down_sync(0xffffffffu, count, offset);
+  if ((threadIdx.x & 31) == 0) {
+    sums[threadIdx.x >> 5] = sum;
+    counts[threadIdx.x >> 5] = count;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double total = 0.0;
+    long long n = 0;
+    for (int w = 0; w < kReduceBlock / 32; ++w) {
+      total += sums[w];
+      n += counts[w];
+    }
+    s.shift->window_mean = n > 0 ? static_cast<float>(total / n) : 0.0f;
+  }
+}
+
+__global__ void window_kernel(WhitenDeviceState s) {
+  const int m = s.window;
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= m * m) return;
+  const int r = i / m, c = i - r * m;
+  const float v = window_origin(s)[static_cast<std::size_t>(r) * s.width + c];
+  const float centred = finite_float(v) ? v - s.shift->window_mean : 0.0f;
+  s.fft_in[i] = centred * s.hann[r] * s.hann[c];
+}
+
+// frame * conj(reference), normalised, times the taper.
+__global__ void cross_kernel(WhitenDeviceState s) {
+  const int count = s.window * (s.window / 2 + 1);
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  const float a = s.spectrum[i].x, b = s.spectrum[i].y;
+  const float c = s.reference[i].x, d = s.reference[i].y;
+  const float re = a * c + b * d;
+  const float im = b * c - a * d;
+  const float magnitude = hypotf(re, im);
+  const float weight = magnitude > 0.0f ? s.taper[i] / magnitude : 0.0f;
+  s.cross[i] = make_float2(re * weight, im * weight);
+}
+
+// The peak of the correlation surface (the first index of the largest value, as the CPU
+// scan finds it), refined, and the frame's shift and resampling kernels.
+__global__ void __launch_bounds__(kReduceBlock)
+    peak_kernel(WhitenDeviceState s, WhitenFramePlan plan, bool first) {
+  __shared__ float best_values[kReduceBlock];
+  __shared__ int best_indices[kReduceBlock];
+  WhitenShiftState& st = *s.shift;
+  const int m = s.window;
+  if (!first) {
+    const float* c = s.correlation;
+    float best = -INFINITY;
+    int index = -1;
+    for (int i = threadIdx.x; i < m * m; i += blockDim.x) {
+      if (index < 0 || c[i] > best) {
+        best = c[i];
+        index = i;
+      }
+    }
+    best_values[threadIdx.x] = best;
+    best_indices[threadIdx.x] = index;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half >>= 1) {
+      if (threadIdx.x < half) {
+        const float v = best_values[threadIdx.x + half];
+        const int j = best_indices[threadIdx.x + half];
+        const float u = best_values[threadIdx.x];
+        const int k = best_indices[threadIdx.x];
+        if (j >= 0 && (k < 0 || v > u || (v == u && j < k))) {
+          best_values[threadIdx.x] = v;
+          best_indices[threadIdx.x] = j;
+        }
+      }
+      __syncthreads();
+    }
+  }
+  if (threadIdx.x != 0) return;
+  double sx = 0.0, sy = 0.0;
+  if (first) {
+    st.reference_x = st.reference_y = 0.0;
+    st.peak = 1.0;
+    st.adopt = 1;
+  } else {
+    const float* c = s.correlation;
+    const int best = best_indices[0] < 0 ? 0 : best_indices[0];
+    const int iy = best / m, ix = best - iy * m;
+    auto at = [&](int x, int y) { return c[((y + m) % m) * m + (x + m) % m]; };
+    const double fx = refine_peak(at(ix - 1, iy), at(ix, iy), at(ix + 1, iy));
+    const double fy = refine_peak(at(ix, iy - 1), at(ix, iy), at(ix, iy + 1));
+    const int ox = ix > m / 2 ? ix - m : ix;
+    const int oy = iy > m / 2 ? iy - m : iy;
+    const double dx = ox + fx, dy = oy + fy;
+    sx = st.reference_x + dx;
+    sy = st.reference_y + dy;
+    st.peak = c[best] / s.peak_scale;
+    st.adopt = hypot(dx, dy) > plan.shift_max;
+    if (st.adopt) {
+      // The field has moved far from the reference: this frame becomes it, and its shift the
+      // reference's offset, so later shifts stay on the first frame's grid.
+      st.reference_x = sx;
+      st.reference_y = sy;
+    }
+  }
+  st.shift_x = sx;
+  st.shift_y = sy;
+  st.to_grid = make_shift_kernel(sx, sy);
+  st.to_camera = make_shift_kernel(-sx, -sy);
+}
+
+// The frame's spectrum becomes the reference's when the peak kernel said so.
+__global__ void adopt_kernel(WhitenDeviceState s) {
+  if (s.shift->adopt == 0) return;
+  const int count = s.window * (s.window / 2 + 1);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x)
+    s.reference[i] = s.spectrum[i];
+}
+
+cudaError_t fft_status(cufftResult result) {
+  // cuFFT reports its own codes; a failed transform is reported as a failed launch.
+  return result == CUFFT_SUCCESS ? cudaSuccess : cudaErrorLaunchFailure;
+}
+
+}  // namespace
+
+cudaError_t launch_whiten_shift(const WhitenDeviceState& s, const WhitenFramePlan& plan,
+                                cudaStream_t stream) {
+  const int m = s.window;
+  const int reals = m * m;
+  const int complexes = m * (m / 2 + 1);
+  constexpr int kBlock = 256;
+  const bool first = plan.frame == 0;
+  window_mean_kernel<<<1, kReduceBlock, 0, stream>>>(s);
+  STARSIFT_CUDA_TRY(cudaPeekAtLastError());
+  window_kernel<<<(reals + kBlock - 1) / kBlock, kBlock, 0, stream>>>(s);
+  STARSIFT_CUDA_TRY(cudaPeekAtLastError());
+  STARSIFT_CUDA_TRY(fft_status(cufftSetStream(s.fft_forward, stream)));
+  STARSIFT_CUDA_TRY(fft_status(
+      cufftExecR2C(s.fft_forward, s.fft_in, reinterpret_cast<cufftComplex*>(s.spectrum))));
+  if (!first) {
+    cross_kernel<<<(complexes + kBlock - 1) / kBlock, kBlock, 0, stream>>>(s);
+    STARSIFT_CUDA_TRY(cudaPeekAtLastError());
+    STARSIFT_CUDA_TRY(fft_status(cufftSetStream(s.fft_inverse, stream)));
+    STARSIFT_CUDA_TRY(fft_status(
+        cufftExecC2R(s.fft_inverse, reinterpret_cast<cufftComplex*>(s.cross), s.correlation)));
+  }
+  peak_kernel<<<1, kReduceBlock, 0, stream>>>(s, plan, first);
+  STARSIFT_CUDA_TRY(cudaPeekAtLastError());
+  adopt_kernel<<<(complexes + kBlock - 1) / kBlock, kBlock, 0, stream>>>(s);
+  return cudaPeekAtLastError();
+}
+
+}  // namespace starsift::cuda

@@ -1,0 +1,325 @@
+#include "pipeline/whiten/whiten_stage_cuda.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/device_buffer.hpp"
+#include "cuda/whiten/whiten.cuh"
+#include "cuda/whiten/whiten_buffers.hpp"
+#include "pipeline/error.hpp"
+#include "pipeline/whiten/reference.hpp"
+#include "pipeline/whiten/stats_ring.hpp"
+
+namespace starsift {
+
+namespace {
+
+std::string shape_text(int width, int height, PixelFormat format) {
+  return std::to_string(width) + "x" + std::to_string(height) + " " +
+         std::string(to_string(format));
+}
+
+// An event that only orders and reports completion (no timing: cheaper to record).
+class SyncEvent {
+ public:
+  SyncEvent() {
+    cuda::check(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreate");
+  }
+  ~SyncEvent() {
+    if (event_) cudaEventDestroy(event_);
+  }
+  SyncEvent(const SyncEvent&) = delete;
+  SyncEvent& operator=(const SyncEvent&) = delete;
+  cudaEvent_t get() const noexcept { return event_; }
+  bool done() const noexcept { return cudaEventQuery(event_) == cudaSuccess; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+// Page-locked records the device copies each frame's stats into.
+class PinnedStats {
+ public:
+  PinnedStats() {
+    cuda::check(cudaHostAlloc(reinterpret_cast<void**>(&records_),
+                              kWhitenStatsRing * sizeof(WhitenStats), cudaHostAllocDefault),
+                "whiten stats (cudaHostAlloc)");
+  }
+  ~PinnedStats() { cudaFreeHost(records_); }
+  PinnedStats(const PinnedStats&) = delete;
+  PinnedStats& operator=(const PinnedStats&) = delete;
+  WhitenStats* at(int i) const noexcept { return records_ + i; }
+
+ private:
+  WhitenStats* records_ = nullptr;
+};
+
+class WhitenStageCuda final : public WhitenStage {
+ public:
+  WhitenStageCuda(const WhitenParams& params, int device_id)
+      : WhitenStage(params), device_id_(device_id) {
+    cuda::use_device(device_id_);
+    stream_ = std::make_unique<cuda::Stream>();
+    state_done_ = std::make_unique<SyncEvent>();
+    stats_ = std::make_unique<PinnedStats>();
+    for (auto& e : ring_events_) e = std::make_unique<SyncEvent>();
+  }
+
+  ~WhitenStageCuda() override {
+    // Frames still queued use the buffers about to be freed.
+    cudaEventSynchronize(state_done_->get());
+  }
+
+  Backend backend() const override { return Backend::Cuda; }
+  bool capturable() const override { return false; }
+
+  void configure(const FrameShape& shape) override { allocate(shape, true); }
+
+  void configure_device(const FrameShape& shape) override { allocate(shape, false); }
+
+  void reset_state() override { restart(); }
+
+  void enqueue(ConstImageView in, ImageView out, void* stream) override {
+    if (!buffers_) {
+      throw Error("whiten: enqueue() before configure_device()", "configure_device() first");
+    }
+    run_frame(in, out, static_cast<cudaStream_t>(stream));
+  }
+
+  void process(ConstImageView in, ImageView out) override {
+    if (!buffers_) {
+      throw Error("whiten: process() before configure()", "configure() with the frame shape");
+    }
+    if (in.width != shape_.width || in.height != shape_.height || in.format != shape_.format) {
+      throw Error("whiten: frame " + shape_text(in.width, in.height, in.format) +
+                      " differs from the configured shape",
+                  shape_text(shape_.width, shape_.height, shape_.format));
+    }
+    const FrameShape out_shape = output_shape(shape_);
+    if (out.width != out_shape.width || out.height != out_shape.height ||
+        out.format != out_shape.format) {
+      throw Error("whiten: output frame " + shape_text(out.width, out.height, out.format) +
+                      " differs from the output shape",
+                  shape_text(out_shape.width, out_shape.height, out_shape.format));
+    }
+    if (input_.data() == nullptr) {
+      throw Error("whiten: process() on a stage configured for device chains",
+                  "configure() before process()");
+    }
+    cuda::use_device(device_id_);
+    const cudaStream_t s = stream_->get();
+    cuda::check(cudaMemcpy2DAsync(input_.data(), input_.pitch(), in.data, in.stride, in.row_bytes(),
+                                  in.height, cudaMemcpyHostToDevice, s),
+                "upload (cudaMemcpy2DAsync)");
+    const ConstImageView d_in{input_.data(), in.width, in.height,
+                              static_cast<std::ptrdiff_t>(input_.pitch()), in.format};
+    const ImageView d_out{output_.data(), out.width, out.height,
+                          static_cast<std::ptrdiff_t>(output_.pitch()), out.format};
+    run_frame(d_in, d_out, s);
+    cuda::check(cudaMemcpy2DAsync(out.data, out.stride, output_.data(), output_.pitch(),
+                                  out.row_bytes(), out.height, cudaMemcpyDeviceToHost, s),
+                "download (cudaMemcpy2DAsync)");
+    // The stage's own stream only: other streams and elements keep running.
+    cuda::check(cudaStreamSynchronize(s), "whiten (cudaStreamSynchronize)");
+  }
+
+  WhitenStats last_stats() const override {
+    for (int i = 0; i < ring_size_; ++i) {
+      const int e = (ring_head_ + kWhitenStatsRing - 1 - i) % kWhitenStatsRing;
+      if (ring_events_[e]->done()) return *stats_->at(e);
+    }
+    return {};
+  }
+
+  std::optional<WhitenStats> stats_of(std::uint64_t frame) const override {
+    for (int i = 0; i < ring_size_; ++i) {
+      const int e = (ring_head_ + kWhitenStatsRing - 1 - i) % kWhitenStatsRing;
+      if (ring_frames_[e] != frame) continue;
+      if (!ring_events_[e]->done()) return std::nullopt;
+      return *stats_->at(e);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  // Device state (and, for the host form, staging) for frames of `shape`: a new history.
+  void allocate(const FrameShape& shape, bool staging) {
+    shape.validate();
+    params_.validate_for(shape);
+    cuda::use_device(device_id_);
+    wait_for_frames();
+    buffers_.reset();  // a refused shape leaves the stage unconfigured, not half-configured
+    input_.release();
+    output_.release();
+    auto fresh = std::make_unique<cuda::WhitenDeviceBuffers>();
+    fresh->allocate(params_, shape);
+    if (staging) allocate_staging(shape, params_);
+    buffers_ = std::move(fresh);
+    shape_ = shape;
+    staging_ = staging;
+    restart();
+  }
+
+  void allocate_staging(const FrameShape& shape, const WhitenParams& params) {
+    const FrameShape out = whiten_output_shape(params, shape);
+    input_.allocate(static_cast<std::size_t>(shape.width) * bytes_per_pixel(shape.format),
+                    shape.height);
+    output_.allocate(static_cast<std::size_t>(out.width) * bytes_per_pixel(out.format), out.height);
+  }
+
+  void apply_params(const WhitenParams& params) override {
+    if (!buffers_) return;
+    params.validate_for(shape_);
+    if (whiten_live_change(params_, params)) return;  // read from params_ at the next frame
+    // A new history: built before the old one goes, so a refusal keeps the old one.
+    cuda::use_device(device_id_);
+    wait_for_frames();
+    auto fresh = std::make_unique<cuda::WhitenDeviceBuffers>();
+    fresh->allocate(params, shape_);
+    if (staging_) allocate_staging(shape_, params);
+    buffers_ = std::move(fresh);
+    restart();
+  }
+
+  // The frames queued so far finish before their buffers change (set_params and configure
+  // only, between frames: never in the per-frame path).
+  void wait_for_frames() {
+    cuda::check(cudaEventSynchronize(state_done_->get()), "whiten (cudaEventSynchronize)");
+  }
+
+  // The next frame starts a new history; the device state is cleared by the next frame's
+  // stream, in order, before its work.
+  void restart() noexcept {
+    pending_reset_ = true;
+    frame_ = 0;
+    noise_updates_ = 0;
+    frames_since_fit_ = 0;
+    last_n_ = 0;
+    stored_ = 0;
+    head_ = 0;
+    ring_size_ = 0;
+  }
+
+  int slot_of_lag(int lag) const noexcept {
+    const int capacity = params_.history + 1;
+    return ((head_ - lag) % capacity + capacity) % capacity;
+  }
+
+  // What this frame does, from the frames before it (WhitenState::process() step by step).
+  cuda::WhitenFramePlan plan_frame() const {
+    const WhitenParams& p = params_;
+    const int capacity = p.history + 1;
+    cuda::WhitenFramePlan plan;
+    plan.frame = frame_;
+    plan.resample = p.shift == WhitenShift::Resample;
+    plan.past = p.fit == WhitenFit::Past;
+    const int n = std::clamp(plan.past ? stored_ - 1 : stored_, 0, p.history);
+    plan.n = n;
+    plan.due = n >= 1 && (n != last_n_ || frames_since_fit_ >= p.refit_interval);
+    plan.kept = std::min(stored_, capacity - 1);
+    plan.lags_read = std::max(n, plan.kept);
+    plan.new_slot = head_;
+    plan.evicting = stored_ == capacity;
+    for (int k = 0; k < plan.lags_read; ++k) plan.lag_slots[k] = slot_of_lag(k + 1);
+    const int first_lag = plan.past ? 2 : 1;
+    for (int k = 0; k < n; ++k) plan.fit_slots[k] = slot_of_lag(first_lag + k);
+    plan.target_slot = stored_ >= 1 ? slot_of_lag(1) : 0;
+    plan.gamma = p.gamma;
+    plan.shift_max = p.shift_max;
+    plan.fit_subsample = p.fit_subsample;
+    // WhitenState::noise_constants().
+    WhitenNoiseConstants& c = plan.noise;
+    c.have_sigma = noise_updates_ >= 1;
+    if (n >= 1) {
+      const double mean_weight = 1.0 / static_cast<double>(noise_updates_ + 1);
+      c.alpha = static_cast<float>(std::max(mean_weight, 1.0 / p.effective_noise_frames()));
+      c.reject_active = p.reject == WhitenReject::Mask &&
+                        noise_updates_ >= static_cast<std::uint64_t>(kWhitenRejectAfterFrames);
+    }
+    c.reject_k2 = static_cast<float>(p.reject_sigma * p.reject_sigma);
+    c.reject_run_limit = p.history;
+    plan.warm = n < p.history;
+    plan.warmup = p.warmup;
+    plan.output = p.output;
+    plan.offset = static_cast<float>(p.effective_offset(shape_));
+    plan.gain = static_cast<float>(p.gain);
+    plan.saturation = whiten_saturation(shape_);
+    return plan;
+  }
+
+  void advance(const cuda::WhitenFramePlan& plan) noexcept {
+    const int capacity = params_.history + 1;
+    if (plan.n == 0) {
+      last_n_ = 0;
+    } else if (plan.due) {
+      last_n_ = plan.n;
+      frames_since_fit_ = 0;
+    }
+    if (plan.n >= 1) ++noise_updates_;
+    ++frames_since_fit_;
+    ++frame_;
+    head_ = (head_ + 1) % capacity;
+    stored_ = std::min(stored_ + 1, capacity);
+  }
+
+  void run_frame(ConstImageView in, ImageView out, cudaStream_t stream) {
+    const cuda::WhitenDeviceState& state = buffers_->state();
+    // The previous frame's state update first, whichever stream it ran on.
+    cuda::check(cudaStreamWaitEvent(stream, state_done_->get(), 0), "cudaStreamWaitEvent");
+    if (pending_reset_) {
+      cuda::check(cuda::launch_whiten_reset(state, stream), "whiten reset");
+      pending_reset_ = false;
+    }
+    const cuda::WhitenFramePlan plan = plan_frame();
+    const cuda::WhitenFrameView d_in{const_cast<std::byte*>(in.data), in.stride, in.format};
+    const cuda::WhitenFrameView d_out{out.data, out.stride, out.format};
+    cuda::check(cuda::launch_whiten_frame(state, plan, d_in, d_out, stream), "whiten kernels");
+    // The frame's stats into the next ring record, marked done by its event.
+    const int e = ring_head_;
+    cuda::check(cudaMemcpyAsync(stats_->at(e), state.stats, sizeof(WhitenStats),
+                                cudaMemcpyDeviceToHost, stream),
+                "whiten stats (cudaMemcpyAsync)");
+    cuda::check(cudaEventRecord(ring_events_[e]->get(), stream), "cudaEventRecord");
+    ring_frames_[e] = plan.frame;
+    ring_head_ = (ring_head_ + 1) % kWhitenStatsRing;
+    ring_size_ = std::min(ring_size_ + 1, kWhitenStatsRing);
+    cuda::check(cudaEventRecord(state_done_->get(), stream), "cudaEventRecord");
+    advance(plan);
+  }
+
+  int device_id_;
+  std::unique_ptr<cuda::Stream> stream_;   // process() only
+  std::unique_ptr<SyncEvent> state_done_;  // recorded after each frame's state update
+  std::unique_ptr<cuda::WhitenDeviceBuffers> buffers_;
+  cuda::DeviceImage input_, output_;  // process() staging
+  bool staging_ = false;
+  FrameShape shape_;
+
+  // What follows from the frames seen (WhitenState's counters, mirrored).
+  bool pending_reset_ = true;
+  std::uint64_t frame_ = 0;
+  std::uint64_t noise_updates_ = 0;
+  int frames_since_fit_ = 0;
+  int last_n_ = 0;  // n of the weights on the device (0: none)
+  int stored_ = 0;  // history frames stored
+  int head_ = 0;    // the slot the next frame goes to
+
+  // The stats ring.
+  std::unique_ptr<PinnedStats> stats_;
+  std::array<std::unique_ptr<SyncEvent>, kWhitenStatsRing> ring_events_;
+  std::array<std::uint64_t, kWhitenStatsRing> ring_frames_{};
+  int ring_head_ = 0;
+  int ring_size_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<WhitenStage> make_whiten_stage_cuda(const WhitenParams& params, int device_id) {
+  return std::make_unique<WhitenStageCuda>(params, device_id);
+}
+
+}  // namespace starsift

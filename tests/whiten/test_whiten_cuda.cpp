@@ -1,0 +1,453 @@
+// The CUDA whitening stage against the CPU reference on the same frame sequences, and the
+// stage's device form through the streaming engine.
+//
+// Tolerances, and why:
+// - shift: none: the per-pixel arithmetic is the same float operations in the same order on
+//   both backends (the kernels are compiled without fused multiply-add); only the weights
+//   differ, their double sums being added in another order (rows on the CPU, blocks on the
+//   GPU): about 1e-12 relative, so as float they agree or differ by one unit in the last
+//   place, and the prediction by under 1e-3 ADU. Integer outputs then differ by at most 1
+//   (a rounding tie falling the other way) on at most 1e-3 of the pixels; float outputs by at
+//   most 1e-3 ADU (+ 1e-6 relative). An outlier test that falls the other way at its
+//   threshold changes that pixel's history and sigma: at most 1e-4 of the pixels may exceed
+//   those bounds.
+// - shift: resample: cuFFT and FFTW transforms differ at float rounding, the shift by about
+//   1e-6 px, the aligned frame by up to ~1e-2 ADU on steep star profiles: integer outputs
+//   |diff| <= 1 except 1e-3 of the pixels, at most 2 % at 1; float outputs within 0.05 ADU
+//   except 1e-3 of the pixels.
+// - WhitenStats: shifts to 1e-3 px, sum a^2 to 1e-4 relative, history_used / refit / warmup /
+//   reference_changed / excluded exactly, rejected within 1e-4 of the pixels.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "pipeline/backend.hpp"
+#include "pipeline/engine/streaming_chain.hpp"
+#include "pipeline/whiten/stats_ring.hpp"
+#include "pipeline/whiten/whiten_stage.hpp"
+#include "whiten/whiten_sequence.hpp"
+
+using namespace starsift;
+using namespace starsift::test;
+
+namespace {
+
+const BackendChoice& gpu() {
+  static const BackendChoice choice = resolve_backend(Backend::Cuda, 0);
+  return choice;
+}
+
+struct Tolerance {
+  double integer_ones = 1e-3;   // fraction of pixels allowed to differ by 1 (integer outputs)
+  double float_abs = 1e-3;      // float outputs: |diff| <= float_abs + 1e-6 |value|
+  double beyond = 1e-4;         // fraction allowed beyond those bounds (outlier-test flips)
+  double shift = 1e-3;          // px
+  double weight_sq_rel = 1e-4;  // relative, sum a^2
+};
+
+Tolerance resample_tolerance() {
+  Tolerance t;
+  t.integer_ones = 2e-2;
+  t.float_abs = 0.05;
+  t.beyond = 1e-3;
+  return t;
+}
+
+// Frame t of `sky` through a CUDA stage's process(), every frame's output and stats.
+WhitenRun run_cuda(const WhitenParams& params, const SkySequence& sky, int count) {
+  auto stage = make_whiten_stage(params, gpu());
+  REQUIRE(stage->backend() == Backend::Cuda);
+  stage->configure(sky.shape());
+  const FrameShape out_shape = stage->output_shape(sky.shape());
+  WhitenRun run;
+  for (int t = 0; t < count; ++t) {
+    const TestImage in = sky.frame(t);
+    TestImage out(out_shape.width, out_shape.height, out_shape.format, 12);  // padded rows
+    stage->process(in.cview(), out.view());
+    run.out.push_back(to_plane(out));
+    run.stats.push_back(stage->last_stats());
+    const auto own = stage->stats_of(static_cast<std::uint64_t>(t));
+    REQUIRE(own.has_value());  // process() is synchronous: the frame has finished
+    CHECK(own->frame == static_cast<std::uint64_t>(t));
+  }
+  return run;
+}
+
+WhitenRun run_cpu(const WhitenParams& params, const SkySequence& sky, int count) {
+  return run_whiten(params, sky.shape(), count, [&](int t) { return sky.frame(t); });
+}
+
+void compare_frame(const Plane& cpu, const Plane& cuda, bool integer_out, const Tolerance& tol,
+                   int t) {
+  REQUIRE(cpu.pixels.size() == cuda.pixels.size());
+  const double pixels = static_cast<double>(cpu.pixels.size());
+  long long ones = 0, beyond = 0;
+  double worst = 0.0;
+  for (std::size_t i = 0; i < cpu.pixels.size(); ++i) {
+    const double a = cpu.pixels[i], b = cuda.pixels[i];
+    if (std::isnan(a) && std::isnan(b)) continue;
+    const double d = std::abs(a - b);
+    worst = std::max(worst, d);
+    if (integer_out) {
+      if (d > 1.0)
+        ++beyond;
+      else if (d == 1.0)
+        ++ones;
+    } else if (!(d <= tol.float_abs + 1e-6 * std::abs(a))) {
+      ++beyond;
+    }
+  }
+  INFO("frame " << t << ": " << ones << " pixels off by 1, " << beyond
+                << " beyond the bound, largest difference " << worst);
+  CHECK(ones <= tol.integer_ones * pixels);
+  CHECK(beyond <= tol.beyond * pixels);
+}
+
+void compare_stats(const WhitenStats& cpu, const WhitenStats& cuda, double pixels,
+                   const Tolerance& tol, int t) {
+  INFO("frame " << t);
+  CHECK(cuda.frame == cpu.frame);
+  CHECK(cuda.history_used == cpu.history_used);
+  CHECK(cuda.warmup == cpu.warmup);
+  CHECK(cuda.refit == cpu.refit);
+  CHECK(cuda.reference_changed == cpu.reference_changed);
+  CHECK(cuda.excluded == cpu.excluded);
+  CHECK(std::abs(cuda.shift_x - cpu.shift_x) <= tol.shift);
+  CHECK(std::abs(cuda.shift_y - cpu.shift_y) <= tol.shift);
+  CHECK(std::abs(cuda.shift_peak - cpu.shift_peak) <= 1e-3);
+  CHECK(std::abs(cuda.weight_sq_sum - cpu.weight_sq_sum) <=
+        tol.weight_sq_rel * std::abs(cpu.weight_sq_sum) + 1e-12);
+  CHECK(std::abs(cuda.noise_floor - cpu.noise_floor) <= 1e-4 * cpu.noise_floor);
+  CHECK(std::abs(cuda.gamma - cpu.gamma) <= 1e-6 * std::abs(cpu.gamma) + 1e-12);
+  const double rejected_diff =
+      std::abs(static_cast<double>(cuda.rejected) - static_cast<double>(cpu.rejected));
+  CHECK(rejected_diff <= 1e-4 * pixels + 1.0);
+}
+
+void check_against_reference(const WhitenParams& params, const SkySequence& sky, int count,
+                             const Tolerance& tol = {}) {
+  const WhitenRun cpu = run_cpu(params, sky, count);
+  const WhitenRun cuda = run_cuda(params, sky, count);
+  const bool integer_out = whiten_output_shape(params, sky.shape()).format != PixelFormat::Gray32F;
+  const double pixels = static_cast<double>(sky.scene.width) * sky.scene.height;
+  for (int t = 0; t < count; ++t) {
+    compare_frame(cpu.out[t], cuda.out[t], integer_out, tol, t);
+    compare_stats(cpu.stats[t], cuda.stats[t], pixels, tol, t);
+  }
+}
+
+SkySequence star_sky(int width, int height, PixelFormat format = PixelFormat::Gray16,
+                     int bit_depth = 16) {
+  SkySequence sky;
+  sky.scene = make_star_scene(width, height, width * height / 200, 17, 30.0, 3000.0);
+  sky.noise = 10.0;
+  sky.format = format;
+  sky.bit_depth = bit_depth;
+  return sky;
+}
+
+// Output frames (as planes) of the device form through the streaming engine at `depth`.
+std::vector<Plane> run_engine(const WhitenParams& params, const SkySequence& sky, int count,
+                              int depth) {
+  std::vector<std::unique_ptr<FilterStage>> stages;
+  stages.push_back(make_whiten_stage(params, gpu()));
+  auto engine = make_streaming_chain(std::move(stages), gpu(), depth);
+  engine->configure(sky.shape());
+  std::vector<Plane> out;
+  auto take = [&]() {
+    const FinishedFrame f = engine->wait_oldest();
+    TestImage copy(f.output.width, f.output.height, f.output.format);
+    for (int y = 0; y < f.output.height; ++y)
+      std::memcpy(copy.view().row(y), f.output.row(y), f.output.row_bytes());
+    out.push_back(to_plane(copy));
+    REQUIRE(f.tag == out.size() - 1);
+    engine->pop();
+  };
+  for (int t = 0; t < count; ++t) {
+    if (engine->in_flight() == engine->depth()) take();
+    const TestImage in = sky.frame(t);
+    engine->submit(in.cview(), static_cast<std::uint64_t>(t));
+  }
+  while (engine->in_flight() > 0) take();
+  return out;
+}
+
+bool identical(const Plane& a, const Plane& b) {
+  return a.pixels.size() == b.pixels.size() &&
+         std::memcmp(a.pixels.data(), b.pixels.data(), a.pixels.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("CUDA whitening: static and cloudy skies match the reference", "[whiten][cuda]") {
+  SkySequence sky = star_sky(96, 64);
+  WhitenParams p;
+  p.history = 8;
+  SECTION("static") {
+    check_against_reference(p, sky, 24);
+  }
+  SECTION("transparency changes") {
+    sky.transparency = 0.03;
+    check_against_reference(p, sky, 24);
+  }
+  SECTION("fit past") {
+    sky.transparency = 0.03;
+    p.fit = WhitenFit::Past;
+    check_against_reference(p, sky, 24);
+  }
+}
+
+TEST_CASE("CUDA whitening: jitter, shift none and resample", "[whiten][cuda]") {
+  SkySequence sky = star_sky(128, 96);
+  sky.jitter = 1.5;
+  WhitenParams p;
+  p.history = 8;
+  SECTION("none") {
+    check_against_reference(p, sky, 20);
+  }
+  SECTION("resample") {
+    p.shift = WhitenShift::Resample;
+    p.shift_window = 64;
+    check_against_reference(p, sky, 20, resample_tolerance());
+  }
+  SECTION("resample, reference changes under drift") {
+    p.shift = WhitenShift::Resample;
+    p.shift_window = 64;
+    p.shift_max = 2.0;
+    sky.jitter = 0.0;
+    for (int t = 0; t < 16; ++t) sky.shifts.push_back({0.37 * t, -0.21 * t});
+    check_against_reference(p, sky, 16, resample_tolerance());
+  }
+  SECTION("resample, fit past, reject none") {
+    p.shift = WhitenShift::Resample;
+    p.shift_window = 64;
+    p.fit = WhitenFit::Past;
+    p.reject = WhitenReject::None;
+    check_against_reference(p, sky, 16, resample_tolerance());
+  }
+}
+
+TEST_CASE("CUDA whitening: a mover, with and without rejection", "[whiten][cuda]") {
+  SkySequence sky = star_sky(96, 64);
+  sky.movers = {{3, 10.0, 12.0, 2.5, 1.5, 400.0}};
+  WhitenParams p;
+  p.history = 6;
+  for (WhitenReject reject : {WhitenReject::Mask, WhitenReject::None}) {
+    INFO("reject " << to_string(reject));
+    p.reject = reject;
+    check_against_reference(p, sky, 24);
+  }
+}
+
+TEST_CASE("CUDA whitening: saturated stars leave the fit on both backends", "[whiten][cuda]") {
+  SkySequence sky = star_sky(96, 64, PixelFormat::Gray16, 12);
+  sky.scene.stars.push_back({30.0, 20.0, 20000.0});  // clipped at 4095 in every frame
+  sky.scene.stars.push_back({60.3, 41.7, 3600.0});   // clipped in some frames only
+  sky.transparency = 0.05;
+  WhitenParams p;
+  p.history = 6;
+  check_against_reference(p, sky, 20);
+  p.fit = WhitenFit::Past;
+  check_against_reference(p, sky, 20);
+}
+
+TEST_CASE("CUDA whitening: every warm-up mode, fit and output", "[whiten][cuda]") {
+  SkySequence sky = star_sky(64, 40);
+  sky.transparency = 0.02;
+  WhitenParams p;
+  p.history = 4;
+  for (WhitenWarmup warmup :
+       {WhitenWarmup::Passthrough, WhitenWarmup::Zeros, WhitenWarmup::Partial}) {
+    for (WhitenFit fit : {WhitenFit::Current, WhitenFit::Past}) {
+      for (WhitenOutput output :
+           {WhitenOutput::Residual, WhitenOutput::Float, WhitenOutput::Snr, WhitenOutput::Sigma}) {
+        INFO("warmup " << to_string(warmup) << ", fit " << to_string(fit) << ", output "
+                       << to_string(output));
+        p.warmup = warmup;
+        p.fit = fit;
+        p.output = output;
+        check_against_reference(p, sky, 10);
+      }
+    }
+  }
+}
+
+TEST_CASE("CUDA whitening: refit interval, fit subsample, long histories", "[whiten][cuda]") {
+  SkySequence sky = star_sky(80, 48);
+  sky.transparency = 0.02;
+  WhitenParams p;
+  p.history = 5;
+  SECTION("refit-interval 3") {
+    p.refit_interval = 3;
+    check_against_reference(p, sky, 16);
+  }
+  SECTION("fit-subsample 3") {
+    p.fit_subsample = 3;
+    check_against_reference(p, sky, 12);
+  }
+  SECTION("history beyond the register schedule") {
+    p.history = 30;  // kWhitenRegisterLags is 24: the spilling schedule
+    check_against_reference(p, sky, 36);
+    p.fit = WhitenFit::Past;
+    check_against_reference(p, sky, 36);
+  }
+}
+
+TEST_CASE("CUDA whitening: GRAY8, GRAY16 and GRAY32F in", "[whiten][cuda]") {
+  WhitenParams p;
+  p.history = 5;
+  SECTION("GRAY8") {
+    SkySequence sky = star_sky(72, 40, PixelFormat::Gray8, 8);
+    sky.scene.sky = 60.0;
+    sky.noise = 3.0;
+    check_against_reference(p, sky, 12);
+  }
+  SECTION("GRAY16 at 14 bits, float output") {
+    p.output = WhitenOutput::Float;
+    check_against_reference(p, star_sky(72, 40, PixelFormat::Gray16, 14), 12);
+  }
+  SECTION("GRAY32F, residual and snr") {
+    const SkySequence sky = star_sky(72, 40, PixelFormat::Gray32F, 32);
+    check_against_reference(p, sky, 12);
+    p.output = WhitenOutput::Snr;
+    check_against_reference(p, sky, 12);
+  }
+}
+
+TEST_CASE("CUDA whitening: the device form through the engine, depth 1 and 3",
+          "[whiten][cuda][engine]") {
+  SkySequence sky = star_sky(96, 64);
+  sky.jitter = 1.0;
+  sky.movers = {{2, 10.0, 12.0, 2.5, 1.5, 400.0}};
+  WhitenParams p;
+  p.history = 6;
+  for (WhitenShift shift : {WhitenShift::None, WhitenShift::Resample}) {
+    INFO("shift " << to_string(shift));
+    p.shift = shift;
+    p.shift_window = 64;
+    const int frames = 20;
+    const std::vector<Plane> one = run_engine(p, sky, frames, 1);
+    const std::vector<Plane> three = run_engine(p, sky, frames, 3);
+    const WhitenRun host = run_cuda(p, sky, frames);
+    REQUIRE(one.size() == static_cast<std::size_t>(frames));
+    REQUIRE(three.size() == static_cast<std::size_t>(frames));
+    for (int t = 0; t < frames; ++t) {
+      INFO("frame " << t);
+      CHECK(identical(one[t], three[t]));     // same kernels, same order: the same bits
+      CHECK(identical(one[t], host.out[t]));  // the host form runs the same device code
+    }
+  }
+}
+
+TEST_CASE("CUDA whitening: reset, live and restarting parameters, new shapes",
+          "[whiten][cuda][stage]") {
+  SkySequence sky = star_sky(64, 48);
+  sky.transparency = 0.02;
+  WhitenParams p;
+  p.history = 4;
+  auto cuda = make_whiten_stage(p, gpu());
+  auto cpu = make_whiten_stage(p, BackendChoice{Backend::Cpu, 0, "test"});
+  auto step = [&](const SkySequence& s, int t) {
+    const TestImage in = s.frame(t);
+    const FrameShape out_shape = cpu->output_shape(s.shape());
+    TestImage a(out_shape.width, out_shape.height, out_shape.format);
+    TestImage b(out_shape.width, out_shape.height, out_shape.format);
+    cpu->process(in.cview(), a.view());
+    cuda->process(in.cview(), b.view());
+    compare_frame(to_plane(a), to_plane(b), out_shape.format != PixelFormat::Gray32F, Tolerance{},
+                  t);
+    compare_stats(cpu->last_stats(), cuda->last_stats(),
+                  static_cast<double>(s.scene.width) * s.scene.height, Tolerance{}, t);
+  };
+  cpu->configure(sky.shape());
+  cuda->configure(sky.shape());
+  for (int t = 0; t < 6; ++t) step(sky, t);
+  CHECK(cuda->last_stats().frame == 5);
+
+  // reset_state(): the next frame starts a new history.
+  cpu->reset_state();
+  cuda->reset_state();
+  CHECK_FALSE(cuda->stats_of(5).has_value());
+  step(sky, 6);
+  CHECK(cuda->last_stats().frame == 0);
+  CHECK(cuda->last_stats().history_used == 0);
+  for (int t = 7; t < 12; ++t) step(sky, t);
+
+  // A live change keeps the history.
+  p.gamma = 1e-2;
+  p.gain = 2.0;
+  cpu->set_params(p);
+  cuda->set_params(p);
+  step(sky, 12);
+  CHECK(cuda->last_stats().frame == 6);
+  CHECK(cuda->last_stats().refit);
+
+  // A change of history restarts it.
+  p.history = 3;
+  cpu->set_params(p);
+  cuda->set_params(p);
+  step(sky, 13);
+  CHECK(cuda->last_stats().frame == 0);
+  for (int t = 14; t < 18; ++t) step(sky, t);
+
+  // A new output kind changes the output shape: configure again.
+  p.output = WhitenOutput::Float;
+  cpu->set_params(p);
+  cuda->set_params(p);
+  cpu->configure(sky.shape());
+  cuda->configure(sky.shape());
+  for (int t = 18; t < 22; ++t) step(sky, t);
+
+  // Frames of a new shape after configure.
+  SkySequence other = star_sky(50, 30, PixelFormat::Gray8, 8);
+  other.scene.sky = 80.0;
+  other.noise = 3.0;
+  cpu->configure(other.shape());
+  cuda->configure(other.shape());
+  for (int t = 0; t < 6; ++t) step(other, t);
+  const TestImage wrong = sky.frame(0);
+  TestImage out(sky.scene.width, sky.scene.height, PixelFormat::Gray32F);
+  CHECK_THROWS_AS(cuda->process(wrong.cview(), out.view()), Error);
+}
+
+TEST_CASE("CUDA whitening: the stats ring", "[whiten][cuda][stage]") {
+  const SkySequence sky = star_sky(48, 32);
+  WhitenParams p;
+  p.history = 3;
+  auto stage = make_whiten_stage(p, gpu());
+  CHECK(stage->last_stats().frame == 0);
+  stage->configure(sky.shape());
+  CHECK_FALSE(stage->stats_of(0).has_value());
+  const int frames = kWhitenStatsRing + 3;
+  for (int t = 0; t < frames; ++t) {
+    const TestImage in = sky.frame(t);
+    TestImage out(sky.scene.width, sky.scene.height, sky.format);
+    stage->process(in.cview(), out.view());
+  }
+  CHECK(stage->last_stats().frame == static_cast<std::uint64_t>(frames - 1));
+  CHECK_FALSE(stage->stats_of(2).has_value());  // left the ring
+  REQUIRE(stage->stats_of(3).has_value());
+  CHECK(stage->stats_of(3)->history_used == 3);
+}
+
+// Small and quick, for compute-sanitizer (memcheck, racecheck, synccheck):
+//   compute-sanitizer --tool memcheck build/tests/starsift_gpu_tests "[whiten-sanitizer]"
+TEST_CASE("CUDA whitening: one small run of every path", "[whiten][cuda][whiten-sanitizer]") {
+  SkySequence sky = star_sky(37, 29, PixelFormat::Gray16, 12);  // odd sizes: partial warps
+  sky.jitter = 0.8;
+  sky.scene.stars.push_back({18.0, 14.0, 9000.0});  // clipped
+  WhitenParams p;
+  p.history = 3;
+  for (WhitenShift shift : {WhitenShift::None, WhitenShift::Resample}) {
+    for (WhitenFit fit : {WhitenFit::Current, WhitenFit::Past}) {
+      p.shift = shift;
+      p.shift_window = 16;
+      p.fit = fit;
+      const WhitenRun run = run_cuda(p, sky, 7);
+      CHECK(run.stats.back().history_used == 3);
+    }
+  }
+}
