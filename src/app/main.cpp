@@ -8,6 +8,7 @@
 
 #include "app/cli.hpp"
 #include "app/demo.hpp"
+#include "app/quality/quality_command.hpp"
 #include "app/sky_command.hpp"
 #include "app/version.hpp"
 
@@ -38,6 +39,18 @@ int cmd_sky(std::span<char* const> args) {
   return run_sky_command(options);
 }
 
+int cmd_quality(std::span<char* const> args) {
+  bool help = false;
+  const QualityOptions options = parse_quality_options(args, help);
+  if (help) {
+    print_quality_help();
+    return 0;
+  }
+  std::string command_line = "starsift quality";
+  for (const char* arg : args) command_line += std::string(" ") + arg;
+  return run_quality_command(options, command_line);
+}
+
 int cmd_version(std::span<char* const> args) {
   if (args.size() == 1 &&
       (std::string_view(args[0]) == "-h" || std::string_view(args[0]) == "--help")) {
@@ -61,6 +74,8 @@ struct Command {
 constexpr Command kCommands[] = {
     {"demo", "filter a synthetic noisy star field and write a before/after picture", cmd_demo},
     {"sky", "write frames of the synthetic sky with known movers, and their truth", cmd_sky},
+    {"quality", "measure how well whitening finds faint movers, against simpler subtractions",
+     cmd_quality},
     {"version", "print the version and the backends this build can use", cmd_version},
 };
 

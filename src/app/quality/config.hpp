@@ -1,0 +1,61 @@
+// What `starsift quality` measures: the scenes, the grid of mover SNRs and speeds, the frames,
+// and the scoring rules. docs/quality.md explains every choice.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pipeline/sky/sky_params.hpp"
+
+namespace starsift::quality {
+
+// A pointing regime: every cell of the grid is run once per scene.
+struct SceneSpec {
+  std::string name;     // jitter-on, jitter-off
+  double jitter = 0.0;  // the sky's walk step (px per frame); 0: a still field
+};
+
+struct QualityConfig {
+  int size = 512;          // frames are size x size GRAY16
+  std::uint64_t seed = 1;  // each cell's sky seed derives from it
+  int warmup_frames = 40;  // frames before scoring: 2 x history (sigma's own time constant)
+  int scored_frames = 16;  // frames scored per cell
+  int movers = 64;         // movers in every frame
+  int history = 20;        // whitening's N and the running median's frame count
+  std::vector<double> snrs = {3.0, 4.0, 5.0, 6.0, 8.0};    // nominal peak SNR of the movers
+  std::vector<double> speeds = {0.5, 1.0, 2.0, 3.5, 5.0};  // px/frame
+  double jitter = 0.3;            // walk step of the jitter-on scene, px per frame
+  double star_density = 200.0;    // stars per megapixel (~20 per 0.1 Mpix)
+  double hit_radius = 2.0;        // px from the mover's streak
+  int border = 8;                 // px at each edge neither detected in nor scored
+  double false_alarm_rate = 0.1;  // allowed false detections per megapixel-frame
+  float peak_floor = 3.0f;        // peaks below this SNR are not kept as candidates
+  double bright_star_snr = 10.0;  // star leakage: stars of at least this nominal peak SNR
+  double picture_snr = 5.0;       // the cell whose first scored frame is drawn
+  double picture_speed = 2.0;
+
+  std::vector<SceneSpec> scenes() const;
+  // Throws Error naming the field and what is allowed.
+  void validate() const;
+};
+
+// One point of the grid: all its movers share a peak SNR and a speed.
+struct Cell {
+  int index = 0;  // snr_index * speeds + speed_index
+  int snr_index = 0;
+  int speed_index = 0;
+  double snr = 0.0;
+  double speed = 0.0;
+  std::uint64_t seed = 0;  // the sky's seed: a star field, hot pixels and noise of its own
+};
+
+std::vector<Cell> make_cells(const QualityConfig& config);
+
+// The sky of one cell in one scene: SkyParams' defaults (sky 400 e-, gradient 0.1, read noise
+// 5 e-, gain 2, bias 100, 12 bits, Gaussian PSF of FWHM 3 px, hot pixels 1e-4 at 5000 e-,
+// stars 300..1e6 e- with slope 1), with the size, seed, star density, jitter and movers of
+// the config and the cell (random directions).
+SkyParams sky_params_for(const QualityConfig& config, const SceneSpec& scene, const Cell& cell);
+
+}  // namespace starsift::quality

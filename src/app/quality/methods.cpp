@@ -1,0 +1,172 @@
+#include "app/quality/methods.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "app/quality/baselines.hpp"
+#include "pipeline/whiten/reference.hpp"
+
+namespace starsift::quality {
+
+namespace {
+
+class WhitenMethod final : public ResidualMethod {
+ public:
+  WhitenMethod(MethodKind kind, int history, const FrameShape& shape,
+               const std::vector<std::size_t>& bad_pixels)
+      : ResidualMethod(shape.width, shape.height),
+        state_(
+            params_for(kind == MethodKind::WhitenNone ? WhitenShift::None : WhitenShift::Resample,
+                       history),
+            shape),
+        variance_(shape.width, shape.height),
+        name_(method_name(kind)) {
+    if (kind == MethodKind::WhitenResampleRepaired) {
+      bad_pixels_ = bad_pixels;
+      bad_mask_.assign(static_cast<std::size_t>(shape.width) * shape.height, 0);
+      for (const std::size_t p : bad_pixels_) bad_mask_[p] = 1;
+      repaired_.resize(bad_mask_.size());
+    }
+  }
+
+  std::string_view name() const override { return name_; }
+
+  bool process(ConstImageView frame, const Plane&, ThreadPool& pool) override {
+    if (!bad_mask_.empty()) frame = repaired(frame);
+    // sigma_{t-1}: the variance before this frame updates it, as the filter's own snr output
+    // uses it. Read after process() it would already hold this frame's residual, so a faint
+    // mover (below the outlier test) would raise the noise it is measured against.
+    const ConstImageView var = state_.noise_variance();
+    for (int y = 0; y < var.height; ++y) {
+      std::memcpy(variance_.row(y), var.row(y), var.row_bytes());
+    }
+    state_.process(frame, residual_.view(), pool);
+    return state_.last_stats().history_used >= 1;
+  }
+
+  const Plane* variance() const noexcept override { return &variance_; }
+  double noise_floor() const override { return state_.last_stats().noise_floor; }
+  bool shift_estimate(double& x, double& y) const override {
+    if (state_.params().shift != WhitenShift::Resample) return false;
+    x = state_.last_stats().shift_x;
+    y = state_.last_stats().shift_y;
+    return true;
+  }
+
+ private:
+  // A copy of `frame` with the bad pixels repaired.
+  ConstImageView repaired(ConstImageView frame) {
+    const int w = frame.width;
+    for (int y = 0; y < frame.height; ++y) {
+      std::memcpy(repaired_.data() + static_cast<std::size_t>(y) * w, frame.row(y),
+                  frame.row_bytes());
+    }
+    repair_bad_pixels(repaired_, w, frame.height, bad_pixels_, bad_mask_);
+    return {reinterpret_cast<const std::byte*>(repaired_.data()), w, frame.height,
+            static_cast<std::ptrdiff_t>(w * sizeof(std::uint16_t)), PixelFormat::Gray16};
+  }
+
+  static WhitenParams params_for(WhitenShift shift, int history) {
+    WhitenParams p;  // the filter's defaults: gamma, fit current, reject mask, noise 2N, ...
+    p.history = history;
+    p.shift = shift;
+    p.output = WhitenOutput::Float;  // the residual rho itself, GRAY32F
+    return p;
+  }
+
+  WhitenState state_;
+  Plane variance_;
+  std::string_view name_;
+  std::vector<std::size_t> bad_pixels_;
+  std::vector<unsigned char> bad_mask_;  // empty: frames go in as they come
+  std::vector<std::uint16_t> repaired_;
+};
+
+class DifferenceMethod final : public ResidualMethod {
+ public:
+  explicit DifferenceMethod(const FrameShape& shape)
+      : ResidualMethod(shape.width, shape.height), diff_(shape.width, shape.height) {}
+  std::string_view name() const override { return method_name(MethodKind::Difference); }
+  bool process(ConstImageView, const Plane& frame_adu, ThreadPool&) override {
+    return diff_.process(frame_adu, residual_);
+  }
+  double noise_floor() const override { return difference_noise_floor(); }
+
+ private:
+  FrameDifference diff_;
+};
+
+class MedianMethod final : public ResidualMethod {
+ public:
+  MedianMethod(int history, const FrameShape& shape)
+      : ResidualMethod(shape.width, shape.height),
+        median_(history, shape.width, shape.height),
+        floor_(median_noise_floor(history)) {}
+  std::string_view name() const override { return method_name(MethodKind::RunningMedian); }
+  bool process(ConstImageView, const Plane& frame_adu, ThreadPool& pool) override {
+    return median_.process(frame_adu, residual_, pool);
+  }
+  double noise_floor() const override { return floor_; }
+
+ private:
+  RunningMedian median_;
+  double floor_;
+};
+
+}  // namespace
+
+std::string_view method_name(MethodKind kind) noexcept {
+  switch (kind) {
+    case MethodKind::WhitenNone:
+      return "whiten-none";
+    case MethodKind::WhitenResample:
+      return "whiten-resample";
+    case MethodKind::WhitenResampleRepaired:
+      return "whiten-resample-bpm";
+    case MethodKind::Difference:
+      return "difference";
+    case MethodKind::RunningMedian:
+      return "running-median";
+  }
+  return "?";
+}
+
+std::unique_ptr<ResidualMethod> make_method(MethodKind kind, int history, const FrameShape& shape,
+                                            const std::vector<std::size_t>& bad_pixels) {
+  switch (kind) {
+    case MethodKind::WhitenNone:
+    case MethodKind::WhitenResample:
+    case MethodKind::WhitenResampleRepaired:
+      return std::make_unique<WhitenMethod>(kind, history, shape, bad_pixels);
+    case MethodKind::Difference:
+      return std::make_unique<DifferenceMethod>(shape);
+    case MethodKind::RunningMedian:
+      return std::make_unique<MedianMethod>(history, shape);
+  }
+  return nullptr;
+}
+
+void repair_bad_pixels(std::vector<std::uint16_t>& frame, int width, int height,
+                       const std::vector<std::size_t>& bad_pixels,
+                       const std::vector<unsigned char>& bad_mask) {
+  std::uint16_t values[8];
+  for (const std::size_t p : bad_pixels) {
+    const int x = static_cast<int>(p % width);
+    const int y = static_cast<int>(p / width);
+    int n = 0;
+    for (int dy = -1; dy <= 1; ++dy) {
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int nx = x + dx, ny = y + dy;
+        if ((dx == 0 && dy == 0) || nx < 0 || nx >= width || ny < 0 || ny >= height) continue;
+        const std::size_t q = static_cast<std::size_t>(ny) * width + nx;
+        if (!bad_mask[q]) values[n++] = frame[q];
+      }
+    }
+    if (n == 0) continue;
+    // The lower median: an integer sample, as the camera would have given.
+    std::nth_element(values, values + (n - 1) / 2, values + n);
+    frame[p] = values[(n - 1) / 2];
+  }
+}
+
+}  // namespace starsift::quality

@@ -1,0 +1,145 @@
+#include "app/quality/quality_options.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "app/cli.hpp"
+
+namespace starsift::app {
+
+namespace {
+
+// A finite number in [min, max]; throws UsageError naming the flag.
+double parse_number(std::string_view flag, std::string_view text, double min, double max) {
+  const std::string s(text);
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || errno != 0 || !std::isfinite(v) || v < min ||
+      v > max) {
+    char range[96];
+    std::snprintf(range, sizeof range, "numbers %g..%g", min, max);
+    throw UsageError(std::string(flag) + " '" + s + "' is not allowed", range);
+  }
+  return v;
+}
+
+// "3,4,5": one or more numbers in (0, max].
+std::vector<double> parse_list(std::string_view flag, std::string_view text, double max) {
+  std::vector<double> values;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::string_view item = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    const double v = parse_number(flag, item, 0.0, max);
+    if (v <= 0.0) throw UsageError(std::string(flag) + " values must be > 0");
+    values.push_back(v);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return values;
+}
+
+}  // namespace
+
+void print_quality_help() {
+  const quality::QualityConfig d;
+  std::printf(
+      "usage: starsift quality [options]\n"
+      "\n"
+      "Does whitening find faint movers, and how does it compare with frame differencing and a\n"
+      "running-median background on the same frames? Renders seeded synthetic skies (the\n"
+      "siftskysrc model) with movers of known peak SNR and speed, one sky per (SNR, speed)\n"
+      "cell, with jitter and without; runs whitening (shift: none and resample), frame\n"
+      "differencing and a running median over every frame; detects movers with the PSF's\n"
+      "matched filter at the threshold that allows the given false-alarm rate; and writes\n"
+      "  DIR/quality.json   every number, raw\n"
+      "  DIR/quality.md     the tables\n"
+      "  DIR/frame-SCENE.png, DIR/zoom-SCENE.png   one frame: input and residuals, movers\n"
+      "                     circled\n"
+      "docs/quality.md defines every choice and number.\n"
+      "\n"
+      "options:\n"
+      "  --out DIR              where the files go (created if missing) [quality]\n"
+      "  --size N               frames are N x N, 64..8192 [%d]\n"
+      "  --seed S               the seed every cell's sky derives from [%llu]\n"
+      "  --frames N             scored frames per cell [%d]\n"
+      "  --warmup N             frames before scoring, more than the history [%d]\n"
+      "  --movers N             movers in every frame [%d]\n"
+      "  --history N            whitening's history and the running median's frames [%d]\n"
+      "  --snr LIST             peak SNRs of the grid, comma-separated [3,4,5,6,8]\n"
+      "  --speeds LIST          speeds of the grid, px/frame [0.5,1,2,3.5,5]\n"
+      "  --jitter PX            walk step of the jitter-on scene, px/frame [%g]\n"
+      "  --star-density N       stars per megapixel [%g]\n"
+      "  --hit-radius PX        a detection this close to a mover's streak is a hit [%g]\n"
+      "  --border PX            edge strip neither detected in nor scored [%d]\n"
+      "  --false-alarm-rate R   false detections allowed per megapixel-frame [%g]\n"
+      "  --backend B            cpu [cpu] (cuda: the CUDA whitening stage is not built yet)\n"
+      "  --threads N            worker threads, 0 for one per hardware thread [0]\n"
+      "  -h, --help             this text\n",
+      d.size, static_cast<unsigned long long>(d.seed), d.scored_frames, d.warmup_frames, d.movers,
+      d.history, d.jitter, d.star_density, d.hit_radius, d.border, d.false_alarm_rate);
+}
+
+QualityOptions parse_quality_options(std::span<char* const> args, bool& help) {
+  QualityOptions o;
+  quality::QualityConfig& c = o.config;
+  help = false;
+  ArgReader reader(args);
+  while (!reader.done()) {
+    const std::string_view flag = reader.next_flag();
+    if (flag == "-h" || flag == "--help") {
+      help = true;
+    } else if (flag == "--out") {
+      const std::string_view dir = reader.value();
+      if (dir.empty()) throw UsageError("--out is empty", "a directory path");
+      o.out_dir = std::string(dir);
+    } else if (flag == "--size") {
+      c.size = parse_int(flag, reader.value(), 64, 8192);
+    } else if (flag == "--seed") {
+      c.seed = parse_u64(flag, reader.value());
+    } else if (flag == "--frames") {
+      c.scored_frames = parse_int(flag, reader.value(), 1, 100000);
+    } else if (flag == "--warmup") {
+      c.warmup_frames = parse_int(flag, reader.value(), 2, 100000);
+    } else if (flag == "--movers") {
+      c.movers = parse_int(flag, reader.value(), 1, SkyParams::kMaxMovers);
+    } else if (flag == "--history") {
+      c.history = parse_int(flag, reader.value(), 1, 64);
+    } else if (flag == "--snr") {
+      c.snrs = parse_list(flag, reader.value(), SkyParams::kMaxMoverSnr);
+    } else if (flag == "--speeds") {
+      c.speeds = parse_list(flag, reader.value(), SkyParams::kMaxMoverSpeed);
+    } else if (flag == "--jitter") {
+      c.jitter = parse_number(flag, reader.value(), 0.001, SkyParams::kMaxJitter);
+    } else if (flag == "--star-density") {
+      c.star_density = parse_number(flag, reader.value(), 0.0, SkyParams::kMaxStarDensity);
+    } else if (flag == "--hit-radius") {
+      c.hit_radius = parse_number(flag, reader.value(), 0.1, 100.0);
+    } else if (flag == "--border") {
+      c.border = parse_int(flag, reader.value(), 1, 1000);
+    } else if (flag == "--false-alarm-rate") {
+      c.false_alarm_rate = parse_number(flag, reader.value(), 1e-6, 1e6);
+    } else if (flag == "--backend") {
+      const std::string_view b = reader.value();
+      if (b == "cuda") {
+        throw UsageError("--backend cuda: the CUDA whitening stage is not built yet", "cpu");
+      }
+      if (b != "cpu") throw UsageError("--backend '" + std::string(b) + "' is not allowed", "cpu");
+    } else if (flag == "--threads") {
+      o.threads = static_cast<unsigned>(parse_int(flag, reader.value(), 0, 1024));
+    } else {
+      throw UsageError("unknown option '" + std::string(flag) + "'",
+                       "--out, --size, --seed, --frames, --warmup, --movers, --history, --snr, "
+                       "--speeds, --jitter, --star-density, --hit-radius, --border, "
+                       "--false-alarm-rate, --backend, --threads, --help");
+    }
+  }
+  return o;
+}
+
+}  // namespace starsift::app

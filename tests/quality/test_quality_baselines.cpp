@@ -1,0 +1,153 @@
+// The quality benchmark's baselines (frame differencing, running median) and one cell run end
+// to end on a tiny sky.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "app/quality/baselines.hpp"
+#include "app/quality/cell_run.hpp"
+#include "app/quality/methods.hpp"
+#include "app/quality/psf_kernel.hpp"
+#include "app/rng.hpp"
+#include "pipeline/sky/sky_generator.hpp"
+
+using namespace starsift;
+using namespace starsift::quality;
+
+namespace {
+
+// A still, noise-free star field with hot pixels and a sky gradient, in electrons.
+Plane static_scene(int side) {
+  SkyParams p;
+  p.width = p.height = side;
+  p.jitter = 0.0;
+  p.movers = 0;
+  p.hot_pixel_fraction = 1e-3;
+  SkyGenerator sky(p, 1);
+  Plane frame(side, side);
+  SkyTruth truth;
+  sky.render_expected(0, frame.view(), truth, kSkyAll);
+  return frame;
+}
+
+float max_abs(const Plane& p) {
+  float m = 0.0f;
+  for (std::size_t i = 0; i < p.size(); ++i) m = std::max(m, std::fabs(p.data()[i]));
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("frame differencing and the running median of a still noise-free scene are zero",
+          "[quality]") {
+  const int side = 64;
+  const Plane scene = static_scene(side);
+  REQUIRE(max_abs(scene) > 100.0f);  // stars and hot pixels are there
+  ThreadPool pool(2);
+
+  FrameDifference diff(side, side);
+  Plane residual(side, side, 123.0f);
+  CHECK_FALSE(diff.process(scene, residual));  // no previous frame yet
+  CHECK(residual.at(0, 0) == 123.0f);
+  CHECK(diff.process(scene, residual));
+  CHECK(max_abs(residual) == 0.0f);
+
+  RunningMedian median(20, side, side);
+  for (int k = 0; k < 20; ++k) CHECK_FALSE(median.process(scene, residual, pool));
+  CHECK(median.process(scene, residual, pool));
+  CHECK(max_abs(residual) == 0.0f);
+}
+
+TEST_CASE("the running median is the median of the last n frames", "[quality]") {
+  const int w = 5, h = 3;
+  ThreadPool pool(2);
+  app::Rng rng(9);
+  for (const int n : {1, 4, 5}) {
+    RunningMedian median(n, w, h);
+    std::vector<Plane> frames;
+    Plane residual(w, h);
+    for (int k = 0; k < n + 4; ++k) {
+      Plane f(w, h);
+      for (std::size_t i = 0; i < f.size(); ++i) f.data()[i] = static_cast<float>(rng.normal());
+      const bool ready = median.process(f, residual, pool);
+      CHECK(ready == (k >= n));
+      if (ready) {
+        for (std::size_t i = 0; i < f.size(); ++i) {
+          std::vector<float> last;
+          for (int j = 1; j <= n; ++j) last.push_back(frames[frames.size() - j].data()[i]);
+          std::sort(last.begin(), last.end());
+          const float m = n % 2 ? last[n / 2] : 0.5f * (last[n / 2 - 1] + last[n / 2]);
+          CHECK(residual.data()[i] == Approx(f.data()[i] - m).margin(1e-6));
+        }
+      }
+      frames.push_back(f);
+    }
+  }
+}
+
+TEST_CASE("the baselines' noise floors", "[quality]") {
+  CHECK(difference_noise_floor() == Approx(std::sqrt(2.0)));
+  // The large-n variance of a median, pi / 2n, is close at n = 20; exact for n = 1 (the mean).
+  CHECK(median_noise_floor(20) == Approx(std::sqrt(1.0 + 3.141592653589793 / 40.0)).epsilon(0.005));
+  CHECK(median_noise_floor(1) == Approx(std::sqrt(2.0)).epsilon(0.005));
+}
+
+TEST_CASE("one cell of the grid runs end to end on a tiny sky", "[quality]") {
+  QualityConfig config;
+  config.size = 96;
+  config.history = 4;
+  config.warmup_frames = 6;
+  config.scored_frames = 2;
+  config.movers = 6;
+  config.snrs = {20.0};
+  config.speeds = {1.0};
+  config.validate();
+  const Cell cell = make_cells(config).front();
+  const SkyParams sky = sky_params_for(config, config.scenes().front(), cell);
+  const PsfKernel kernel = make_psf_kernel(sky::Psf(sky.psf, sky.fwhm, sky.moffat_beta));
+  ThreadPool pool(2);
+  PictureFrame picture;
+  const CellResult r = run_cell(config, config.scenes().front(), cell, kernel, pool, &picture);
+  REQUIRE(r.methods.size() == std::size(kAllMethods));
+  REQUIRE_FALSE(r.trials.empty());
+  CHECK(r.area_mpix_frames == Approx(2.0 * 80 * 80 / 1.0e6));
+  for (const MethodSamples& m : r.methods) {
+    CHECK(m.best.size() == r.trials.size());
+    CHECK(m.noise_ratio.size() == 2);
+    // Movers of peak SNR 20 stand far above any threshold: almost every one has a peak.
+    const auto found =
+        std::count_if(m.best.begin(), m.best.end(), [](float b) { return b > 6.0f; });
+    CHECK(found >= static_cast<long>(0.8 * static_cast<double>(r.trials.size())));
+  }
+  for (const MoverTrial& t : r.trials) {
+    // ideal = peak SNR * sqrt(sum P^2) / P_peak (sigma taken where the mover is).
+    CHECK(t.ideal_snr == Approx(20.0 * std::sqrt(kernel.full_norm2) / kernel.peak).epsilon(0.06));
+    CHECK(t.filter_snr < t.ideal_snr);
+  }
+  CHECK(picture.residuals.size() == std::size(kAllMethods));
+  CHECK(picture.frame == config.warmup_frames);
+}
+
+TEST_CASE("bad pixels are replaced by the median of their good neighbours", "[quality]") {
+  const int w = 5, h = 4;
+  std::vector<std::uint16_t> frame(w * h, 100);
+  frame[1 * w + 1] = 4000;  // a hot pixel with a hot neighbour
+  frame[1 * w + 2] = 3000;
+  frame[0 * w + 0] = 90;  // its good neighbours: 90, 100 x 5, 110, 120
+  frame[2 * w + 2] = 110;
+  frame[2 * w + 0] = 120;
+  frame[3 * w + 4] = 5000;  // in the corner: three neighbours
+  frame[2 * w + 4] = 7;
+  const std::vector<std::size_t> bad{1 * w + 1, 1 * w + 2, 3 * w + 4};
+  std::vector<unsigned char> mask(w * h, 0);
+  for (const std::size_t p : bad) mask[p] = 1;
+  repair_bad_pixels(frame, w, h, bad, mask);
+  // (1, 1): 7 good neighbours 90, 100, 100, 120, 100, 100, 110 -> lower median 100.
+  CHECK(frame[1 * w + 1] == 100);
+  CHECK(frame[1 * w + 2] == 100);
+  // (4, 3): neighbours 100, 7, 100 -> 100.
+  CHECK(frame[3 * w + 4] == 100);
+  CHECK(frame[0] == 90);  // good pixels untouched
+}
