@@ -132,30 +132,31 @@ using starsift::gst::ReportingWhitenStage;
 // outgoing frame with its stats. A whitened frame that never leaves was dropped by an engine
 // reset (flush, stop, new caps: the stage's reset_state() or configure() drops its entries) or
 // at depth 1 by the next frame; a fixed ring holds the few in between (at most depth in the
-// engine plus one being pushed), so whitening never allocates for it.
+// engine plus one being pushed), so whitening never allocates for it. A frame queued on a
+// CUDA stream has no stats yet when it is queued: its entry names the stage and the frame,
+// and the stats are read from the stage (stats_of) when the frame leaves, by then finished.
 class GstSiftWhitenRelay {
  public:
   // `owner`: the stage that whitened the frame, so that one stage's reset drops only its own
   // frames (while an engine is replaced the new one starts before the old one's frames left).
   void push(const void* owner, const starsift::WhitenStats& stats) {
-    const std::lock_guard lock(mutex_);
-    if (size_ == kCapacity) {
-      // Not reachable while the pairing above holds; the newest stats win.
-      head_ = (head_ + 1) % kCapacity;
-      --size_;
-    }
-    ring_[(head_ + size_) % kCapacity] = {owner, stats};
-    ++size_;
+    add({owner, nullptr, 0, stats});
+  }
+  // A frame `stage` has queued but maybe not finished: its stats are looked up at pop().
+  void push_queued(const void* owner, const starsift::WhitenStage* stage, std::uint64_t frame) {
+    add({owner, stage, frame, {}});
   }
 
   // The oldest frame's stats, or nothing.
   std::optional<starsift::WhitenStats> pop() {
     const std::lock_guard lock(mutex_);
     if (size_ == 0) return std::nullopt;
-    const starsift::WhitenStats stats = ring_[head_].stats;
+    const Entry entry = ring_[head_];
     head_ = (head_ + 1) % kCapacity;
     --size_;
-    return stats;
+    // The stage is alive: its destructor drops its entries under this lock.
+    if (entry.queued_on != nullptr) return entry.queued_on->stats_of(entry.frame);
+    return entry.stats;
   }
 
   // Forgets `owner`'s frames (every frame when `owner` is null), keeping the others' order.
@@ -188,9 +189,22 @@ class GstSiftWhitenRelay {
  private:
   struct Entry {
     const void* owner = nullptr;
-    starsift::WhitenStats stats;
+    const starsift::WhitenStage* queued_on = nullptr;  // set: look the stats up at pop()
+    std::uint64_t frame = 0;                           // WhitenStats::frame, when queued
+    starsift::WhitenStats stats;                       // when finished
   };
   static constexpr int kCapacity = 2 * starsift::kMaxStreamingDepth;
+
+  void add(const Entry& entry) {
+    const std::lock_guard lock(mutex_);
+    if (size_ == kCapacity) {
+      // Not reachable while the pairing above holds; the newest stats win.
+      head_ = (head_ + 1) % kCapacity;
+      --size_;
+    }
+    ring_[(head_ + size_) % kCapacity] = entry;
+    ++size_;
+  }
 
   std::mutex mutex_;
   std::array<Entry, kCapacity> ring_{};
@@ -241,11 +255,11 @@ class ReportingWhitenStage final : public starsift::FilterStage {
   }
   // Never recorded into a CUDA graph: the stats are host work after every frame.
   bool capturable() const override { return false; }
-  // enqueue() returns before the frame is done; what last_stats() says then is the CUDA
-  // stage's to define (there is none yet).
+  // enqueue() returns before the frame is done: the relay reads its stats when it leaves.
   void enqueue(starsift::ConstImageView in, starsift::ImageView out, void* stream) override {
+    const std::uint64_t frame = stage_->next_frame();
     stage_->enqueue(in, out, stream);
-    relay_->push(this, stage_->last_stats());
+    relay_->push_queued(this, stage_.get(), frame);
   }
 
  private:

@@ -13,6 +13,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "element_support.hpp"
@@ -82,9 +83,13 @@ std::vector<TestImage> noisy_frames(const Scene& scene, double sigma, int count,
   return frames;
 }
 
+// backend=cpu unless `props` names one.
 GstElement* whiten_element(Properties props) {
+  const bool names_backend = std::any_of(props.begin(), props.end(), [](const auto& p) {
+    return std::string_view(p.first) == "backend";
+  });
   GstElement* element = make_element("siftwhiten", props);
-  gst_util_set_object_arg(G_OBJECT(element), "backend", "cpu");
+  if (!names_backend) gst_util_set_object_arg(G_OBJECT(element), "backend", "cpu");
   g_object_set(element, "post-messages", TRUE, nullptr);
   return element;
 }
@@ -536,6 +541,33 @@ TEST_CASE("siftwhiten at depth 3 hands out the frames and stats of depth 1, in o
   }
   CHECK(depth3.stats == depth1.stats);
   CHECK(depth3.stats.frames == frames.size());
+}
+
+// On CUDA the engine queues a frame before its stats exist: each frame leaving must still be
+// reported with its own numbers, as at depth 1 (where every frame finishes before the next).
+TEST_CASE("siftwhiten on CUDA at depth 3 hands out the frames and stats of depth 1",
+          "[plugin][whiten][depth][cuda]") {
+  const std::string why = starsift::cuda_unusable_reason(0);
+  if (!why.empty()) {
+    WARN("skipped: CUDA is not usable here (" << why << ")");
+    return;
+  }
+  const Scene scene = make_scene(64, 64, PixelFormat::Gray16, 1000.0, 200.0, 5000.0, 9);
+  const std::vector<TestImage> frames = noisy_frames(scene, 15.0, 24, 10);
+  const Properties props = {
+      {"backend", "cuda"}, {"history", "6"}, {"shift", "resample"}, {"shift-window", "32"}};
+  const ElementRun depth1 = run_element(props, 1, frames);
+  const ElementRun depth3 = run_element(props, 3, frames);
+  REQUIRE(depth1.reports.size() == frames.size());
+  REQUIRE(depth3.frames.size() == frames.size());
+  REQUIRE(depth3.reports.size() == frames.size());
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    INFO("frame " << i);
+    CHECK(depth3.reports[i].stats.frame == i);
+    check_same(depth3.frames[i], depth1.frames[i]);
+    CHECK(depth3.reports[i] == depth1.reports[i]);
+  }
+  CHECK(depth3.stats == depth1.stats);
 }
 
 TEST_CASE("siftwhiten keeps the history through a gamma change, restarts it for history",

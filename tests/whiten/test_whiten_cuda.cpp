@@ -425,12 +425,15 @@ TEST_CASE("CUDA whitening: the stats ring", "[whiten][cuda][stage]") {
   for (int t = 0; t < frames; ++t) {
     const TestImage in = sky.frame(t);
     TestImage out(sky.scene.width, sky.scene.height, sky.format);
+    CHECK(stage->next_frame() == static_cast<std::uint64_t>(t));
     stage->process(in.cview(), out.view());
   }
   CHECK(stage->last_stats().frame == static_cast<std::uint64_t>(frames - 1));
   CHECK_FALSE(stage->stats_of(2).has_value());  // left the ring
   REQUIRE(stage->stats_of(3).has_value());
   CHECK(stage->stats_of(3)->history_used == 3);
+  stage->reset_state();
+  CHECK(stage->next_frame() == 0);
 }
 
 // Small and quick, for compute-sanitizer (memcheck, racecheck, synccheck):

@@ -289,6 +289,7 @@ TEST_CASE("the CPU whiten stage keeps the last frames' stats for stats_of()", "[
   for (int t = 0; t < frames; ++t) {
     const TestImage in = sky.frame(t);
     TestImage out(sky.scene.width, sky.scene.height, sky.format);
+    CHECK(stage->next_frame() == static_cast<std::uint64_t>(t));
     stage->process(in.cview(), out.view());
     const auto own = stage->stats_of(static_cast<std::uint64_t>(t));
     REQUIRE(own.has_value());
@@ -301,8 +302,9 @@ TEST_CASE("the CPU whiten stage keeps the last frames' stats for stats_of()", "[
   REQUIRE(stage->stats_of(4).has_value());
   CHECK(stage->stats_of(4)->history_used == 3);
   CHECK_FALSE(stage->stats_of(frames).has_value());
-  stage->reset_state();  // a new history forgets them
+  stage->reset_state();  // a new history forgets them, and counts from 0 again
   CHECK_FALSE(stage->stats_of(frames - 1).has_value());
+  CHECK(stage->next_frame() == 0);
 }
 
 TEST_CASE("the whitening example configuration parses", "[whiten][chain]") {

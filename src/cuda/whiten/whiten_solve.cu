@@ -90,24 +90,30 @@ __global__ void __launch_bounds__(kWhitenBlock)
     s.solve->excluded = excluded_total;
     for (int k = 0; k < n; ++k) s.weights_f[k] = static_cast<float>(s.weights[k]);
   }
-  WhitenStats st{};
+  // Field by field into global memory: nvcc 13.0 compiled a local WhitenStats copied out
+  // whole into a copy of the plan parameter's first 88 bytes (the record read back held the
+  // plan, not the stats).
+  WhitenStats& st = *s.stats;
+  const WhitenWeights& w = s.solve->weights;
   st.frame = plan.frame;
   st.history_used = n;
   st.warmup = plan.warm;
   st.refit = solving;
-  const WhitenWeights& w = s.solve->weights;
   st.weight_sq_sum = w.sum_sq;
   st.noise_floor = sqrt(1.0 + w.sum_sq);
   st.gamma = w.gamma;
   st.excluded = solving ? s.solve->excluded : 0;
+  st.rejected = 0;  // the finish kernel writes the count
   if (plan.resample) {
     const WhitenShiftState& shift = *s.shift;
     st.shift_x = shift.shift_x;
     st.shift_y = shift.shift_y;
     st.shift_peak = shift.peak;
     st.reference_changed = shift.adopt != 0;
+  } else {
+    st.shift_x = st.shift_y = st.shift_peak = 0.0;
+    st.reference_changed = false;
   }
-  *s.stats = st;
   *s.rejected_count = 0;
 }
 

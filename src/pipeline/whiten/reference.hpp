@@ -78,6 +78,8 @@ class WhitenState {
   void process(ConstImageView in, ImageView out, ThreadPool& pool);
 
   const WhitenStats& last_stats() const noexcept { return stats_; }
+  // Frames whitened since the history started: the next frame's WhitenStats::frame.
+  std::uint64_t frames() const noexcept { return frame_; }
   // The weights of the last frame, a_k for history lag k + 1 (n entries).
   const std::vector<double>& weights() const noexcept { return weights_; }
   // The per-pixel noise variance (camera grid) after the last frame, GRAY32F.

@@ -42,6 +42,7 @@ class WhitenStageCpu final : public WhitenStage {
   std::optional<WhitenStats> stats_of(std::uint64_t frame) const override {
     return ring_.find(frame);
   }
+  std::uint64_t next_frame() const noexcept override { return state_ ? state_->frames() : 0; }
 
  private:
   void apply_params(const WhitenParams& params) override {

@@ -44,6 +44,9 @@ class WhitenStage : public FilterStage {
   // otherwise. A new history (configure(), reset_state(), a restarting set_params()) forgets
   // the frames before it. Lets an element pair a frame it hands out with its own numbers.
   virtual std::optional<WhitenStats> stats_of(std::uint64_t frame) const = 0;
+  // The WhitenStats::frame the next frame will have (0 after a new history): with
+  // stats_of(), how a caller that hands frames out later finds each one's stats.
+  virtual std::uint64_t next_frame() const noexcept = 0;
 
  protected:
   explicit WhitenStage(const WhitenParams& params) : params_(params) { params_.validate(); }

@@ -145,6 +145,8 @@ class WhitenStageCuda final : public WhitenStage {
     return std::nullopt;
   }
 
+  std::uint64_t next_frame() const noexcept override { return frame_; }
+
  private:
   // Device state (and, for the host form, staging) for frames of `shape`: a new history.
   void allocate(const FrameShape& shape, bool staging) {
