@@ -73,6 +73,9 @@ struct WhitenDeviceState {
   double* gram = nullptr;                 // capacity x capacity
   double* dot_partials = nullptr;         // pixel_blocks x kWhitenMaxLags: r of this frame
   double* gram_partials = nullptr;        // pixel_blocks x kWhitenMaxLags: the new Gram row
+  double* store_partials = nullptr;       // pixel_blocks x kWhitenMaxLags: resample, the
+                                          // Gram row's corrections where the stored frame is
+                                          // not the aligned frame
   double* excluded_partials = nullptr;    // excluded_blocks x kWhitenMaxEntries
   unsigned* excluded_counts = nullptr;    // excluded_blocks
   double* system = nullptr;               // kWhitenMaxLags^2: R of one fit
@@ -109,6 +112,9 @@ struct WhitenFramePlan {
   int lags_read = 0;      // max(n, kept)
   int new_slot = 0;       // where this frame is stored
   bool evicting = false;  // new_slot holds the oldest frame, which leaves now
+  // resample: the new Gram row's products of the aligned frame are the fit's dot products
+  // (fit: current, solved now, n == kept); otherwise the predict pass adds them up.
+  bool row_from_dots = false;
   int lag_slots[kWhitenMaxLags] = {};  // slot of lag k + 1
   int fit_slots[kWhitenMaxLags] = {};  // fit: slot of history frame k (current: lag k + 1,
                                        // past: lag k + 2)

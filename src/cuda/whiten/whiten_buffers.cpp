@@ -59,6 +59,8 @@ void WhitenDeviceBuffers::allocate(const WhitenParams& params, const FrameShape&
        reinterpret_cast<void**>(&s.dot_partials)},
       {std::size_t{kWhitenPixelBlocks} * kWhitenMaxLags * sizeof(double),
        reinterpret_cast<void**>(&s.gram_partials)},
+      {resample ? std::size_t{kWhitenPixelBlocks} * kWhitenMaxLags * sizeof(double) : 0,
+       reinterpret_cast<void**>(&s.store_partials)},
       {std::size_t{kWhitenExcludedBlocks} * kWhitenMaxEntries * sizeof(double),
        reinterpret_cast<void**>(&s.excluded_partials)},
       {std::size_t{kWhitenExcludedBlocks} * sizeof(unsigned),

@@ -194,6 +194,36 @@ __device__ __forceinline__ bool camera_pixel(const WhitenDeviceState& s,
   return rejected;
 }
 
+// Whether all 16 bicubic taps of output pixel (x, y) lie inside the w x h plane (no border
+// rule needed): every pixel but a 2-pixel frame around the edges.
+__device__ __forceinline__ bool taps_inside(const ShiftKernel& k, int x, int y, int w, int h) {
+  return x + k.ox - 1 >= 0 && x + k.ox + 2 < w && y + k.oy - 1 >= 0 && y + k.oy + 2 < h;
+}
+
+// sample_shifted() (resample.hpp) for a pixel whose taps are inside the plane: the same
+// arithmetic in the same order, with the taps read once and no clamping. With `bad`, also
+// whether any tap is unusable (at or above `saturation`, or not finite).
+__device__ __forceinline__ float sample_inside(const ShiftKernel& k, const float* plane, int x,
+                                               int y, int w, float saturation = 0.0f,
+                                               bool* bad = nullptr) {
+  const float* tap = plane + static_cast<std::size_t>(y + k.oy - 1) * w + (x + k.ox - 1);
+  float sum = 0.0f;
+  bool any = false;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    float row = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float v = __ldg(tap + static_cast<std::size_t>(j) * w + i);
+      row += k.wx[i] * v;
+      if (bad != nullptr) any = any || unusable(v, saturation);
+    }
+    sum += k.wy[j] * row;
+  }
+  if (bad != nullptr) *bad = any;
+  return sum;
+}
+
 // Iterates the pixels of a plane in block-sized tiles, grid-stride: every thread of a block
 // runs the same number of iterations (block-wide barriers and warp votes stay legal), and a
 // warp's 32 pixels are 32 consecutive indices starting at a multiple of 32 (one mask word).

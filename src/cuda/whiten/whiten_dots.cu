@@ -1,5 +1,7 @@
 // Whitening, fit: current: r_k = sum over the fit rows of y(p) h_k(p), the current (aligned)
-// frame against the n history frames of the fit, in double.
+// frame against the n history frames of the fit, in double; also sum y(p)^2, which with
+// them is the new Gram row when the fit's frames are the kept ones (WhitenFramePlan::
+// row_from_dots).
 //
 // Schedule: grid-stride over the plane, one pixel per thread per tile, a fixed grid
 // (kWhitenPixelBlocks); each thread keeps its n running sums in registers (up to
@@ -26,18 +28,23 @@ __global__ void __launch_bounds__(kWhitenBlock)
   double acc[L];
 #pragma unroll
   for (int k = 0; k < L; ++k) acc[k] = 0.0;
+  double self = 0.0;
   for_each_tile(s.plane, [&](std::size_t p, bool inside) {
     if (!inside ||
         !fit_row(static_cast<int>(static_cast<unsigned>(p) / static_cast<unsigned>(s.width)),
                  plan.fit_subsample))
       return;
-    const double t = fit_value(target[p]);
+    const double t = fit_value(__ldg(target + p));
 #pragma unroll
     for (int k = 0; k < L; ++k) {
-      if (k < n) acc[k] += t * static_cast<double>(plane_of(s, plan.fit_slots[k])[p]);
+      if (k < n) acc[k] += t * static_cast<double>(__ldg(plane_of(s, plan.fit_slots[k]) + p));
     }
+    self += t * t;
   });
-  block_sum_store(acc, n, s.dot_partials + static_cast<std::size_t>(blockIdx.x) * kWhitenMaxLags);
+  double* out_row = s.dot_partials + static_cast<std::size_t>(blockIdx.x) * kWhitenMaxLags;
+  block_sum_store(acc, n, out_row);
+  double one[1] = {self};
+  block_sum_store(one, 1, out_row + n);
 }
 
 }  // namespace

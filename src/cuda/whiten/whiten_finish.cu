@@ -1,6 +1,7 @@
 // Whitening, end of a frame: the new frame's Gram row (its block partials added in block
-// order) written into the circular Gram matrix, and the frame's rejection count into its
-// statistics. Also the reset of the state and the frame's sequence of launches.
+// order, for resample the aligned frame's products and then the corrections) written into the
+// circular Gram matrix, and the frame's rejection count into its statistics. Also the reset of the
+// state and the frame's sequence of launches.
 //
 // Schedule: one block; a warp per Gram entry, each lane adding every 32nd block's partial,
 // then a fixed shuffle tree: reproducible.
@@ -19,8 +20,14 @@ __global__ void __launch_bounds__(kWhitenBlock)
     finish_kernel(WhitenDeviceState s, WhitenFramePlan plan) {
   const int cap = s.capacity;
   const int slot = plan.new_slot;
+  // shift: none: the fused pass left the row. resample: the aligned frame's products (the
+  // fit's dots or the predict pass's) plus the store pass's corrections.
+  const double* base = plan.row_from_dots ? s.dot_partials : s.gram_partials;
   for (int k = threadIdx.x >> 5; k <= plan.kept; k += blockDim.x / 32) {
-    const double dot = warp_sum_partials(s.gram_partials, kWhitenPixelBlocks, kWhitenMaxLags, k);
+    double dot = warp_sum_partials(base, kWhitenPixelBlocks, kWhitenMaxLags, k);
+    if (plan.resample) {
+      dot += warp_sum_partials(s.store_partials, kWhitenPixelBlocks, kWhitenMaxLags, k);
+    }
     if ((threadIdx.x & 31) != 0) continue;
     if (k == plan.kept) {
       s.gram[slot * cap + slot] = dot;

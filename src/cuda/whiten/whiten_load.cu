@@ -43,16 +43,23 @@ __global__ void __launch_bounds__(kWhitenBlock)
   const int w = s.width, h = s.height;
   const float* x = s.x;
   const float saturation = plan.saturation;
-  auto read = [&](int ix, int iy) { return x[static_cast<std::size_t>(iy) * w + ix]; };
+  auto read = [&](int ix, int iy) { return __ldg(x + static_cast<std::size_t>(iy) * w + ix); };
   auto bad_tap = [&](int ix, int iy) { return unusable(read(ix, iy), saturation); };
   for_each_tile(s.plane, [&](std::size_t q, bool inside) {
     bool bad = false;
     if (inside) {
       const int qy = static_cast<int>(static_cast<unsigned>(q) / static_cast<unsigned>(w));
       const int qx = static_cast<int>(q - static_cast<std::size_t>(qy) * w);
-      const float v = sample_shifted(k, qx, qy, w, h, read);
+      float v;
+      if (taps_inside(k, qx, qy, w, h)) {
+        bool bad_taps = false;
+        v = sample_inside(k, x, qx, qy, w, saturation, &bad_taps);
+        bad = bad_taps || !finite_float(v);
+      } else {
+        v = sample_shifted(k, qx, qy, w, h, read);
+        bad = any_tap(k, qx, qy, w, h, bad_tap) || !finite_float(v);
+      }
       s.y[q] = v;
-      bad = any_tap(k, qx, qy, w, h, bad_tap) || !finite_float(v);
     }
     const unsigned votes = __ballot_sync(0xffffffffu, bad);
     if ((threadIdx.x & 31) == 0 && (q >> 5) < static_cast<std::size_t>(s.words)) {

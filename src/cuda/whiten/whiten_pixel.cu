@@ -55,10 +55,10 @@ __global__ void __launch_bounds__(kWhitenBlock)
       float b = 0.0f;
 #pragma unroll
       for (int k = 0; k < L; ++k) {
-        if (k < lags) h[k] = plane_of(s, plan.lag_slots[k])[p];
+        if (k < lags) h[k] = __ldg(plane_of(s, plan.lag_slots[k]) + p);
         if (k < n) b += a[k] * h[k];
       }
-      const float value = s.x[p];
+      const float value = __ldg(s.x + p);
       rejected = camera_pixel(s, plan, p, x, y, value, b, in, out);
       const float stored = stored_value(value, b, n >= 1 && rejected);
       stored_plane[p] = stored;
@@ -86,14 +86,18 @@ __global__ void __launch_bounds__(kWhitenBlock)
   const ShiftKernel k = s.shift->to_camera;
   const int w = s.width, h = s.height;
   const float* b = s.b;
-  auto read = [&](int ix, int iy) { return b[static_cast<std::size_t>(iy) * w + ix]; };
+  auto read = [&](int ix, int iy) { return __ldg(b + static_cast<std::size_t>(iy) * w + ix); };
   for_each_tile(s.plane, [&](std::size_t p, bool inside) {
     bool rejected = false;
     if (inside) {
       const int y = static_cast<int>(static_cast<unsigned>(p) / static_cast<unsigned>(w));
       const int x = static_cast<int>(p - static_cast<std::size_t>(y) * w);
-      const float prediction = plan.n >= 1 ? sample_shifted(k, x, y, w, h, read) : 0.0f;
-      rejected = camera_pixel(s, plan, p, x, y, s.x[p], prediction, in, out);
+      float prediction = 0.0f;
+      if (plan.n >= 1) {
+        prediction = taps_inside(k, x, y, w, h) ? sample_inside(k, b, x, y, w)
+                                                : sample_shifted(k, x, y, w, h, read);
+      }
+      rejected = camera_pixel(s, plan, p, x, y, __ldg(s.x + p), prediction, in, out);
       s.rejected[p] = rejected;
     }
     count_rejections(s, rejected);
@@ -105,7 +109,8 @@ __global__ void __launch_bounds__(kWhitenBlock)
 cudaError_t launch_whiten_apply(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                 WhitenFrameView in, WhitenFrameView out, cudaStream_t stream) {
   if (plan.resample) {
-    if (plan.n >= 1) STARSIFT_CUDA_TRY(launch_whiten_predict(state, plan, stream));
+    // Also when n is 0: the predict pass sums the new Gram row's products (b is then 0).
+    STARSIFT_CUDA_TRY(launch_whiten_predict(state, plan, stream));
     camera_kernel<<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in, out);
     STARSIFT_CUDA_TRY(cudaPeekAtLastError());
     return launch_whiten_store(state, plan, stream);

@@ -9,22 +9,33 @@
 
 namespace starsift {
 
+// Threads sharing one small solve (the GPU runs it on a warp): `lane` of `count`, and `sync`
+// orders their memory between steps. One lane with a no-op sync is the serial form; every
+// element is computed by the same operations either way, so the results are the same.
+struct NoSync {
+  STARSIFT_HD void operator()() const {}
+};
+
 // Factors the n x n matrix `a` (row-major, `lda` doubles per row; only the lower triangle is
 // read) in place into L with A = L L^T, L in the lower triangle. Returns false when a pivot is
 // not positive (A is not positive definite to working precision); `a` is then partly
-// overwritten.
-STARSIFT_HD bool cholesky_factor(double* a, int n, int lda) {
+// overwritten. Lanes: each computes the pivot (reads only), the rows below it are shared out.
+template <class Sync = NoSync>
+STARSIFT_HD bool cholesky_factor(double* a, int n, int lda, int lane = 0, int lanes = 1,
+                                 Sync sync = {}) {
   for (int j = 0; j < n; ++j) {
     double d = a[j * lda + j];
     for (int k = 0; k < j; ++k) d -= a[j * lda + k] * a[j * lda + k];
     if (!(d > 0.0)) return false;  // also refuses NaN
     const double ljj = sqrt(d);
-    a[j * lda + j] = ljj;
-    for (int i = j + 1; i < n; ++i) {
+    sync();  // every lane has read the pivot's row before it changes
+    if (lane == 0) a[j * lda + j] = ljj;
+    for (int i = j + 1 + lane; i < n; i += lanes) {
       double s = a[i * lda + j];
       for (int k = 0; k < j; ++k) s -= a[i * lda + k] * a[j * lda + k];
       a[i * lda + j] = s / ljj;
     }
+    sync();
   }
   return true;
 }

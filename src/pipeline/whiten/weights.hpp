@@ -25,33 +25,42 @@ inline constexpr double kWeightsGammaFloor = 1e-12;
 // slot of history frame k (k = 0 the most recent), k < n. rhs[k] = r_k (the target frame's
 // dot product with history frame k). gamma_rel >= 0. work: n * n doubles. a: n doubles out.
 // The system is assembled in history order, so the result does not depend on where in the
-// ring the frames sit.
+// ring the frames sit. Lanes (cholesky.hpp): `lanes` threads may share the solve, each
+// calling with its `lane`; all get the same result.
+template <class Sync = NoSync>
 STARSIFT_HD WhitenWeights solve_whiten_weights(const double* gram, int gram_ld, const int* slots,
                                                int n, const double* rhs, double gamma_rel,
-                                               double* work, double* a) {
+                                               double* work, double* a, int lane = 0, int lanes = 1,
+                                               Sync sync = {}) {
   WhitenWeights result{n, 0.0, 0.0, false};
   double trace = 0.0;
   for (int k = 0; k < n; ++k) trace += gram[slots[k] * gram_ld + slots[k]];
-  for (int k = 0; k < n; ++k) a[k] = 0.0;
+  for (int k = lane; k < n; k += lanes) a[k] = 0.0;
+  sync();
   if (n == 0 || !(trace > 0.0)) return result;  // an empty or all-zero history predicts 0
   const double scale = trace / n;
   double gamma = gamma_rel * scale;
   for (int attempt = 0; attempt <= kWeightsRetries; ++attempt) {
-    for (int i = 0; i < n; ++i) {
+    for (int i = lane; i < n; i += lanes) {
       for (int j = 0; j <= i; ++j) work[i * n + j] = gram[slots[i] * gram_ld + slots[j]];
       work[i * n + i] += gamma;
       a[i] = rhs[i];
     }
-    if (cholesky_solve(work, n, n, a)) {
+    sync();
+    if (cholesky_factor(work, n, n, lane, lanes, sync)) {
+      if (lane == 0) cholesky_substitute(work, n, n, a);
+      sync();
       result.gamma = gamma;
       for (int k = 0; k < n; ++k) result.sum_sq += a[k] * a[k];
       return result;
     }
+    sync();  // every lane has seen the failed pivot before the next attempt rewrites `work`
     result.regularised_more = true;
     const double floor = kWeightsGammaFloor * scale;
     gamma = gamma * 10.0 > floor ? gamma * 10.0 : floor;
   }
-  for (int k = 0; k < n; ++k) a[k] = 0.0;
+  for (int k = lane; k < n; k += lanes) a[k] = 0.0;
+  sync();
   result.gamma = gamma;
   return result;
 }

@@ -226,6 +226,7 @@ class WhitenStageCuda final : public WhitenStage {
     plan.lags_read = std::max(n, plan.kept);
     plan.new_slot = head_;
     plan.evicting = stored_ == capacity;
+    plan.row_from_dots = plan.resample && !plan.past && plan.due && n >= 1 && n == plan.kept;
     for (int k = 0; k < plan.lags_read; ++k) plan.lag_slots[k] = slot_of_lag(k + 1);
     const int first_lag = plan.past ? 2 : 1;
     for (int k = 0; k < n; ++k) plan.fit_slots[k] = slot_of_lag(first_lag + k);
