@@ -45,7 +45,12 @@ struct WhitenShiftState {
   double reference_x = 0.0, reference_y = 0.0;
   double peak = 0.0;
   float window_mean = 0.0f;
-  int adopt = 0;  // this frame becomes the reference
+  int adopt = 0;     // this frame becomes the reference
+  int rejected = 0;  // the highest peak was far and did not stand out (phase_peak.hpp)
+  // The far peak this frame set aside (its shift on the first frame's grid), taken if the
+  // next frame finds it again.
+  int candidate = 0;
+  double candidate_x = 0.0, candidate_y = 0.0;
 };
 
 // What the last solve left (the weights are reused until the next one).

@@ -94,6 +94,8 @@ void WhitenDeviceBuffers::allocate(const WhitenParams& params, const FrameShape&
     base += round_up(e.bytes);
   }
   state_ = s;
+  // Only shift: resample's kernels write shift_rejected: it reads false otherwise.
+  check(cudaMemset(s.stats, 0, sizeof(WhitenStats)), "whiten stats (cudaMemset)");
   if (!resample) return;
 
   try {

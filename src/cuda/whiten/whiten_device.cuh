@@ -75,8 +75,26 @@ __device__ __forceinline__ float* plane_of(const WhitenDeviceState& s, int slot,
   return s.history + static_cast<std::size_t>(slot) * s.plane;
 }
 
+// The planes of `count` history slots (slots[k], lag order) into `planes` (shared memory),
+// so the per-pixel loops index a lag's plane with one shared load instead of working out
+// slot * plane for every pixel and lag. Every thread of the block calls it.
+__device__ __forceinline__ void load_lag_planes(const WhitenDeviceState& s, const int* slots,
+                                                int count, const float** planes) {
+  for (int k = threadIdx.x; k < count; k += blockDim.x) planes[k] = plane_of(s, slots[k]);
+  __syncthreads();
+}
+
 __device__ __forceinline__ bool fit_row(int y, int subsample) {
   return y % subsample == 0;
+}
+
+// Whether pixel p lies on a fit row; without subsampling (the default) every pixel does and
+// the row is not worked out.
+__device__ __forceinline__ bool fit_pixel(const WhitenDeviceState& s, const WhitenFramePlan& plan,
+                                          std::size_t p) {
+  return plan.fit_subsample == 1 ||
+         fit_row(static_cast<int>(static_cast<unsigned>(p) / static_cast<unsigned>(s.width)),
+                 plan.fit_subsample);
 }
 
 __device__ __forceinline__ double warp_sum(double v) {

@@ -30,10 +30,7 @@ __global__ void __launch_bounds__(kWhitenBlock)
   for (int k = 0; k < L; ++k) acc[k] = 0.0;
   double self = 0.0;
   for_each_tile(s.plane, [&](std::size_t p, bool inside) {
-    if (!inside ||
-        !fit_row(static_cast<int>(static_cast<unsigned>(p) / static_cast<unsigned>(s.width)),
-                 plan.fit_subsample))
-      return;
+    if (!inside || !fit_pixel(s, plan, p)) return;
     const double t = fit_value(__ldg(target + p));
 #pragma unroll
     for (int k = 0; k < L; ++k) {

@@ -37,9 +37,11 @@ __global__ void __launch_bounds__(kWhitenBlock)
     fused_kernel(WhitenDeviceState s, WhitenFramePlan plan, WhitenFrameView in,
                  WhitenFrameView out) {
   __shared__ float a[kWhitenMaxLags];
+  __shared__ const float* planes[kWhitenMaxLags];
   const int n = plan.n;
   const int kept = plan.kept;
   const int lags = plan.lags_read;
+  load_lag_planes(s, plan.lag_slots, lags, planes);
   load_weights(s, n, a);
   float* stored_plane = plane_of(s, plan.new_slot, 0);
   double acc[L];
@@ -55,7 +57,7 @@ __global__ void __launch_bounds__(kWhitenBlock)
       float b = 0.0f;
 #pragma unroll
       for (int k = 0; k < L; ++k) {
-        if (k < lags) h[k] = __ldg(plane_of(s, plan.lag_slots[k]) + p);
+        if (k < lags) h[k] = __ldg(planes[k] + p);
         if (k < n) b += a[k] * h[k];
       }
       const float value = __ldg(s.x + p);

@@ -1,13 +1,15 @@
 // Whitening, shift: resample: the frame's displacement against the shift reference by phase
 // correlation, entirely on the device (phase_correlation.cpp is the CPU's): the central
-// M x M window less its mean times a Hann window, cuFFT R2C, the normalised cross-power
-// spectrum with the reference's times the Gaussian taper of phase_peak.hpp, cuFFT C2R, the
-// arg-max and the shared sub-pixel rule (refine_peak()), then the shift, the reference rule
-// (shift-max) and the resampling kernels of the frame, left in WhitenShiftState for align.
+// M x M window with each sample clamped to its neighbours' range (window_despike()), less its
+// mean, times a Hann window, cuFFT R2C, the normalised cross-power spectrum with the
+// reference's times the Gaussian taper of phase_peak.hpp, cuFFT C2R, the arg-max and the
+// shared sub-pixel rule (refine_peak()), the choice between a far peak and the one near the
+// previous shift (phase_peak.hpp), then the shift, the reference rule (shift-max) and the
+// resampling kernels of the frame, left in WhitenShiftState for align.
 //
 // Schedules: the mean and the peak are one block each (M^2 = 256 K values at M = 512, read
-// once, a fixed reduction tree: reproducible); the window and the spectrum product are
-// elementwise grids. Two M x M transforms per frame: plans made at configure, bound to the
+// once, a fixed reduction tree: reproducible); the despike, the window and the spectrum
+// product are elementwise grids. Two M x M transforms per frame: plans made at configure, bound to the
 // frame's stream here.
 #include <cuda_runtime.h>
 #include <cufft.h>
@@ -34,16 +36,24 @@ __device__ __forceinline__ const float* window_origin(const WhitenDeviceState& s
   return s.x + static_cast<std::size_t>(y0) * s.width + x0;
 }
 
+// The window's samples clamped to their neighbours' range, into fft_in (unweighted).
+__global__ void despike_kernel(WhitenDeviceState s) {
+  const int m = s.window;
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= m * m) return;
+  const int r = i / m, c = i - r * m;
+  s.fft_in[i] = window_despike(window_origin(s), s.width, c, r, m);
+}
+
+// The mean of the despiked window's finite samples.
 __global__ void __launch_bounds__(kReduceBlock) window_mean_kernel(WhitenDeviceState s) {
   __shared__ double sums[kReduceBlock / 32];
   __shared__ long long counts[kReduceBlock / 32];
   const int m = s.window;
-  const float* origin = window_origin(s);
   double sum = 0.0;
   long long count = 0;
   for (int i = threadIdx.x; i < m * m; i += blockDim.x) {
-    const int r = i / m, c = i - r * m;
-    const float v = origin[static_cast<std::size_t>(r) * s.width + c];
+    const float v = s.fft_in[i];
     if (finite_float(v)) {
       sum += v;
       ++count;
@@ -68,12 +78,13 @@ __global__ void __launch_bounds__(kReduceBlock) window_mean_kernel(WhitenDeviceS
   }
 }
 
+// The despiked window less its mean, times the Hann window, in place.
 __global__ void window_kernel(WhitenDeviceState s) {
   const int m = s.window;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= m * m) return;
   const int r = i / m, c = i - r * m;
-  const float v = window_origin(s)[static_cast<std::size_t>(r) * s.width + c];
+  const float v = s.fft_in[i];
   const float centred = finite_float(v) ? v - s.shift->window_mean : 0.0f;
   s.fft_in[i] = centred * s.hann[r] * s.hann[c];
 }
@@ -129,23 +140,54 @@ __global__ void __launch_bounds__(kReduceBlock)
   }
   if (threadIdx.x != 0) return;
   double sx = 0.0, sy = 0.0;
+  int rejected = 0;
   if (first) {
     st.reference_x = st.reference_y = 0.0;
     st.peak = 1.0;
     st.adopt = 1;
+    st.candidate = 0;
+    st.candidate_x = st.candidate_y = 0.0;
   } else {
     const float* c = s.correlation;
+    // The surface at a signed position (periodic), as PhaseCorrelator reads it.
+    auto at = [&](int x, int y) {
+      return c[static_cast<std::size_t>((y % m + m) % m) * m + (x % m + m) % m];
+    };
     const int best = best_indices[0] < 0 ? 0 : best_indices[0];
     const int iy = best / m, ix = best - iy * m;
-    auto at = [&](int x, int y) { return c[((y + m) % m) * m + (x + m) % m]; };
-    const double fx = refine_peak(at(ix - 1, iy), at(ix, iy), at(ix + 1, iy));
-    const double fy = refine_peak(at(ix, iy - 1), at(ix, iy), at(ix, iy + 1));
-    const int ox = ix > m / 2 ? ix - m : ix;
-    const int oy = iy > m / 2 ? iy - m : iy;
-    const double dx = ox + fx, dy = oy + fy;
+    int ox = ix > m / 2 ? ix - m : ix;
+    int oy = iy > m / 2 ? iy - m : iy;
+    double peak = at(ox, oy) / s.peak_scale;
+    double dx = ox + refine_peak(at(ox - 1, oy), at(ox, oy), at(ox + 1, oy));
+    double dy = oy + refine_peak(at(ox, oy - 1), at(ox, oy), at(ox, oy + 1));
+    // The previous frame's displacement against the current reference: a far peak must
+    // stand out from the surface near it, or repeat the previous frame's far peak.
+    const double px = st.shift_x - st.reference_x;
+    const double py = st.shift_y - st.reference_y;
+    int candidate = 0;
+    double far_x = 0.0, far_y = 0.0;
+    if (shift_peak_far(dx, dy, px, py)) {
+      int nx = 0, ny = 0;
+      shift_near_peak(at, px, py, nx, ny);
+      const double near_peak = at(nx, ny) / s.peak_scale;
+      far_x = st.reference_x + dx;
+      far_y = st.reference_y + dy;
+      const bool confirmed =
+          shift_far_peak_confirmed(st.candidate != 0, far_x, far_y, st.candidate_x, st.candidate_y);
+      if (!shift_far_peak_taken(peak, near_peak, confirmed)) {
+        candidate = 1;
+        rejected = 1;
+        peak = near_peak;
+        dx = nx + refine_peak(at(nx - 1, ny), at(nx, ny), at(nx + 1, ny));
+        dy = ny + refine_peak(at(nx, ny - 1), at(nx, ny), at(nx, ny + 1));
+      }
+    }
+    st.candidate = candidate;
+    st.candidate_x = far_x;
+    st.candidate_y = far_y;
     sx = st.reference_x + dx;
     sy = st.reference_y + dy;
-    st.peak = c[best] / s.peak_scale;
+    st.peak = peak;
     st.adopt = hypot(dx, dy) > plan.shift_max;
     if (st.adopt) {
       // The field has moved far from the reference: this frame becomes it, and its shift the
@@ -154,10 +196,14 @@ __global__ void __launch_bounds__(kReduceBlock)
       st.reference_y = sy;
     }
   }
+  st.rejected = rejected;
   st.shift_x = sx;
   st.shift_y = sy;
   st.to_grid = make_shift_kernel(sx, sy);
   st.to_camera = make_shift_kernel(-sx, -sy);
+  // Read by no later kernel of this frame: the stats record's own field (the solve kernel
+  // writes the others).
+  s.stats->shift_rejected = rejected != 0;
 }
 
 // The frame's spectrum becomes the reference's when the peak kernel said so.
@@ -182,6 +228,8 @@ cudaError_t launch_whiten_shift(const WhitenDeviceState& s, const WhitenFramePla
   const int complexes = m * (m / 2 + 1);
   constexpr int kBlock = 256;
   const bool first = plan.frame == 0;
+  despike_kernel<<<(reals + kBlock - 1) / kBlock, kBlock, 0, stream>>>(s);
+  STARSIFT_CUDA_TRY(cudaPeekAtLastError());
   window_mean_kernel<<<1, kReduceBlock, 0, stream>>>(s);
   STARSIFT_CUDA_TRY(cudaPeekAtLastError());
   window_kernel<<<(reals + kBlock - 1) / kBlock, kBlock, 0, stream>>>(s);
