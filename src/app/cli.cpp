@@ -27,6 +27,12 @@ std::string_view ArgReader::value() {
   return args_[index_++];
 }
 
+std::string ArgReader::path_value() {
+  const std::string_view text = value();
+  if (text.empty()) throw UsageError(std::string(flag_) + " is empty", "a path");
+  return std::string(text);
+}
+
 int parse_int(std::string_view flag, std::string_view text, int min, int max) {
   int value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);

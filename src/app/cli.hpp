@@ -28,6 +28,8 @@ class ArgReader {
 
   // The value of the flag just read; throws UsageError when it is missing.
   std::string_view value();
+  // The same, for a flag naming a path: also refuses an empty value.
+  std::string path_value();
 
  private:
   std::span<char* const> args_;

@@ -85,9 +85,7 @@ DemoOptions parse_demo_options(std::span<char* const> args, bool& help) {
     if (flag == "-h" || flag == "--help") {
       help = true;
     } else if (flag == "--out") {
-      const std::string_view dir = reader.value();
-      if (dir.empty()) throw UsageError("--out is empty", "a directory path");
-      o.out_dir = std::string(dir);
+      o.out_dir = reader.path_value();
     } else if (flag == "--size") {
       o.size = parse_median_size(flag, reader.value());
     } else if (flag == "--border") {

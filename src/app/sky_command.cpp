@@ -76,9 +76,7 @@ SkyCommandOptions parse_sky_options(std::span<char* const> args, bool& help) {
     if (flag == "-h" || flag == "--help") {
       help = true;
     } else if (flag == "--out") {
-      const std::string_view dir = reader.value();
-      if (dir.empty()) throw UsageError("--out is empty", "a directory path");
-      o.out_dir = std::string(dir);
+      o.out_dir = reader.path_value();
     } else if (flag == "--frames") {
       o.frames = parse_int(flag, reader.value(), 1, kMaxFrames);
     } else if (flag == "--width") {

@@ -95,9 +95,7 @@ QualityOptions parse_quality_options(std::span<char* const> args, bool& help) {
     if (flag == "-h" || flag == "--help") {
       help = true;
     } else if (flag == "--out") {
-      const std::string_view dir = reader.value();
-      if (dir.empty()) throw UsageError("--out is empty", "a directory path");
-      o.out_dir = std::string(dir);
+      o.out_dir = reader.path_value();
     } else if (flag == "--size") {
       c.size = parse_int(flag, reader.value(), 64, 8192);
     } else if (flag == "--seed") {
