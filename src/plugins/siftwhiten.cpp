@@ -582,7 +582,9 @@ static void gst_sift_whiten_class_init(GstSiftWhitenClass* klass) {
       "residual's noise over the frame's), gamma (double: the absolute regularisation solved "
       "with), shift-x, shift-y (doubles: its shift against the first frame, px), shift-peak "
       "(double: phase-correlation peak, 1 perfect, 0 none), reference-changed (boolean: it "
-      "became the shift reference), rejected (guint64: pixels whose residual was an outlier), "
+      "became the shift reference), shift-rejected (boolean: the highest correlation peak lay "
+      "over 2 px from the previous shift without standing out; the peak near the previous "
+      "shift was taken), rejected (guint64: pixels whose residual was an outlier), "
       "frames (guint64: handed downstream since start), timestamp (guint64: its PTS). Reset at "
       "start, kept after stop",
       GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));

@@ -16,16 +16,18 @@
 //   |diff| <= 1 except 1e-3 of the pixels, at most 2 % at 1; float outputs within 0.05 ADU
 //   except 1e-3 of the pixels.
 // - WhitenStats: shifts to 1e-3 px, sum a^2 to 1e-4 relative, history_used / refit / warmup /
-//   reference_changed / excluded exactly, rejected within 1e-4 of the pixels.
+//   reference_changed / shift_rejected / excluded exactly, rejected within 1e-4 of the pixels.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "pipeline/backend.hpp"
 #include "pipeline/engine/streaming_chain.hpp"
+#include "pipeline/sky/sky_generator.hpp"
 #include "pipeline/whiten/stats_ring.hpp"
 #include "pipeline/whiten/whiten_stage.hpp"
 #include "whiten/whiten_sequence.hpp"
@@ -56,15 +58,17 @@ Tolerance resample_tolerance() {
   return t;
 }
 
-// Frame t of `sky` through a CUDA stage's process(), every frame's output and stats.
-WhitenRun run_cuda(const WhitenParams& params, const SkySequence& sky, int count) {
+// Frames 0..count-1 made by `frame(t)` through a CUDA stage's process(), every frame's output
+// and stats.
+WhitenRun run_cuda(const WhitenParams& params, const FrameShape& shape, int count,
+                   const std::function<TestImage(int)>& frame) {
   auto stage = make_whiten_stage(params, gpu());
   REQUIRE(stage->backend() == Backend::Cuda);
-  stage->configure(sky.shape());
-  const FrameShape out_shape = stage->output_shape(sky.shape());
+  stage->configure(shape);
+  const FrameShape out_shape = stage->output_shape(shape);
   WhitenRun run;
   for (int t = 0; t < count; ++t) {
-    const TestImage in = sky.frame(t);
+    const TestImage in = frame(t);
     TestImage out(out_shape.width, out_shape.height, out_shape.format, 12);  // padded rows
     stage->process(in.cview(), out.view());
     run.out.push_back(to_plane(out));
@@ -76,8 +80,8 @@ WhitenRun run_cuda(const WhitenParams& params, const SkySequence& sky, int count
   return run;
 }
 
-WhitenRun run_cpu(const WhitenParams& params, const SkySequence& sky, int count) {
-  return run_whiten(params, sky.shape(), count, [&](int t) { return sky.frame(t); });
+WhitenRun run_cuda(const WhitenParams& params, const SkySequence& sky, int count) {
+  return run_cuda(params, sky.shape(), count, [&](int t) { return sky.frame(t); });
 }
 
 void compare_frame(const Plane& cpu, const Plane& cuda, bool integer_out, const Tolerance& tol,
@@ -114,6 +118,7 @@ void compare_stats(const WhitenStats& cpu, const WhitenStats& cuda, double pixel
   CHECK(cuda.warmup == cpu.warmup);
   CHECK(cuda.refit == cpu.refit);
   CHECK(cuda.reference_changed == cpu.reference_changed);
+  CHECK(cuda.shift_rejected == cpu.shift_rejected);
   CHECK(cuda.excluded == cpu.excluded);
   CHECK(std::abs(cuda.shift_x - cpu.shift_x) <= tol.shift);
   CHECK(std::abs(cuda.shift_y - cpu.shift_y) <= tol.shift);
@@ -127,16 +132,23 @@ void compare_stats(const WhitenStats& cpu, const WhitenStats& cuda, double pixel
   CHECK(rejected_diff <= 1e-4 * pixels + 1.0);
 }
 
-void check_against_reference(const WhitenParams& params, const SkySequence& sky, int count,
-                             const Tolerance& tol = {}) {
-  const WhitenRun cpu = run_cpu(params, sky, count);
-  const WhitenRun cuda = run_cuda(params, sky, count);
-  const bool integer_out = whiten_output_shape(params, sky.shape()).format != PixelFormat::Gray32F;
-  const double pixels = static_cast<double>(sky.scene.width) * sky.scene.height;
+void check_frames_against_reference(const WhitenParams& params, const FrameShape& shape, int count,
+                                    const std::function<TestImage(int)>& frame,
+                                    const Tolerance& tol = {}) {
+  const WhitenRun cpu = run_whiten(params, shape, count, frame);
+  const WhitenRun cuda = run_cuda(params, shape, count, frame);
+  const bool integer_out = whiten_output_shape(params, shape).format != PixelFormat::Gray32F;
+  const double pixels = static_cast<double>(shape.width) * shape.height;
   for (int t = 0; t < count; ++t) {
     compare_frame(cpu.out[t], cuda.out[t], integer_out, tol, t);
     compare_stats(cpu.stats[t], cuda.stats[t], pixels, tol, t);
   }
+}
+
+void check_against_reference(const WhitenParams& params, const SkySequence& sky, int count,
+                             const Tolerance& tol = {}) {
+  check_frames_against_reference(
+      params, sky.shape(), count, [&](int t) { return sky.frame(t); }, tol);
 }
 
 SkySequence star_sky(int width, int height, PixelFormat format = PixelFormat::Gray16,
@@ -227,6 +239,53 @@ TEST_CASE("CUDA whitening: jitter, shift none and resample", "[whiten][cuda]") {
     p.fit = WhitenFit::Past;
     p.reject = WhitenReject::None;
     check_against_reference(p, sky, 16, resample_tolerance());
+  }
+}
+
+TEST_CASE("CUDA whitening: resample with hot pixels, and a noise peak on a sparse field",
+          "[whiten][cuda]") {
+  WhitenParams p;
+  p.history = 8;
+  p.shift = WhitenShift::Resample;
+  SECTION("hot pixels under jitter: the despiked window") {
+    SkySequence sky = star_sky(128, 96);
+    sky.jitter = 1.5;
+    sky.hot_pixels = random_pixels(128, 96, 128 * 96 / 500, 3);
+    sky.hot_level = 3000.0;
+    p.shift_window = 64;
+    check_against_reference(p, sky, 16, resample_tolerance());
+  }
+  SECTION("a far noise peak not taken (docs/quality.md's sparse field)") {
+    SkyParams sp;
+    sp.width = sp.height = 512;
+    sp.seed = 2644632287095114242ull;
+    sp.star_density = 200;
+    sp.jitter = 0.0;
+    sp.hot_pixel_fraction = 0.0;
+    sp.movers = 64;
+    sp.mover_snr_min = sp.mover_snr_max = 5.0;
+    sp.mover_speed_min = sp.mover_speed_max = 3.5;
+    SkyGenerator generator(sp, 1);
+    p.history = 20;
+    const FrameShape shape{512, 512, PixelFormat::Gray16, sp.bit_depth};
+    const auto frame = [&](int t) {
+      TestImage in(512, 512, PixelFormat::Gray16);
+      SkyTruth truth;
+      generator.render(static_cast<std::uint64_t>(t), in.view(), truth);
+      return in;
+    };
+    // Frame 21's highest peak is the far noise peak; the CPU takes the near one.
+    const WhitenRun cpu = run_whiten(p, shape, 24, frame);
+    REQUIRE(cpu.stats[21].shift_rejected);
+    check_frames_against_reference(p, shape, 24, frame, resample_tolerance());
+  }
+  SECTION("a real jump and reference changes") {
+    SkySequence sky = star_sky(128, 96);
+    p.shift_window = 64;
+    p.shift_max = 4.0;
+    for (int t = 0; t < 14; ++t)
+      sky.shifts.push_back(t < 5 ? std::pair{0.2 * t, -0.1 * t} : std::pair{5.6, -2.9});
+    check_against_reference(p, sky, 14, resample_tolerance());
   }
 }
 

@@ -2,6 +2,7 @@
 // whitening tests and the hidden measurements that chose the defaults.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -38,6 +39,10 @@ struct SkySequence {
   std::vector<std::pair<double, double>> shifts;  // per-frame shifts (replace the jitter)
   double transparency = 0.0;  // relative rms of a per-frame scale of stars and sky
   std::vector<Mover> movers;
+  // Hot pixels: fixed camera pixels (y * width + x) that read hot_level ADU more in every
+  // frame, whatever the pointing.
+  std::vector<std::size_t> hot_pixels;
+  double hot_level = 0.0;
   std::uint32_t seed = 1;
   PixelFormat format = PixelFormat::Gray32F;
   int bit_depth = 32;
@@ -66,6 +71,7 @@ struct SkySequence {
       const double s = scale(rng);
       for (float& v : p.pixels) v = static_cast<float>(v * s);
     }
+    for (const std::size_t i : hot_pixels) p.pixels[i] += static_cast<float>(hot_level);
     return p;
   }
 
@@ -76,6 +82,19 @@ struct SkySequence {
     return to_image(p, format, bit_depth);
   }
 };
+
+// `count` distinct hot pixels of a width x height frame at seeded places.
+inline std::vector<std::size_t> random_pixels(int width, int height, int count,
+                                              std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<std::size_t> pick(0, static_cast<std::size_t>(width) * height - 1);
+  std::vector<std::size_t> out;
+  while (static_cast<int>(out.size()) < count) {
+    const std::size_t i = pick(rng);
+    if (std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
+  }
+  return out;
+}
 
 // Every frame's output (as a plane: GRAY32F outputs as they are, integer outputs as their
 // values) and stats.

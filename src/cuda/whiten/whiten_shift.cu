@@ -1,6 +1,6 @@
 // Whitening, shift: resample: the frame's displacement against the shift reference by phase
 // correlation, entirely on the device (phase_correlation.cpp is the CPU's): the central
-// M x M window with each sample clamped to its neighbours' range (window_despike()), less its
+// M x M window despiked (window_despike(): hot pixels replaced by the sky around them), less its
 // mean, times a Hann window, cuFFT R2C, the normalised cross-power spectrum with the
 // reference's times the Gaussian taper of phase_peak.hpp, cuFFT C2R, the arg-max and the
 // shared sub-pixel rule (refine_peak()), the choice between a far peak and the one near the
@@ -9,8 +9,8 @@
 //
 // Schedules: the mean and the peak are one block each (M^2 = 256 K values at M = 512, read
 // once, a fixed reduction tree: reproducible); the despike, the window and the spectrum
-// product are elementwise grids. Two M x M transforms per frame: plans made at configure, bound to the
-// frame's stream here.
+// product are elementwise grids. Two M x M transforms per frame: plans made at configure, bound to
+// the frame's stream here.
 #include <cuda_runtime.h>
 #include <cufft.h>
 
@@ -36,7 +36,7 @@ __device__ __forceinline__ const float* window_origin(const WhitenDeviceState& s
   return s.x + static_cast<std::size_t>(y0) * s.width + x0;
 }
 
-// The window's samples clamped to their neighbours' range, into fft_in (unweighted).
+// The window's samples, despiked, into fft_in (unweighted).
 __global__ void despike_kernel(WhitenDeviceState s) {
   const int m = s.window;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -155,8 +155,8 @@ __global__ void __launch_bounds__(kReduceBlock)
     };
     const int best = best_indices[0] < 0 ? 0 : best_indices[0];
     const int iy = best / m, ix = best - iy * m;
-    int ox = ix > m / 2 ? ix - m : ix;
-    int oy = iy > m / 2 ? iy - m : iy;
+    const int ox = ix > m / 2 ? ix - m : ix;
+    const int oy = iy > m / 2 ? iy - m : iy;
     double peak = at(ox, oy) / s.peak_scale;
     double dx = ox + refine_peak(at(ox - 1, oy), at(ox, oy), at(ox + 1, oy));
     double dy = oy + refine_peak(at(ox, oy - 1), at(ox, oy), at(ox, oy + 1));
@@ -166,15 +166,15 @@ __global__ void __launch_bounds__(kReduceBlock)
     const double py = st.shift_y - st.reference_y;
     int candidate = 0;
     double far_x = 0.0, far_y = 0.0;
-    if (shift_peak_far(dx, dy, px, py)) {
+    if (shift_peak_far(ox, oy, px, py)) {
       int nx = 0, ny = 0;
-      shift_near_peak(at, px, py, nx, ny);
-      const double near_peak = at(nx, ny) / s.peak_scale;
+      const bool near = shift_near_peak(at, px, py, nx, ny);
+      const double near_peak = near ? at(nx, ny) / s.peak_scale : 0.0;
       far_x = st.reference_x + dx;
       far_y = st.reference_y + dy;
       const bool confirmed =
           shift_far_peak_confirmed(st.candidate != 0, far_x, far_y, st.candidate_x, st.candidate_y);
-      if (!shift_far_peak_taken(peak, near_peak, confirmed)) {
+      if (near && !shift_far_peak_taken(peak, near_peak, confirmed)) {
         candidate = 1;
         rejected = 1;
         peak = near_peak;

@@ -46,10 +46,24 @@ struct PhaseCorrelator::Impl {
   std::vector<float> hann;             // n weights
   std::vector<float> taper;            // n x half weights
   double peak_scale = 1.0;             // the surface's peak for identical windows
+  int peak_x = 0, peak_y = 0;          // the last estimate()'s peak sample (signed)
   fftwf_plan forward = nullptr;
   fftwf_plan backward = nullptr;
 
-  // The central window of `frame`, less its mean, times the Hann window, into `window`.
+  // The correlation surface at a signed position (periodic).
+  float at(int x, int y) const {
+    return correlation[static_cast<std::ptrdiff_t>((y % n + n) % n) * n + (x % n + n) % n];
+  }
+
+  // The peak at signed position (ix, iy), refined per axis.
+  ShiftEstimate refined(int ix, int iy) const {
+    const double fx = refine_peak(at(ix - 1, iy), at(ix, iy), at(ix + 1, iy));
+    const double fy = refine_peak(at(ix, iy - 1), at(ix, iy), at(ix, iy + 1));
+    return {ix + fx, iy + fy, at(ix, iy) / peak_scale};
+  }
+
+  // The central window of `frame`, despiked (window_despike(): hot pixels out), less its
+  // mean, times the Hann window, into `window`.
   // Non-finite samples count as the mean (they carry no position).
   void load(ConstImageView frame) {
     if (frame.format != PixelFormat::Gray32F || frame.width < n || frame.height < n) {
@@ -57,25 +71,33 @@ struct PhaseCorrelator::Impl {
                       std::to_string(n) + " window or not GRAY32F",
                   "GRAY32F frames of at least the window's size");
     }
+    if (frame.stride % static_cast<std::ptrdiff_t>(sizeof(float)) != 0) {
+      throw Error("phase correlation: a row stride of " + std::to_string(frame.stride) +
+                      " bytes is not a whole number of samples",
+                  "a stride that is a multiple of 4 bytes");
+    }
     const int x0 = (frame.width - n) / 2;
     const int y0 = (frame.height - n) / 2;
+    const float* origin = frame.row_as<float>(y0) + x0;
+    const long long stride = frame.stride / static_cast<std::ptrdiff_t>(sizeof(float));
     double sum = 0.0;
     long long count = 0;
     for (int i = 0; i < n; ++i) {
-      const float* row = frame.row_as<float>(y0 + i) + x0;
+      float* out = window.get() + static_cast<std::ptrdiff_t>(i) * n;
       for (int j = 0; j < n; ++j) {
-        if (std::isfinite(row[j])) {
-          sum += row[j];
+        const float v = window_despike(origin, stride, j, i, n);
+        out[j] = v;
+        if (std::isfinite(v)) {
+          sum += v;
           ++count;
         }
       }
     }
     const float mean = count > 0 ? static_cast<float>(sum / count) : 0.0f;
     for (int i = 0; i < n; ++i) {
-      const float* row = frame.row_as<float>(y0 + i) + x0;
       float* out = window.get() + static_cast<std::ptrdiff_t>(i) * n;
       for (int j = 0; j < n; ++j) {
-        const float v = std::isfinite(row[j]) ? row[j] - mean : 0.0f;
+        const float v = std::isfinite(out[j]) ? out[j] - mean : 0.0f;
         out[j] = v * hann[i] * hann[j];
       }
     }
@@ -171,15 +193,24 @@ ShiftEstimate PhaseCorrelator::estimate(ConstImageView frame) {
   for (int i = 1; i < n * n; ++i) {
     if (c[i] > c[best]) best = i;
   }
+  // Indices past the middle are negative displacements (the surface is periodic).
   const int iy = best / n;
   const int ix = best % n;
-  auto at = [&](int x, int y) { return c[((y + n) % n) * n + (x + n) % n]; };
-  const double fx = refine_peak(at(ix - 1, iy), at(ix, iy), at(ix + 1, iy));
-  const double fy = refine_peak(at(ix, iy - 1), at(ix, iy), at(ix, iy + 1));
-  // Indices past the middle are negative displacements (the surface is periodic).
-  const int sx = ix > n / 2 ? ix - n : ix;
-  const int sy = iy > n / 2 ? iy - n : iy;
-  return {sx + fx, sy + fy, c[best] / m.peak_scale};
+  m.peak_x = ix > n / 2 ? ix - n : ix;
+  m.peak_y = iy > n / 2 ? iy - n : iy;
+  return m.refined(m.peak_x, m.peak_y);
+}
+
+std::optional<ShiftEstimate> PhaseCorrelator::estimate_near(double px, double py) const {
+  const Impl& m = *impl_;
+  int ix = 0, iy = 0;
+  if (!shift_near_peak([&](int x, int y) { return m.at(x, y); }, px, py, ix, iy))
+    return std::nullopt;
+  return m.refined(ix, iy);
+}
+
+bool PhaseCorrelator::last_peak_far(double px, double py) const {
+  return shift_peak_far(impl_->peak_x, impl_->peak_y, px, py);
 }
 
 }  // namespace starsift

@@ -2,11 +2,13 @@
 // n x n window of each frame, less its mean, times a Hann window, is transformed; the
 // normalised cross-power spectrum with the reference's transform, times the taper of
 // phase_peak.hpp, is transformed back, and the peak is located to a pixel and refined with
-// refine_peak(). Plans and buffers are made once, in the constructor: estimate() allocates
+// refine_peak(); estimate_near() reads the same surface near a given displacement. Plans and
+// buffers are made once, in the constructor: estimate() allocates
 // nothing.
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "pipeline/image.hpp"
 
@@ -35,6 +37,12 @@ class PhaseCorrelator {
   void set_reference(ConstImageView frame);
   // The shift of `frame`'s central window against the reference (set_reference() first).
   ShiftEstimate estimate(ConstImageView frame);
+  // The highest local maximum of the last estimate()'s surface within kShiftNearRadius px of
+  // displacement (px, py) (phase_peak.hpp's shift_near_peak()), refined; nullopt when there is
+  // none.
+  std::optional<ShiftEstimate> estimate_near(double px, double py) const;
+  // Whether the last estimate()'s peak lies outside that box (shift_peak_far()).
+  bool last_peak_far(double px, double py) const;
   // Makes the frame of the last estimate() the reference, reusing its transform.
   void adopt_last_as_reference();
 

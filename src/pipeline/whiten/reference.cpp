@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "pipeline/error.hpp"
+#include "pipeline/whiten/phase_peak.hpp"
 
 namespace starsift {
 
@@ -143,6 +144,9 @@ void WhitenState::reset() noexcept {
   noise_updates_ = 0;
   frames_since_fit_ = 0;
   reference_x_ = reference_y_ = 0.0;
+  previous_x_ = previous_y_ = 0.0;
+  candidate_ = false;
+  candidate_x_ = candidate_y_ = 0.0;
   weights_.clear();
   solve_ = {};
   to_grid_ = make_shift_kernel(0.0, 0.0);
@@ -221,10 +225,32 @@ void WhitenState::estimate_shift() {
   if (frame_ == 0) {
     correlator_->set_reference(x);
     reference_x_ = reference_y_ = 0.0;
+    candidate_ = false;
     stats_.shift_peak = 1.0;
     stats_.reference_changed = true;
   } else {
-    const ShiftEstimate d = correlator_->estimate(x);
+    ShiftEstimate d = correlator_->estimate(x);
+    // The previous frame's displacement against the current reference (phase_peak.hpp: which
+    // peak is the shift).
+    const double px = previous_x_ - reference_x_;
+    const double py = previous_y_ - reference_y_;
+    bool far_candidate = false;
+    double far_x = 0.0, far_y = 0.0;
+    if (correlator_->last_peak_far(px, py)) {
+      const std::optional<ShiftEstimate> near = correlator_->estimate_near(px, py);
+      far_x = reference_x_ + d.dx;
+      far_y = reference_y_ + d.dy;
+      const bool confirmed =
+          shift_far_peak_confirmed(candidate_, far_x, far_y, candidate_x_, candidate_y_);
+      if (near && !shift_far_peak_taken(d.peak, near->peak, confirmed)) {
+        far_candidate = true;
+        d = *near;
+        stats_.shift_rejected = true;
+      }
+    }
+    candidate_ = far_candidate;
+    candidate_x_ = far_x;
+    candidate_y_ = far_y;
     sx = reference_x_ + d.dx;
     sy = reference_y_ + d.dy;
     stats_.shift_peak = d.peak;
@@ -237,6 +263,8 @@ void WhitenState::estimate_shift() {
       stats_.reference_changed = true;
     }
   }
+  previous_x_ = sx;
+  previous_y_ = sy;
   stats_.shift_x = sx;
   stats_.shift_y = sy;
   to_grid_ = make_shift_kernel(sx, sy);

@@ -8,7 +8,10 @@
 //     is stored with the frame.
 //  2. shift: resample: the displacement d of x against the reference by phase correlation;
 //     s_t = reference offset + d. The first frame is the reference (s = 0); when |d| >
-//     shift-max, x becomes the reference and s_t its offset. y = x resampled onto the first
+//     shift-max, x becomes the reference and s_t its offset. A highest peak more than 2 px from
+//     the previous frame's displacement is taken only when it stands out from the surface
+//     near that displacement or the previous frame found it too; otherwise the peak near the
+//     previous displacement is d (phase_peak.hpp). y = x resampled onto the first
 //     frame's grid, y(q) = x(q + s_t). shift: none: y = x, s_t = 0.
 //  3. n = history frames used: current: min(stored, N); past: min(stored - 1, N).
 //  4. Weights, when due (every refit-interval frames, and whenever n changed): solve
@@ -116,6 +119,11 @@ class WhitenState {
   std::uint64_t noise_updates_ = 0;  // frames whose residual updated sigma
   int frames_since_fit_ = 0;
   double reference_x_ = 0.0, reference_y_ = 0.0;  // the shift reference's own shift
+  double previous_x_ = 0.0, previous_y_ = 0.0;    // the last frame's shift
+  // The far correlation peak the last frame set aside (its shift on the first frame's grid):
+  // taken if this frame finds it again.
+  bool candidate_ = false;
+  double candidate_x_ = 0.0, candidate_y_ = 0.0;
   std::vector<double> weights_;
   WhitenWeights solve_{};
   ShiftKernel to_grid_;    // camera -> aligned grid for this frame

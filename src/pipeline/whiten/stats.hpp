@@ -17,8 +17,11 @@ struct WhitenStats {
   double shift_y = 0.0;
   double shift_peak = 0.0;         // phase-correlation peak height (1: perfect match; 0: none)
   bool reference_changed = false;  // this frame became the shift reference
-  std::uint64_t rejected = 0;      // camera pixels whose residual was an outlier (reject: mask)
-  std::uint64_t excluded = 0;      // pixels of the fit rows left out of this frame's fit
+  // The correlation's highest peak lay more than 2 px from the previous frame's shift without
+  // standing out (a noise peak on a sparse field): the peak near the previous shift was taken.
+  bool shift_rejected = false;
+  std::uint64_t rejected = 0;  // camera pixels whose residual was an outlier (reject: mask)
+  std::uint64_t excluded = 0;  // pixels of the fit rows left out of this frame's fit
 };
 
 }  // namespace starsift
