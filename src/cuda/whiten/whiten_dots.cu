@@ -20,27 +20,44 @@ namespace {
 
 using namespace whiten_detail;
 
+// The lags are split between two groups of blocks (block b takes group b % 2 and every other
+// block's share of the pixels): a thread keeps half the sums, which doubles the threads an SM
+// holds and the loads in flight; the target is read twice (4 B/px against 4n).
+constexpr int kLagGroups = 2;
+
 template <int L>
 __global__ void __launch_bounds__(kWhitenBlock)
     current_dots_kernel(WhitenDeviceState s, WhitenFramePlan plan) {
   const float* target = plan.resample ? s.y : s.x;
   const int n = plan.n;
+  const int group = static_cast<int>(blockIdx.x) % kLagGroups;
+  const int per_group = (n + kLagGroups - 1) / kLagGroups;
+  const int first = group * per_group;
+  const int count = n - first < per_group ? n - first : per_group;  // may be 0 or less
+  __shared__ const float* planes[L];
+  load_lag_planes(s, plan.fit_slots + first, count > 0 ? count : 0, planes);
   double acc[L];
 #pragma unroll
   for (int k = 0; k < L; ++k) acc[k] = 0.0;
   double self = 0.0;
-  for_each_tile(s.plane, [&](std::size_t p, bool inside) {
-    if (!inside || !fit_pixel(s, plan, p)) return;
+  const std::size_t step = static_cast<std::size_t>(gridDim.x / kLagGroups) * blockDim.x;
+  for (std::size_t p = static_cast<std::size_t>(blockIdx.x / kLagGroups) * blockDim.x + threadIdx.x;
+       p < s.plane; p += step) {
+    if (!fit_pixel(s, plan, p)) continue;
     const double t = fit_value(__ldg(target + p));
 #pragma unroll
     for (int k = 0; k < L; ++k) {
-      if (k < n) acc[k] += t * static_cast<double>(__ldg(plane_of(s, plan.fit_slots[k]) + p));
+      if (k < count) acc[k] += t * static_cast<double>(__ldg(planes[k] + p));
     }
     self += t * t;
-  });
+  }
+  // This block's row: its group's sums, 0 for the other group's lags; y^2 from group 0.
   double* out_row = s.dot_partials + static_cast<std::size_t>(blockIdx.x) * kWhitenMaxLags;
-  block_sum_store(acc, n, out_row);
-  double one[1] = {self};
+  for (int k = threadIdx.x; k < n; k += blockDim.x) {
+    if (k < first || k >= first + count) out_row[k] = 0.0;
+  }
+  block_sum_store(acc, count > 0 ? count : 0, out_row + first);
+  double one[1] = {group == 0 ? self : 0.0};
   block_sum_store(one, 1, out_row + n);
 }
 
@@ -48,12 +65,13 @@ __global__ void __launch_bounds__(kWhitenBlock)
 
 cudaError_t launch_whiten_current_dots(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                        cudaStream_t stream) {
+  static_assert(kWhitenPixelBlocks % kLagGroups == 0, "every group gets the same blocks");
+  constexpr int kSmall = (kWhitenRegisterLags + kLagGroups - 1) / kLagGroups;
+  constexpr int kLarge = (kWhitenMaxLags + kLagGroups - 1) / kLagGroups;
   if (plan.n <= kWhitenRegisterLags) {
-    current_dots_kernel<kWhitenRegisterLags>
-        <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
+    current_dots_kernel<kSmall><<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
   } else {
-    current_dots_kernel<kWhitenMaxLags>
-        <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
+    current_dots_kernel<kLarge><<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
   }
   return cudaPeekAtLastError();
 }
