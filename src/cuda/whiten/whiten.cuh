@@ -33,6 +33,8 @@
 namespace starsift::cuda {
 
 inline constexpr int kWhitenMaxLags = WhitenParams::kMaxHistory + 1;
+// Blocks of the first stage of the shift estimate's reductions (window mean, peak).
+inline constexpr int kWhitenShiftParts = 256;
 // Entries of one fit's normal equations: the lower triangle of R and r.
 inline constexpr int kWhitenMaxEntries =
     WhitenParams::kMaxHistory * (WhitenParams::kMaxHistory + 1) / 2 + WhitenParams::kMaxHistory;
@@ -99,6 +101,12 @@ struct WhitenDeviceState {
   float2* reference = nullptr;
   float2* cross = nullptr;
   float* correlation = nullptr;
+  // The shift's two reductions over the window, per block of the first stage
+  // (kWhitenShiftParts blocks): the mean's sums and counts, the peak's values and indices.
+  double* window_sums = nullptr;
+  long long* window_counts = nullptr;
+  float* peak_values = nullptr;
+  int* peak_indices = nullptr;
   float* hann = nullptr;   // M weights
   float* taper = nullptr;  // M x (M/2 + 1) weights
   double peak_scale = 1.0;

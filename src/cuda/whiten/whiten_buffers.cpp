@@ -81,6 +81,11 @@ void WhitenDeviceBuffers::allocate(const WhitenParams& params, const FrameShape&
       {spectrum * sizeof(float2), reinterpret_cast<void**>(&s.reference)},
       {spectrum * sizeof(float2), reinterpret_cast<void**>(&s.cross)},
       {m * m * sizeof(float), reinterpret_cast<void**>(&s.correlation)},
+      {resample ? kWhitenShiftParts * sizeof(double) : 0, reinterpret_cast<void**>(&s.window_sums)},
+      {resample ? kWhitenShiftParts * sizeof(long long) : 0,
+       reinterpret_cast<void**>(&s.window_counts)},
+      {resample ? kWhitenShiftParts * sizeof(float) : 0, reinterpret_cast<void**>(&s.peak_values)},
+      {resample ? kWhitenShiftParts * sizeof(int) : 0, reinterpret_cast<void**>(&s.peak_indices)},
       {m * sizeof(float), reinterpret_cast<void**>(&s.hann)},
       {spectrum * sizeof(float), reinterpret_cast<void**>(&s.taper)},
   };

@@ -7,10 +7,11 @@
 // previous shift (phase_peak.hpp), then the shift, the reference rule (shift-max) and the
 // resampling kernels of the frame, left in WhitenShiftState for align.
 //
-// Schedules: the mean and the peak are one block each (M^2 = 256 K values at M = 512, read
-// once, a fixed reduction tree: reproducible); the despike, the window and the spectrum
-// product are elementwise grids. Two M x M transforms per frame: plans made at configure, bound to
-// the frame's stream here.
+// Schedules: the mean and the peak are two-stage reductions (kWhitenShiftParts blocks over
+// contiguous parts of the window, then the parts in order: reproducible; one block over the
+// whole M^2 = 256 K values took ~0.25 ms a frame on an H100); the despike, the window and the
+// spectrum product are elementwise grids. Two M x M transforms per frame: plans made at configure,
+// bound to the frame's stream here.
 #include <cuda_runtime.h>
 #include <cufft.h>
 
@@ -28,6 +29,7 @@ namespace {
 using namespace whiten_detail;
 
 constexpr int kReduceBlock = 1024;
+constexpr int kPartBlock = 256;
 
 // The window's offset in the frame: centred, as the CPU correlator takes it.
 __device__ __forceinline__ const float* window_origin(const WhitenDeviceState& s) {
@@ -45,14 +47,22 @@ __global__ void despike_kernel(WhitenDeviceState s) {
   s.fft_in[i] = window_despike(window_origin(s), s.width, c, r, m);
 }
 
-// The mean of the despiked window's finite samples.
-__global__ void __launch_bounds__(kReduceBlock) window_mean_kernel(WhitenDeviceState s) {
-  __shared__ double sums[kReduceBlock / 32];
-  __shared__ long long counts[kReduceBlock / 32];
-  const int m = s.window;
+// The window's range of block `part` of the two-stage reductions: contiguous, in order.
+__device__ __forceinline__ void part_range(int total, int part, int& begin, int& end) {
+  const int per = (total + kWhitenShiftParts - 1) / kWhitenShiftParts;
+  begin = part * per < total ? part * per : total;
+  end = begin + per < total ? begin + per : total;
+}
+
+// The mean of the despiked window's finite samples, stage 1: each block's sum and count.
+__global__ void __launch_bounds__(kPartBlock) window_sum_kernel(WhitenDeviceState s) {
+  __shared__ double sums[kPartBlock / 32];
+  __shared__ long long counts[kPartBlock / 32];
+  int begin, end;
+  part_range(s.window * s.window, blockIdx.x, begin, end);
   double sum = 0.0;
   long long count = 0;
-  for (int i = threadIdx.x; i < m * m; i += blockDim.x) {
+  for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
     const float v = s.fft_in[i];
     if (finite_float(v)) {
       sum += v;
@@ -70,22 +80,42 @@ __global__ void __launch_bounds__(kReduceBlock) window_mean_kernel(WhitenDeviceS
   if (threadIdx.x == 0) {
     double total = 0.0;
     long long n = 0;
-    for (int w = 0; w < kReduceBlock / 32; ++w) {
+    for (int w = 0; w < kPartBlock / 32; ++w) {
       total += sums[w];
       n += counts[w];
     }
-    s.shift->window_mean = n > 0 ? static_cast<float>(total / n) : 0.0f;
+    s.window_sums[blockIdx.x] = total;
+    s.window_counts[blockIdx.x] = n;
   }
+}
+
+// Stage 2, by every block of the window pass: the blocks' sums in block order (the same
+// additions in every block, so they agree), kept by block 0 in the shift state.
+__device__ float window_mean(const WhitenDeviceState& s) {
+  __shared__ float mean;
+  if (threadIdx.x == 0) {
+    double total = 0.0;
+    long long n = 0;
+    for (int part = 0; part < kWhitenShiftParts; ++part) {
+      total += s.window_sums[part];
+      n += s.window_counts[part];
+    }
+    mean = n > 0 ? static_cast<float>(total / n) : 0.0f;
+    if (blockIdx.x == 0) s.shift->window_mean = mean;
+  }
+  __syncthreads();
+  return mean;
 }
 
 // The despiked window less its mean, times the Hann window, in place.
 __global__ void window_kernel(WhitenDeviceState s) {
+  const float mean = window_mean(s);
   const int m = s.window;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= m * m) return;
   const int r = i / m, c = i - r * m;
   const float v = s.fft_in[i];
-  const float centred = finite_float(v) ? v - s.shift->window_mean : 0.0f;
+  const float centred = finite_float(v) ? v - mean : 0.0f;
   s.fft_in[i] = centred * s.hann[r] * s.hann[c];
 }
 
@@ -103,6 +133,44 @@ __global__ void cross_kernel(WhitenDeviceState s) {
   s.cross[i] = make_float2(re * weight, im * weight);
 }
 
+// The first index of the largest value: `j` with value `v` replaces the best so far (`k`,
+// `u`), as the CPU's scan from the first sample decides.
+__device__ __forceinline__ bool better_peak(float v, int j, float u, int k) {
+  return j >= 0 && (k < 0 || v > u || (v == u && j < k));
+}
+
+// The correlation peak, stage 1: each block's best value and its first index.
+__global__ void __launch_bounds__(kPartBlock) peak_part_kernel(WhitenDeviceState s) {
+  __shared__ float values[kPartBlock];
+  __shared__ int indices[kPartBlock];
+  int begin, end;
+  part_range(s.window * s.window, blockIdx.x, begin, end);
+  const float* c = s.correlation;
+  float best = -INFINITY;
+  int index = -1;
+  for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    if (index < 0 || c[i] > best) {
+      best = c[i];
+      index = i;
+    }
+  }
+  values[threadIdx.x] = best;
+  indices[threadIdx.x] = index;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half >>= 1) {
+    if (threadIdx.x < half && better_peak(values[threadIdx.x + half], indices[threadIdx.x + half],
+                                          values[threadIdx.x], indices[threadIdx.x])) {
+      values[threadIdx.x] = values[threadIdx.x + half];
+      indices[threadIdx.x] = indices[threadIdx.x + half];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    s.peak_values[blockIdx.x] = values[0];
+    s.peak_indices[blockIdx.x] = indices[0];
+  }
+}
+
 // The peak of the correlation surface (the first index of the largest value, as the CPU
 // scan finds it), refined, and the frame's shift and resampling kernels.
 __global__ void __launch_bounds__(kReduceBlock)
@@ -112,28 +180,17 @@ __global__ void __launch_bounds__(kReduceBlock)
   WhitenShiftState& st = *s.shift;
   const int m = s.window;
   if (!first) {
-    const float* c = s.correlation;
-    float best = -INFINITY;
-    int index = -1;
-    for (int i = threadIdx.x; i < m * m; i += blockDim.x) {
-      if (index < 0 || c[i] > best) {
-        best = c[i];
-        index = i;
-      }
-    }
-    best_values[threadIdx.x] = best;
-    best_indices[threadIdx.x] = index;
+    // Stage 2: the blocks' peaks.
+    const bool mine = threadIdx.x < kWhitenShiftParts;
+    best_values[threadIdx.x] = mine ? s.peak_values[threadIdx.x] : -INFINITY;
+    best_indices[threadIdx.x] = mine ? s.peak_indices[threadIdx.x] : -1;
     __syncthreads();
     for (int half = blockDim.x / 2; half > 0; half >>= 1) {
-      if (threadIdx.x < half) {
-        const float v = best_values[threadIdx.x + half];
-        const int j = best_indices[threadIdx.x + half];
-        const float u = best_values[threadIdx.x];
-        const int k = best_indices[threadIdx.x];
-        if (j >= 0 && (k < 0 || v > u || (v == u && j < k))) {
-          best_values[threadIdx.x] = v;
-          best_indices[threadIdx.x] = j;
-        }
+      if (threadIdx.x < half &&
+          better_peak(best_values[threadIdx.x + half], best_indices[threadIdx.x + half],
+                      best_values[threadIdx.x], best_indices[threadIdx.x])) {
+        best_values[threadIdx.x] = best_values[threadIdx.x + half];
+        best_indices[threadIdx.x] = best_indices[threadIdx.x + half];
       }
       __syncthreads();
     }
@@ -230,7 +287,7 @@ cudaError_t launch_whiten_shift(const WhitenDeviceState& s, const WhitenFramePla
   const bool first = plan.frame == 0;
   despike_kernel<<<(reals + kBlock - 1) / kBlock, kBlock, 0, stream>>>(s);
   STARSIFT_CUDA_TRY(cudaPeekAtLastError());
-  window_mean_kernel<<<1, kReduceBlock, 0, stream>>>(s);
+  window_sum_kernel<<<kWhitenShiftParts, kPartBlock, 0, stream>>>(s);
   STARSIFT_CUDA_TRY(cudaPeekAtLastError());
   window_kernel<<<(reals + kBlock - 1) / kBlock, kBlock, 0, stream>>>(s);
   STARSIFT_CUDA_TRY(cudaPeekAtLastError());
@@ -243,6 +300,8 @@ cudaError_t launch_whiten_shift(const WhitenDeviceState& s, const WhitenFramePla
     STARSIFT_CUDA_TRY(fft_status(cufftSetStream(s.fft_inverse, stream)));
     STARSIFT_CUDA_TRY(fft_status(
         cufftExecC2R(s.fft_inverse, reinterpret_cast<cufftComplex*>(s.cross), s.correlation)));
+    peak_part_kernel<<<kWhitenShiftParts, kPartBlock, 0, stream>>>(s);
+    STARSIFT_CUDA_TRY(cudaPeekAtLastError());
   }
   peak_kernel<<<1, kReduceBlock, 0, stream>>>(s, plan, first);
   STARSIFT_CUDA_TRY(cudaPeekAtLastError());
