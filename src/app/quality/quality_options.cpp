@@ -78,7 +78,7 @@ void print_quality_help() {
       "  --hit-radius PX        a detection this close to a mover's streak is a hit [%g]\n"
       "  --border PX            edge strip neither detected in nor scored [%d]\n"
       "  --false-alarm-rate R   false detections allowed per megapixel-frame [%g]\n"
-      "  --backend B            cpu [cpu] (cuda: the CUDA whitening stage is not built yet)\n"
+      "  --backend B            cpu [cpu] (the reference; the CUDA stage is tested against it)\n"
       "  --threads N            worker threads, 0 for one per hardware thread [0]\n"
       "  -h, --help             this text\n",
       d.size, static_cast<unsigned long long>(d.seed), d.scored_frames, d.warmup_frames, d.movers,
@@ -125,7 +125,10 @@ QualityOptions parse_quality_options(std::span<char* const> args, bool& help) {
     } else if (flag == "--backend") {
       const std::string_view b = reader.value();
       if (b == "cuda") {
-        throw UsageError("--backend cuda: the CUDA whitening stage is not built yet", "cpu");
+        throw UsageError(
+            "--backend cuda: the benchmark reads the reference's noise map before each frame, "
+            "which the CUDA stage keeps on the device",
+            "cpu");
       }
       if (b != "cpu") throw UsageError("--backend '" + std::string(b) + "' is not allowed", "cpu");
     } else if (flag == "--threads") {
