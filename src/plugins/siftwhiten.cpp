@@ -15,7 +15,7 @@
  * offered here: they serve chains inside the starsift engine, where the next stage reads them.
  *
  * The filter keeps a history across frames. Changes of gamma, refit-interval, shift-max,
- * reject-sigma, warmup, offset and gain apply from the next frame and keep it; changes of
+ * reject-sigma, warmup, offset, gain and despike apply from the next frame and keep it; changes of
  * history, fit, fit-subsample, shift, shift-window, reject and noise-frames start a new one,
  * as do caps of another size or format and a flush. #GstSiftWhiten:stats describes the last frame
  * handed downstream (the noise amplification of the weights, the measured shift, the pixels
@@ -77,6 +77,7 @@ GST_DEBUG_CATEGORY_STATIC(gst_sift_whiten_debug);
 // WhitenParams::offset is unset by default (mid-range); the property says so with -1.
 #define DEFAULT_PROP_OFFSET (-1.0)
 #define DEFAULT_PROP_GAIN starsift::WhitenParams::kDefaultGain
+#define DEFAULT_PROP_DESPIKE starsift::WhitenParams::kDefaultDespike
 #define DEFAULT_PROP_POST_MESSAGES FALSE
 
 // The largest offset any format of the element can hold (GRAY16_LE).
@@ -99,6 +100,7 @@ enum {
   PROP_WARMUP,
   PROP_OFFSET,
   PROP_GAIN,
+  PROP_DESPIKE,
   PROP_POST_MESSAGES,
   PROP_STATS,
   N_PROPERTIES
@@ -298,13 +300,13 @@ static void gst_sift_whiten_log_params(GstSiftWhiten* self, const starsift::Whit
   GST_DEBUG_OBJECT(self,
                    "parameters now history=%d gamma=%g fit=%s refit-interval=%d fit-subsample=%d "
                    "shift=%s shift-window=%d shift-max=%g reject=%s reject-sigma=%g "
-                   "noise-frames=%g warmup=%s offset=%g gain=%g",
+                   "noise-frames=%g warmup=%s offset=%g gain=%g despike=%d",
                    p.history, p.gamma, std::string(starsift::to_string(p.fit)).c_str(),
                    p.refit_interval, p.fit_subsample,
                    std::string(starsift::to_string(p.shift)).c_str(), p.shift_window, p.shift_max,
                    std::string(starsift::to_string(p.reject)).c_str(), p.reject_sigma,
                    p.noise_frames, std::string(starsift::to_string(p.warmup)).c_str(),
-                   p.offset.value_or(DEFAULT_PROP_OFFSET), p.gain);
+                   p.offset.value_or(DEFAULT_PROP_OFFSET), p.gain, p.despike ? 1 : 0);
 }
 
 // depth 1: brings the stage in line with `params` for frames of `shape` on the chosen backend:
@@ -566,6 +568,13 @@ static void gst_sift_whiten_class_init(GstSiftWhitenClass* klass) {
       "The output is offset + gain * residual, rounded and clamped to the format; any finite "
       "value but 0 (refused). Applies from the next frame, keeping the history",
       -G_MAXDOUBLE, G_MAXDOUBLE, DEFAULT_PROP_GAIN, live);
+  properties[PROP_DESPIKE] = g_param_spec_boolean(
+      "despike", "Despike",
+      "Take an input sample that sticks out of its 3x3 neighbourhood (a hot or dead pixel, "
+      "single or two side by side; stars and movers of FWHM 1.5 px and more do not) as missing: "
+      "it is left out of the shift estimate, the fit and the history, and its residual is 0. "
+      "Applies from the next frame, keeping the history",
+      DEFAULT_PROP_DESPIKE, live);
   properties[PROP_POST_MESSAGES] = g_param_spec_boolean(
       "post-messages", "Post messages",
       "Post a \"siftwhiten\" element message for every frame handed downstream, with the fields "
@@ -584,7 +593,8 @@ static void gst_sift_whiten_class_init(GstSiftWhitenClass* klass) {
       "(double: phase-correlation peak, 1 perfect, 0 none), reference-changed (boolean: it "
       "became the shift reference), shift-rejected (boolean: the highest correlation peak lay "
       "over 2 px from the previous shift without standing out; the peak near the previous "
-      "shift was taken), rejected (guint64: pixels whose residual was an outlier), "
+      "shift was taken), rejected (guint64: pixels whose residual was an outlier), despiked "
+      "(guint64: input samples taken as missing as spikes, despike), "
       "frames (guint64: handed downstream since start), timestamp (guint64: its PTS). Reset at "
       "start, kept after stop",
       GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
@@ -698,6 +708,9 @@ static void gst_sift_whiten_set_property(GObject* object, guint prop_id, const G
       case PROP_GAIN:
         gst_sift_whiten_store(self, &P::gain, g_value_get_double(value));
         break;
+      case PROP_DESPIKE:
+        gst_sift_whiten_store(self, &P::despike, g_value_get_boolean(value) != FALSE);
+        break;
       case PROP_POST_MESSAGES: {
         const starsift::gst::ObjectLock lock(self);
         self->settings.post_messages = g_value_get_boolean(value) != FALSE;
@@ -760,6 +773,9 @@ static void gst_sift_whiten_get_property(GObject* object, guint prop_id, GValue*
       break;
     case PROP_GAIN:
       g_value_set_double(value, p.gain);
+      break;
+    case PROP_DESPIKE:
+      g_value_set_boolean(value, p.despike);
       break;
     case PROP_POST_MESSAGES:
       g_value_set_boolean(value, self->settings.post_messages);

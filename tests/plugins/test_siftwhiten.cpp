@@ -286,8 +286,8 @@ TEST_CASE("siftwhiten documents every property with its range and default", "[pl
   }
 
   // The parameters that keep the history are controllable; those that restart it are not.
-  for (const char* name :
-       {"gamma", "refit-interval", "shift-max", "reject-sigma", "warmup", "offset", "gain"}) {
+  for (const char* name : {"gamma", "refit-interval", "shift-max", "reject-sigma", "warmup",
+                           "offset", "gain", "despike"}) {
     INFO("property " << name);
     CHECK((g_object_class_find_property(klass, name)->flags & GST_PARAM_CONTROLLABLE) != 0);
   }
@@ -297,6 +297,9 @@ TEST_CASE("siftwhiten documents every property with its range and default", "[pl
     CHECK((g_object_class_find_property(klass, name)->flags & GST_PARAM_CONTROLLABLE) == 0);
   }
 
+  auto* despike = G_PARAM_SPEC_BOOLEAN(g_object_class_find_property(klass, "despike"));
+  REQUIRE(despike != nullptr);
+  CHECK(despike->default_value == TRUE);
   auto* post = G_PARAM_SPEC_BOOLEAN(g_object_class_find_property(klass, "post-messages"));
   REQUIRE(post != nullptr);
   CHECK(post->default_value == FALSE);
@@ -323,11 +326,14 @@ TEST_CASE("siftwhiten properties round trip, offset -1 meaning unset", "[plugin]
                                                     {"warmup", "zeros"},
                                                     {"offset", "1000"},
                                                     {"gain", "-2"},
+                                                    {"despike", "false"},
                                                     {"post-messages", "true"}});
   gint history = 0, refit = 0, subsample = 0, window = 0, fit = -1, shift = -1, reject = -1,
        warmup = -1;
   gdouble gamma = 0, shift_max = 0, reject_sigma = 0, noise_frames = 0, offset = 0, gain = 0;
-  gboolean post = FALSE;
+  gboolean post = FALSE, despike = TRUE;
+  g_object_get(element, "despike", &despike, nullptr);
+  CHECK(despike == FALSE);
   g_object_get(element, "history", &history, "gamma", &gamma, "fit", &fit, "refit-interval", &refit,
                "fit-subsample", &subsample, "shift", &shift, "shift-window", &window, "shift-max",
                &shift_max, "reject", &reject, "reject-sigma", &reject_sigma, "noise-frames",
@@ -753,6 +759,7 @@ TEST_CASE("siftwhiten reports round trip through their GstStructure", "[plugin][
   report.stats.shift_peak = 0.875;
   report.stats.reference_changed = true;
   report.stats.rejected = 99;
+  report.stats.despiked = 26;
   report.frames = 1ull << 40;
   report.timestamp = 5 * GST_SECOND;
   for (const char* name : {starsift::gst::kWhitenStatsName, starsift::gst::kWhitenMessageName}) {

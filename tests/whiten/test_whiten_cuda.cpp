@@ -16,13 +16,15 @@
 //   |diff| <= 1 except 1e-3 of the pixels, at most 2 % at 1; float outputs within 0.05 ADU
 //   except 1e-3 of the pixels.
 // - WhitenStats: shifts to 1e-3 px, sum a^2 to 1e-4 relative, history_used / refit / warmup /
-//   reference_changed / shift_rejected / excluded exactly, rejected within 1e-4 of the pixels.
+//   reference_changed / shift_rejected / excluded / despiked exactly, rejected within 1e-4 of the
+//   pixels.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "pipeline/backend.hpp"
@@ -120,6 +122,7 @@ void compare_stats(const WhitenStats& cpu, const WhitenStats& cuda, double pixel
   CHECK(cuda.reference_changed == cpu.reference_changed);
   CHECK(cuda.shift_rejected == cpu.shift_rejected);
   CHECK(cuda.excluded == cpu.excluded);
+  CHECK(cuda.despiked == cpu.despiked);
   CHECK(std::abs(cuda.shift_x - cpu.shift_x) <= tol.shift);
   CHECK(std::abs(cuda.shift_y - cpu.shift_y) <= tol.shift);
   CHECK(std::abs(cuda.shift_peak - cpu.shift_peak) <= 1e-3);
@@ -289,6 +292,80 @@ TEST_CASE("CUDA whitening: resample with hot pixels, and a noise peak on a spars
   }
 }
 
+TEST_CASE("CUDA whitening: despike of hot and dead pixels, both shift modes, on and off",
+          "[whiten][cuda]") {
+  // Hot pixels (0.2 %, some side by side by chance, and one pair placed), dead pixels (0 ADU)
+  // and, for GRAY32F, a NaN sample: the spike test reads the same input samples on both
+  // backends and decides with the same float operations, so the counts agree exactly.
+  struct Case {
+    PixelFormat format;
+    int bit_depth;
+  };
+  for (const Case c : {Case{PixelFormat::Gray16, 12}, Case{PixelFormat::Gray8, 8},
+                       Case{PixelFormat::Gray32F, 32}}) {
+    SkySequence sky = star_sky(128, 96, c.format, c.bit_depth);
+    sky.scene.sky = c.format == PixelFormat::Gray8 ? 60.0 : 400.0;
+    sky.noise = c.format == PixelFormat::Gray8 ? 3.0 : 10.0;
+    sky.jitter = 1.5;
+    sky.hot_pixels = random_pixels(128, 96, 128 * 96 / 500, 5);
+    sky.hot_pixels.push_back(50 * 128 + 70);
+    sky.hot_pixels.push_back(50 * 128 + 71);
+    sky.hot_level = c.format == PixelFormat::Gray8 ? 150.0 : 3000.0;
+    const auto dead = random_pixels(128, 96, 6, 9);
+    const auto frame = [&](int t) {
+      TestImage in = sky.frame(t);
+      for (const std::size_t i : dead)
+        in.set_key(static_cast<int>(i % 128), static_cast<int>(i / 128), 0, 0);
+      if (c.format == PixelFormat::Gray32F) {
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+        std::memcpy(in.sample_ptr(20 + t, 30, 0), &nan, sizeof nan);
+      }
+      return in;
+    };
+    for (WhitenShift shift : {WhitenShift::None, WhitenShift::Resample}) {
+      for (bool despike : {true, false}) {
+        INFO(to_string(c.format) << " shift " << to_string(shift) << " despike " << despike);
+        WhitenParams p;
+        p.history = 8;
+        p.shift = shift;
+        p.shift_window = 64;
+        p.despike = despike;
+        const FrameShape shape = sky.shape();
+        const WhitenRun cpu = run_whiten(p, shape, 16, frame);
+        CHECK((cpu.stats[15].despiked > 0) == despike);
+        check_frames_against_reference(
+            p, shape, 16, frame,
+            shift == WhitenShift::Resample ? resample_tolerance() : Tolerance{});
+      }
+    }
+  }
+}
+
+TEST_CASE("CUDA whitening: despiked samples in every output and warm-up mode", "[whiten][cuda]") {
+  SkySequence sky = star_sky(96, 64, PixelFormat::Gray16, 12);
+  sky.jitter = 1.0;
+  sky.hot_pixels = random_pixels(96, 64, 20, 7);
+  sky.hot_level = 2000.0;
+  for (WhitenOutput output :
+       {WhitenOutput::Residual, WhitenOutput::Float, WhitenOutput::Snr, WhitenOutput::Sigma}) {
+    for (WhitenWarmup warmup :
+         {WhitenWarmup::Passthrough, WhitenWarmup::Zeros, WhitenWarmup::Partial}) {
+      for (WhitenShift shift : {WhitenShift::None, WhitenShift::Resample}) {
+        INFO("output " << to_string(output) << " warmup " << to_string(warmup) << " shift "
+                       << to_string(shift));
+        WhitenParams p;
+        p.history = 4;
+        p.output = output;
+        p.warmup = warmup;
+        p.shift = shift;
+        p.shift_window = 64;
+        check_against_reference(
+            p, sky, 8, shift == WhitenShift::Resample ? resample_tolerance() : Tolerance{});
+      }
+    }
+  }
+}
+
 TEST_CASE("CUDA whitening: a mover, with and without rejection", "[whiten][cuda]") {
   SkySequence sky = star_sky(96, 64);
   sky.movers = {{3, 10.0, 12.0, 2.5, 1.5, 400.0}};
@@ -443,6 +520,16 @@ TEST_CASE("CUDA whitening: reset, live and restarting parameters, new shapes",
   step(sky, 12);
   CHECK(cuda->last_stats().frame == 6);
   CHECK(cuda->last_stats().refit);
+  // despike too: off from the next frame, and on again.
+  p.despike = false;
+  cpu->set_params(p);
+  cuda->set_params(p);
+  step(sky, 13);
+  CHECK(cuda->last_stats().frame == 7);
+  CHECK(cuda->last_stats().despiked == 0);
+  p.despike = true;
+  cpu->set_params(p);
+  cuda->set_params(p);
 
   // A change of history restarts it.
   p.history = 3;

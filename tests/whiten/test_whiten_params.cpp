@@ -48,6 +48,7 @@ TEST_CASE("whiten defaults are valid and as documented", "[whiten][params]") {
   CHECK(p.output == WhitenOutput::Residual);
   CHECK(!p.offset);
   CHECK(p.gain == 1.0);
+  CHECK(p.despike);
 }
 
 TEST_CASE("whiten offset, window and output shape follow the frame", "[whiten][params]") {

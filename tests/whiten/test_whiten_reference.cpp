@@ -9,6 +9,7 @@
 
 #include "pipeline/error.hpp"
 #include "pipeline/sky/sky_generator.hpp"
+#include "pipeline/whiten/despike.hpp"
 #include "whiten/whiten_sequence.hpp"
 
 using namespace starsift;
@@ -383,6 +384,9 @@ TEST_CASE("fit: current and fit: past both whiten; past solves from the Gram mat
 
   // past: the weights for frame t fit frame t-1 from its own history; whitening frame t with
   // them equals fitting frame t-1 with the current fit (same sums) and predicting frame t.
+  // The Gram matrix alone holds the sums only where no pixel is invalid: without despike,
+  // which now and then takes a noise sample on the frame's edge for a spike.
+  p.despike = false;
   ThreadPool pool(2);
   WhitenState state(p, sky.shape());
   for (int t = 0; t < 8; ++t) {
@@ -524,6 +528,7 @@ TEST_CASE("reset and parameter changes restart the history", "[whiten][cpu]") {
   live.gain = 2.0;
   live.gamma = 1e-3;
   live.warmup = WhitenWarmup::Zeros;
+  live.despike = false;
   REQUIRE(state.can_update(live));
   state.update(live);
   state.process(sky.frame(5).cview(), out.view(), pool);
@@ -580,4 +585,183 @@ TEST_CASE("non-finite float samples stay out of the sums, the history and the ou
   }
   CHECK(state.last_stats().excluded > 0);
   CHECK(state.last_stats().noise_floor < 1.2);
+}
+
+namespace {
+
+// Camera pixels of `sky` where the clean field is within 0.2 sigma of the sky level over the
+// 7 x 7 box around them and under any shift of the jitter: `count` of them, spread along a
+// diagonal, for hot pixels that lie on clear sky.
+std::vector<std::pair<int, int>> clear_sky_pixels(const SkySequence& sky, int count) {
+  SkySequence bare = sky;
+  bare.hot_pixels.clear();
+  bare.movers.clear();
+  std::vector<std::pair<int, int>> out;
+  const int w = sky.scene.width;
+  for (int k = 8; k < w - 8 && static_cast<int>(out.size()) < count; k += 3) {
+    const int x = k, y = (k * 7) % (w - 16) + 8;
+    bool clear = true;
+    for (int t = 0; t < 8 && clear; ++t) {
+      const Plane p = bare.clean(t);
+      for (int dy = -3; dy <= 3 && clear; ++dy)
+        for (int dx = -3; dx <= 3; ++dx)
+          if (std::abs(p.at(x + dx, y + dy) - sky.scene.sky) > 0.2 * sky.noise) clear = false;
+    }
+    if (clear) out.push_back({x, y});
+  }
+  return out;
+}
+
+// Samples of `in` that despike_sample() takes for spikes: within `radius` px of any of
+// `points`, or (no points) anywhere at least one pixel from the edges (8 neighbours).
+int spikes_near(const TestImage& in, const std::vector<std::pair<double, double>>& points = {},
+                double radius = 0.0) {
+  const Plane plane = to_plane(in);
+  auto read = [&](int x, int y) { return plane.at(x, y); };
+  int count = 0;
+  for (int y = 1; y + 1 < in.height; ++y)
+    for (int x = 1; x + 1 < in.width; ++x) {
+      bool near = points.empty();
+      for (const auto& [px, py] : points) near = near || std::hypot(x - px, y - py) <= radius;
+      if (near) count += despike_sample(read, x, y, in.width, in.height).spike;
+    }
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("despike: hot pixels, a hot pair and a dead pixel leave no residual", "[whiten][cpu]") {
+  SkySequence sky = still_sky(96);
+  sky.jitter = 1.2;
+  const auto spots = clear_sky_pixels(sky, 4);
+  REQUIRE(spots.size() == 4);
+  const int w = sky.scene.width;
+  auto index = [&](int x, int y) { return static_cast<std::size_t>(y) * w + x; };
+  // One hot pixel, two side by side, another hot pixel; a dead pixel (0 ADU) on the fourth.
+  sky.hot_pixels = {index(spots[0].first, spots[0].second), index(spots[1].first, spots[1].second),
+                    index(spots[1].first + 1, spots[1].second),
+                    index(spots[2].first, spots[2].second)};
+  sky.hot_level = 3000.0;
+  const auto dead = spots[3];
+  const auto frame = [&](int t) {
+    TestImage in = sky.frame(t);
+    const float zero = 0.0f;
+    std::memcpy(in.sample_ptr(dead.first, dead.second, 0), &zero, sizeof zero);
+    return in;
+  };
+  std::vector<std::pair<int, int>> spikes = {spots[0], spots[1], spots[2], dead};
+  spikes.push_back({spots[1].first + 1, spots[1].second});
+  for (WhitenShift shift : {WhitenShift::None, WhitenShift::Resample}) {
+    INFO("shift " << to_string(shift));
+    sky.jitter = shift == WhitenShift::Resample ? 1.2 : 0.0;  // none: a still field
+    WhitenParams p = params_with(WhitenOutput::Float, 8);
+    p.shift = shift;
+    const WhitenRun on = run_whiten(p, sky.shape(), 30, frame);
+    SkySequence bare = sky;
+    bare.hot_pixels.clear();
+    const WhitenRun clean = run_whiten(p, sky.shape(), 30, [&](int t) { return bare.frame(t); });
+    p.despike = false;
+    const WhitenRun off = run_whiten(p, sky.shape(), 30, frame);
+    double worst_on = 0.0, worst_off = 0.0;
+    for (int t = 0; t < 30; ++t) {
+      INFO("frame " << t);
+      // The five spikes more than on the same frames without them (where ~1e-4 of the noise
+      // samples, and ~1 % of those on the edge, stick out as far by chance).
+      CHECK(on.stats[t].despiked == clean.stats[t].despiked + 5);
+      CHECK(off.stats[t].despiked == 0);
+      for (const auto& [x, y] : spikes) CHECK(on.out[t].at(x, y) == 0.0f);  // no measurement
+      if (t < 20) continue;
+      for (const auto& [x, y] : spikes) {
+        worst_on = std::max(worst_on, peak_near(on.out[t], x, y, 3) / kNoise);
+        worst_on = std::max(worst_on, -trough_near(on.out[t], x, y, 3) / kNoise);
+        worst_off = std::max(worst_off, peak_near(off.out[t], x, y, 3) / kNoise);
+        worst_off = std::max(worst_off, -trough_near(off.out[t], x, y, 3) / kNoise);
+      }
+    }
+    INFO("largest |residual| / sigma within 3 px of the spikes: despike "
+         << worst_on << ", without " << worst_off);
+    // 49 pixels around each of 5 spikes over 10 frames: noise alone reaches ~4 sigma.
+    CHECK(worst_on < 5.0);
+    // Without despike the fixed spikes move on the aligned grid (resample) and stay in the
+    // residual; on the camera's grid (none) they are part of the static scene.
+    if (shift == WhitenShift::Resample) CHECK(worst_off > 20.0);
+    // Elsewhere the same noise as without the spikes (star residuals of the resampling
+    // included).
+    CHECK(noise_ratio(on, 20, 30) == Approx(noise_ratio(clean, 20, 30)).margin(0.01));
+  }
+}
+
+TEST_CASE("despike leaves stars of FWHM 1.5 px and faint movers alone", "[whiten][cpu]") {
+  for (const double fwhm : {1.5, 2.0, 3.0}) {
+    SkySequence sky;
+    // Stars from peak SNR 20 (fainter ones of FWHM 1.5 px are despiked now and then, when the
+    // noise flattens their neighbours: 1 of 1800 star-frames at peak SNR 5-2000), movers of
+    // peak SNR 5 and 50.
+    sky.scene = make_star_scene(96, 96, 60, 41, 20.0 * kNoise, 2000.0 * kNoise);
+    sky.scene.psf_sigma = fwhm / 2.3548;
+    sky.noise = kNoise;
+    sky.jitter = 1.0;
+    sky.movers = {{2, 10.0, 15.0, 2.0, 1.5, 5.0 * kNoise},
+                  {2, 80.0, 20.0, -0.5, 1.0, 5.0 * kNoise},
+                  {2, 20.0, 80.0, 3.5, -1.5, 50.0 * kNoise}};
+    WhitenParams p = params_with(WhitenOutput::Float, 8);
+    p.shift = WhitenShift::Resample;
+    const WhitenRun run = run_whiten(p, sky.shape(), 30, [&](int t) { return sky.frame(t); });
+    int at_sources = 0;
+    std::uint64_t despiked = 0;
+    for (int t = 0; t < 30; ++t) {
+      std::vector<std::pair<double, double>> sources;
+      const auto [dx, dy] = sky.shift(t);
+      for (const Star& star : sky.scene.stars) sources.push_back({star.x + dx, star.y + dy});
+      for (const Mover& m : sky.movers)
+        if (m.present(t)) sources.push_back({m.x_at(t), m.y_at(t)});
+      at_sources += spikes_near(sky.frame(t), sources, 2.0);
+      despiked += run.stats[t].despiked;
+    }
+    INFO("FWHM " << fwhm << " px: " << at_sources << " samples despiked within 2 px of stars "
+                 << "and movers in 30 frames, " << despiked << " in all");
+    CHECK(at_sources == 0);
+    // Elsewhere only noise that sticks out by chance: ~1.2e-4 of the samples with 8
+    // neighbours, ~1 % of those on the edge (3 or 5 neighbours): ~5 a frame here.
+    CHECK(despiked < 30 * 12);
+  }
+}
+
+TEST_CASE("despike off despikes nothing; residual and passthrough outputs at a spike",
+          "[whiten][cpu]") {
+  SkySequence sky = still_sky(64, PixelFormat::Gray16, 12);
+  sky.scene.sky = 200.0;
+  for (WhitenShift shift : {WhitenShift::None, WhitenShift::Resample}) {
+    WhitenParams p = params_with(WhitenOutput::Residual, 5);
+    p.shift = shift;
+    const WhitenRun on = run_whiten(p, sky.shape(), 12, [&](int t) { return sky.frame(t); });
+    p.despike = false;
+    const WhitenRun off = run_whiten(p, sky.shape(), 12, [&](int t) { return sky.frame(t); });
+    for (int t = 0; t < 12; ++t) {
+      INFO("frame " << t);
+      CHECK(off.stats[t].despiked == 0);
+      // Only noise that sticks out by chance: ~1e-4 of the samples, ~1 % of those on the edge.
+      CHECK(on.stats[t].despiked <= 15);
+    }
+  }
+  // A hot pixel: the residual output shows the offset there; passthrough shows the input.
+  sky.hot_level = 2000.0;
+  const auto spot = clear_sky_pixels(sky, 1);
+  REQUIRE(spot.size() == 1);
+  sky.hot_pixels = {static_cast<std::size_t>(spot[0].second) * 64 + spot[0].first};
+  for (WhitenWarmup warmup : {WhitenWarmup::Passthrough, WhitenWarmup::Partial}) {
+    for (WhitenOutput output : {WhitenOutput::Residual, WhitenOutput::Float}) {
+      WhitenParams p = params_with(output, 5);
+      p.warmup = warmup;
+      const WhitenRun run = run_whiten(p, sky.shape(), 8, [&](int t) { return sky.frame(t); });
+      const float offset = output == WhitenOutput::Residual ? 2048.0f : 0.0f;
+      for (int t = 0; t < 8; ++t) {
+        INFO("frame " << t << " warmup " << to_string(warmup) << " output " << to_string(output));
+        CHECK(run.stats[t].despiked >= 1);
+        const auto input = static_cast<float>(sky.frame(t).key(spot[0].first, spot[0].second, 0));
+        const bool passing = warmup == WhitenWarmup::Passthrough && t < 5;
+        CHECK(run.out[t].at(spot[0].first, spot[0].second) == (passing ? input : offset));
+      }
+    }
+  }
 }

@@ -83,6 +83,7 @@ TEST_CASE("whiten in a chain: every key, and defaults for the rest", "[whiten][c
       output: snr
       offset: 100
       gain: -2.5
+      despike: false
 )");
   WhitenParams expected;
   expected.history = 12;
@@ -100,6 +101,7 @@ TEST_CASE("whiten in a chain: every key, and defaults for the rest", "[whiten][c
   expected.output = WhitenOutput::Snr;
   expected.offset = 100.0;
   expected.gain = -2.5;
+  expected.despike = false;
   CHECK(p == expected);
   CHECK(chain_filter_names() == "median, whiten");
 }
@@ -107,7 +109,8 @@ TEST_CASE("whiten in a chain: every key, and defaults for the rest", "[whiten][c
 TEST_CASE("every bad whiten key or value is refused at its place", "[whiten][chain]") {
   require_refused("- whiten: {histroy: 5}", "histroy", "stage 1 (whiten)", "unknown key 'histroy'",
                   "history, gamma, fit, refit-interval, fit-subsample, shift, shift-window, "
-                  "shift-max, reject, reject-sigma, noise-frames, warmup, output, offset, gain");
+                  "shift-max, reject, reject-sigma, noise-frames, warmup, output, offset, gain, "
+                  "despike");
   require_refused("- whiten: {history: 0}", "0", "stage 1 (whiten): history", "0 is not allowed",
                   "1..64");
   require_refused("- whiten: {history: 65}", "65", "stage 1 (whiten): history", "65 is not allowed",
@@ -150,6 +153,14 @@ TEST_CASE("every bad whiten key or value is refused at its place", "[whiten][cha
                   "a finite number other than 0");
   require_refused("- whiten: {gain: 1, gain: 2}", "gain: 2", "stage 1 (whiten): gain",
                   "given twice", "each key once");
+  require_refused("- whiten: {despike: yes}", "yes", "stage 1 (whiten): despike",
+                  "expected a boolean, got 'yes'", "true or false");
+  require_refused("- whiten: {despike: 'true'}", "'true'", "stage 1 (whiten): despike",
+                  "expected a boolean, got 'true'", "true or false");
+  require_refused("- whiten: {despike: 1}", "1", "stage 1 (whiten): despike",
+                  "expected a boolean, got '1'", "true or false");
+  CHECK_FALSE(parse_one("- whiten: {despike: FALSE}").despike);
+  CHECK(parse_one("- whiten: {despike: True}").despike);
 }
 
 TEST_CASE("the CPU whiten stage through a YAML chain equals the reference", "[whiten][chain]") {

@@ -93,6 +93,9 @@ struct WhitenDeviceState {
   WhitenSolveState* solve = nullptr;
   WhitenStats* stats = nullptr;  // this frame's numbers
   unsigned long long* rejected_count = nullptr;
+  // This frame's despiked input samples: the load kernel counts, the finish kernel reports
+  // and clears.
+  unsigned long long* despiked_count = nullptr;
   WhitenShiftState* shift = nullptr;
   // Phase correlation (resample): an M x M window, its M x (M/2 + 1) spectrum.
   int window = 0;
@@ -141,6 +144,7 @@ struct WhitenFramePlan {
   WhitenOutput output = WhitenOutput::Residual;
   float offset = 0.0f, gain = 1.0f;
   float saturation = 0.0f;  // also the largest integer output sample
+  bool despike = true;      // input spikes become missing samples (despike_sample())
 };
 
 // A frame in device memory (input or output).
@@ -153,7 +157,7 @@ struct WhitenFrameView {
 // The pieces of one frame, in the order launch_whiten_frame() queues them.
 // Forgets the state: sigma, rejection runs, invalid counts, shift and weights.
 cudaError_t launch_whiten_reset(const WhitenDeviceState& state, cudaStream_t stream);
-// The input as float; shift: none also its invalid mask.
+// The input as float, its spikes NaN (despike) and counted; shift: none also its invalid mask.
 cudaError_t launch_whiten_load(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                WhitenFrameView in, cudaStream_t stream);
 // shift: resample: phase correlation (cuFFT) and the shift, all on the device.

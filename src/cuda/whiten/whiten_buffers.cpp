@@ -75,6 +75,7 @@ void WhitenDeviceBuffers::allocate(const WhitenParams& params, const FrameShape&
       {sizeof(WhitenSolveState), reinterpret_cast<void**>(&s.solve)},
       {sizeof(WhitenStats), reinterpret_cast<void**>(&s.stats)},
       {sizeof(unsigned long long), reinterpret_cast<void**>(&s.rejected_count)},
+      {sizeof(unsigned long long), reinterpret_cast<void**>(&s.despiked_count)},
       {sizeof(WhitenShiftState), reinterpret_cast<void**>(&s.shift)},
       {m * m * sizeof(float), reinterpret_cast<void**>(&s.fft_in)},
       {spectrum * sizeof(float2), reinterpret_cast<void**>(&s.spectrum)},
@@ -101,6 +102,8 @@ void WhitenDeviceBuffers::allocate(const WhitenParams& params, const FrameShape&
   state_ = s;
   // Only shift: resample's kernels write shift_rejected: it reads false otherwise.
   check(cudaMemset(s.stats, 0, sizeof(WhitenStats)), "whiten stats (cudaMemset)");
+  check(cudaMemset(s.despiked_count, 0, sizeof(unsigned long long)),
+        "whiten despike count (cudaMemset)");
   if (!resample) return;
 
   try {

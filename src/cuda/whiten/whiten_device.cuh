@@ -199,7 +199,8 @@ __device__ __forceinline__ bool camera_pixel(const WhitenDeviceState& s,
               : plan.offset + plan.gain * (zeros ? 0.0f : rho);
       break;
     case WhitenOutput::Float:
-      v = passthrough ? value : (zeros ? 0.0f : rho);
+      // The input as it came, despiked samples included.
+      v = passthrough ? read_sample(in, x, y) : (zeros ? 0.0f : rho);
       break;
     case WhitenOutput::Snr:
       v = passthrough || zeros ? 0.0f : pixel_snr(rho, sigma);

@@ -87,6 +87,8 @@ __global__ void __launch_bounds__(kWhitenBlock)
                 plan.fit_subsample)) {
       excluded = ((s.frame_bits[p >> 5] >> (p & 31)) & 1u) != 0 || s.window_count[p] != 0;
     }
+    // A tile of a span that has some (a few hot pixels or noise spikes in 4096) but not here.
+    if (__syncthreads_or(excluded) == 0) continue;
     const unsigned votes = __ballot_sync(0xffffffffu, excluded);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if (lane == 0) warp_counts[warp] = __popc(votes);

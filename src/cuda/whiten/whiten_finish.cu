@@ -1,7 +1,7 @@
 // Whitening, end of a frame: the new frame's Gram row (its block partials added in block
 // order, for resample the aligned frame's products and then the corrections) written into the
-// circular Gram matrix, and the frame's rejection count into its statistics. Also the reset of the
-// state and the frame's sequence of launches.
+// circular Gram matrix, and the frame's rejection and despike counts into its statistics. Also the
+// reset of the state and the frame's sequence of launches.
 //
 // Schedule: one block; a warp per Gram entry, each lane adding every 32nd block's partial,
 // then a fixed shuffle tree: reproducible.
@@ -37,7 +37,13 @@ __global__ void __launch_bounds__(kWhitenBlock)
       s.gram[other * cap + slot] = dot;
     }
   }
-  if (threadIdx.x == 0) s.stats->rejected = *s.rejected_count;
+  if (threadIdx.x == 0) {
+    // Field by field (whiten_solve.cu says why), and the despike count cleared for the next
+    // frame's load kernel.
+    s.stats->rejected = *s.rejected_count;
+    s.stats->despiked = *s.despiked_count;
+    *s.despiked_count = 0;
+  }
 }
 
 }  // namespace
@@ -53,6 +59,7 @@ cudaError_t launch_whiten_reset(const WhitenDeviceState& s, cudaStream_t stream)
   STARSIFT_CUDA_TRY(cudaMemsetAsync(s.run, 0, s.plane, stream));
   STARSIFT_CUDA_TRY(cudaMemsetAsync(s.window_count, 0, s.plane, stream));
   STARSIFT_CUDA_TRY(cudaMemsetAsync(s.solve, 0, sizeof(WhitenSolveState), stream));
+  STARSIFT_CUDA_TRY(cudaMemsetAsync(s.despiked_count, 0, sizeof(unsigned long long), stream));
   STARSIFT_CUDA_TRY(cudaMemsetAsync(s.shift, 0, sizeof(WhitenShiftState), stream));
   return cudaMemsetAsync(s.weights_f, 0, kWhitenMaxLags * sizeof(float), stream);
 }

@@ -1,15 +1,16 @@
-// Whitening, step 1: the input as float, its invalid mask, and (shift: resample) the frame
-// resampled onto the aligned grid.
+// Whitening, step 1: the input as float (its spikes NaN with despike, and counted), its invalid
+// mask, and (shift: resample) the frame resampled onto the aligned grid.
 //
 // Schedule: grid-stride over the plane in 256-pixel tiles, one pixel per thread, a fixed
 // number of blocks (whiten_tuning.hpp); a warp covers one 32-pixel mask word and writes it
 // from a vote. Memory-bound: load reads the input (1-4 B/px) and writes x (4 B/px) and the
 // mask (1/8 B/px); align reads x through the 16 taps (cached: neighbouring threads share
-// them) and writes y.
+// them) and writes y. The spike test reads the 3 x 3 box of the input (cached).
 #include <cuda_runtime.h>
 
 #include "cuda/whiten/whiten.cuh"
 #include "cuda/whiten/whiten_device.cuh"
+#include "pipeline/whiten/despike.hpp"
 #include "pipeline/whiten/resample.hpp"
 
 namespace starsift::cuda {
@@ -18,16 +19,52 @@ namespace {
 
 using namespace whiten_detail;
 
+// Sample x of a row of format F, as read_sample() converts it (the format fixed at compile
+// time: the spike test reads nine samples a pixel, and a switch on the format per read made
+// the load pass instruction-bound).
+template <PixelFormat F>
+__device__ __forceinline__ float row_sample(const std::byte* row, int x) {
+  if constexpr (F == PixelFormat::Gray8) {
+    return static_cast<float>(__ldg(reinterpret_cast<const std::uint8_t*>(row) + x));
+  } else if constexpr (F == PixelFormat::Gray16) {
+    return static_cast<float>(__ldg(reinterpret_cast<const std::uint16_t*>(row) + x));
+  } else {
+    return __ldg(reinterpret_cast<const float*>(row) + x);
+  }
+}
+
+template <PixelFormat F>
 __global__ void __launch_bounds__(kWhitenBlock)
     load_kernel(WhitenDeviceState s, WhitenFramePlan plan, WhitenFrameView in) {
+  const int w = s.width, h = s.height;
+  // The spike test reads the input, never x (reference.cpp, load_input()).
+  auto read = [&](int cx, int cy) {
+    return row_sample<F>(in.data + static_cast<std::ptrdiff_t>(cy) * in.stride, cx);
+  };
   for_each_tile(s.plane, [&](std::size_t p, bool inside) {
     bool bad = false;
+    bool spike = false;
     if (inside) {
-      const int y = static_cast<int>(static_cast<unsigned>(p) / static_cast<unsigned>(s.width));
-      const int x = static_cast<int>(p - static_cast<std::size_t>(y) * s.width);
-      const float v = read_sample(in, x, y);
+      const int y = static_cast<int>(static_cast<unsigned>(p) / static_cast<unsigned>(w));
+      const int x = static_cast<int>(p - static_cast<std::size_t>(y) * w);
+      float v = read(x, y);
+      if (plan.despike) {
+        const DespikedSample d = despike_sample(read, x, y, w, h);
+        if (d.spike) {
+          // A missing sample; with no history yet its neighbours' level (load_input()).
+          v = plan.n == 0 ? d.value : __int_as_float(0x7fc00000);  // quiet NaN
+          spike = true;
+        }
+      }
       s.x[p] = v;
       bad = unusable(v, plan.saturation);
+    }
+    if (plan.despike) {
+      // Integers: the order of the warps' additions does not matter.
+      const unsigned spikes = __ballot_sync(0xffffffffu, spike);
+      if ((threadIdx.x & 31) == 0 && spikes != 0) {
+        atomicAdd(s.despiked_count, static_cast<unsigned long long>(__popc(spikes)));
+      }
     }
     // shift: none: the camera grid is the aligned grid, and x's mask is the frame's.
     const unsigned votes = __ballot_sync(0xffffffffu, bad);
@@ -72,7 +109,19 @@ __global__ void __launch_bounds__(kWhitenBlock)
 
 cudaError_t launch_whiten_load(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                WhitenFrameView in, cudaStream_t stream) {
-  load_kernel<<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in);
+  switch (in.format) {
+    case PixelFormat::Gray8:
+      load_kernel<PixelFormat::Gray8>
+          <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in);
+      break;
+    case PixelFormat::Gray16:
+      load_kernel<PixelFormat::Gray16>
+          <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in);
+      break;
+    default:
+      load_kernel<PixelFormat::Gray32F>
+          <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in);
+  }
   return cudaPeekAtLastError();
 }
 

@@ -155,6 +155,7 @@ __global__ void __launch_bounds__(kWhitenBlock)
   st.gamma = w.gamma;
   st.excluded = solving ? s.solve->excluded : 0;
   st.rejected = 0;  // the finish kernel writes the count
+  st.despiked = 0;  // and this one
   if (plan.resample) {
     const WhitenShiftState& shift = *s.shift;
     st.shift_x = shift.shift_x;

@@ -11,9 +11,9 @@ namespace starsift {
 namespace {
 
 constexpr std::string_view kWhitenKeys[] = {
-    "history",      "gamma",        "fit",       "refit-interval", "fit-subsample",
-    "shift",        "shift-window", "shift-max", "reject",         "reject-sigma",
-    "noise-frames", "warmup",       "output",    "offset",         "gain"};
+    "history",      "gamma",     "fit",    "refit-interval", "fit-subsample", "shift",
+    "shift-window", "shift-max", "reject", "reject-sigma",   "noise-frames",  "warmup",
+    "output",       "offset",    "gain",   "despike"};
 
 using P = WhitenParams;
 
@@ -66,6 +66,7 @@ StageParams read_whiten(const YamlParams& yaml) {
     offset->validate_as(&P::offset, params.offset);
   }
   read_number(yaml, "gain", &P::gain, "a finite number other than 0", params);
+  if (const auto despike = yaml.find("despike")) params.despike = despike->to_bool();
   yaml.validate(params);
   return params;
 }

@@ -170,6 +170,15 @@ double YamlParam::to_number(const std::string& allowed) const {
   return value;
 }
 
+bool YamlParam::to_bool() const {
+  const std::string allowed = "true or false";
+  if (!value_.IsScalar() || is_quoted_string(value_)) fail_type("a boolean", allowed);
+  const std::string& text = value_.Scalar();
+  if (text == "true" || text == "True" || text == "TRUE") return true;
+  if (text == "false" || text == "False" || text == "FALSE") return false;
+  fail_type("a boolean", allowed);
+}
+
 std::string YamlParam::to_word(const std::string& allowed) const {
   if (!value_.IsScalar()) fail_type("a name", allowed);
   return value_.Scalar();

@@ -53,6 +53,9 @@ class YamlParam {
   // A number: integer or decimal, exponent allowed, and .inf/.nan (which the filter's
   // validate() may refuse). Throws as to_int() does.
   double to_number(const std::string& allowed) const;
+  // A boolean: true, True, TRUE, false, False or FALSE (YAML 1.2 core schema). Anything else,
+  // a quoted "true" included, throws naming the value.
+  bool to_bool() const;
   // A scalar's text, quoted or not. Throws for a map, a sequence or nothing.
   std::string to_word(const std::string& allowed) const;
 

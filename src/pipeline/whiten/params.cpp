@@ -232,6 +232,7 @@ bool whiten_live_change(const WhitenParams& from, const WhitenParams& to) noexce
   live.warmup = from.warmup;
   live.offset = from.offset;
   live.gain = from.gain;
+  live.despike = from.despike;
   return live == from;
 }
 

@@ -68,6 +68,7 @@ struct WhitenParams {
   static constexpr WhitenWarmup kDefaultWarmup = WhitenWarmup::Partial;
   static constexpr WhitenOutput kDefaultOutput = WhitenOutput::Residual;
   static constexpr double kDefaultGain = 1.0;
+  static constexpr bool kDefaultDespike = true;
 
   int history = kDefaultHistory;  // N: frames the prediction is made of, 1..64
   double gamma = kDefaultGamma;   // relative regularisation, >= 0
@@ -86,6 +87,9 @@ struct WhitenParams {
   // mid-range for integer formats (2^(bit_depth-1)), 0 for GRAY32F.
   std::optional<double> offset;
   double gain = kDefaultGain;  // output: residual writes offset + gain * residual
+  // An input sample that sticks out of its 3 x 3 neighbourhood (despike_sample(), despike.hpp:
+  // a hot or dead pixel, single or paired) is taken as missing, NaN, before anything reads it.
+  bool despike = kDefaultDespike;
 
   // Throws Error naming the parameter (by its YAML key), the value and the allowed range.
   void validate() const;
@@ -105,7 +109,8 @@ struct WhitenParams {
 };
 
 // True when `to` differs from `from` only in what applies from the next frame on (gamma,
-// refit-interval, shift-max, reject-sigma, warmup, offset, gain): the history can be kept.
+// refit-interval, shift-max, reject-sigma, warmup, offset, gain, despike): the history can be
+// kept.
 bool whiten_live_change(const WhitenParams& from, const WhitenParams& to) noexcept;
 
 // The formats whitening accepts: GRAY8, GRAY16_LE (any bit depth), GRAY32F.

@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "pipeline/hd.hpp"
+#include "pipeline/whiten/despike.hpp"
 
 namespace starsift {
 
@@ -22,59 +23,21 @@ namespace starsift {
 // (tests/whiten, docs/whitening.md): 1.4 px keeps the bias below 0.01 px.
 inline constexpr double kPhaseTaperSigma = 1.4;
 
-// How far a sample must stick out of its neighbourhood for window_despike() to replace it:
-// beyond the second brightest (faintest) neighbour by this many times the spread of the rest.
-// A Gaussian star's core exceeds its second brightest neighbour by at most ~2 times that
-// spread from FWHM 2 px up (3.3 times at FWHM 1.5 px); a hot pixel on the sky by its level
-// over a few sigma of noise.
-inline constexpr float kDespikeRatio = 4.0f;
-
 // Sample (c, r) of an m x m window (`origin` its first sample, `stride` samples per row), or
-// its second brightest neighbour where it sticks out above it by more than kDespikeRatio times
-// (second brightest - faintest), or its second faintest where it sticks out below likewise.
-// Neighbours: the finite samples of the 3 x 3 box inside the window; with fewer than 3, or
-// where the sample is not finite, it is returned as it is. The shift window is filtered with
-// it before its mean and the Hann window are taken: a hot pixel (one bright sample fixed on
-// the sensor, broadband in the spectrum and never moving), or two side by side, fall to the
-// sky around them, while stars and noise are left as they are. Without it the correlation
-// peak of a frame with a few dozen hot pixels stays near the sensor's own position, 0, while
-// the stars move (measured: 5 % of a 1.5 px shift). A 3 x 3 median removes hot pixels as well,
-// and clamping every sample to its neighbours' range too, but both reshape the stars: their
-// shifts were off by up to 0.68 and 0.41 px on sparse 512^2 fields where the unfiltered
-// window's were off by 0.38 px, and by up to 0.1 px on the test fields of 128^2. The same
-// float operations on both backends.
+// the value it falls to where it is a spike (despike_sample(), despike.hpp: its second
+// brightest neighbour where it sticks out above it by more than kDespikeRatio times (second
+// brightest - faintest), its second faintest where it sticks out below likewise). The shift window
+// is filtered with it before its mean and the Hann window are taken: a hot pixel (one bright sample
+// fixed on the sensor, broadband in the spectrum and never moving), or two side by side, fall to
+// the sky around them, while stars and noise are left as they are. Without it the correlation peak
+// of a frame with a few dozen hot pixels stays near the sensor's own position, 0, while the stars
+// move (measured: 5 % of a 1.5 px shift). A 3 x 3 median removes hot pixels as well, and clamping
+// every sample to its neighbours' range too, but both reshape the stars: their shifts were off by
+// up to 0.68 and 0.41 px on sparse 512^2 fields where the unfiltered window's were off by 0.38 px,
+// and by up to 0.1 px on the test fields of 128^2. The same float operations on both backends.
 STARSIFT_HD float window_despike(const float* origin, long long stride, int c, int r, int m) {
-  const float self = origin[r * stride + c];
-  if (!(self - self == 0.0f)) return self;  // not finite
-  float hi1 = -INFINITY, hi2 = -INFINITY, lo1 = INFINITY, lo2 = INFINITY;
-  int count = 0;
-  for (int dy = -1; dy <= 1; ++dy) {
-    const int rr = r + dy;
-    if (rr < 0 || rr >= m) continue;
-    for (int dx = -1; dx <= 1; ++dx) {
-      const int cc = c + dx;
-      if ((dx == 0 && dy == 0) || cc < 0 || cc >= m) continue;
-      const float s = origin[rr * stride + cc];
-      if (!(s - s == 0.0f)) continue;
-      ++count;
-      if (s > hi1) {
-        hi2 = hi1;
-        hi1 = s;
-      } else if (s > hi2) {
-        hi2 = s;
-      }
-      if (s < lo1) {
-        lo2 = lo1;
-        lo1 = s;
-      } else if (s < lo2) {
-        lo2 = s;
-      }
-    }
-  }
-  if (count < 3) return self;
-  if (self - hi2 > kDespikeRatio * (hi2 - lo1)) return hi2;
-  if (lo2 - self > kDespikeRatio * (hi1 - lo2)) return lo2;
-  return self;
+  auto read = [origin, stride](int cc, int rr) { return origin[rr * stride + cc]; };
+  return despike_sample(read, c, r, m, m).value;
 }
 
 // Periodic Hann weight of sample i of an n-sample window.

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "pipeline/error.hpp"
+#include "pipeline/whiten/despike.hpp"
 #include "pipeline/whiten/phase_peak.hpp"
 
 namespace starsift {
@@ -74,6 +76,7 @@ std::string shape_text(int width, int height, PixelFormat format) {
 // Every per-frame buffer, allocated once for the shape.
 struct WhitenState::Buffers {
   std::vector<float> x;                       // the input as float (camera grid)
+  std::vector<float> raw;                     // the same before despike (camera grid)
   std::vector<float> y;                       // the aligned frame (shift: resample; else x is used)
   std::vector<float> b;                       // the prediction (aligned grid)
   std::vector<float> b_camera;                // the prediction on the camera grid (shift: resample)
@@ -85,6 +88,7 @@ struct WhitenState::Buffers {
   std::vector<unsigned char> window_invalid;  // stored frames invalid at each pixel (aligned)
   std::vector<double> row_sums;               // per row: its part of each dot product
   std::vector<std::uint64_t> row_rejected;
+  std::vector<std::uint64_t> row_despiked;  // per row: input samples despiked
   std::vector<double> rhs, work, dots;
   std::vector<double> system;  // R of one fit, n x n
   std::vector<int> slots, identity;
@@ -98,6 +102,7 @@ WhitenState::WhitenState(const WhitenParams& params, const FrameShape& shape)
   const int capacity = params_.history + 1;
   Buffers& m = *buf_;
   m.x.assign(pixels, 0.0f);
+  m.raw.assign(pixels, 0.0f);  // despike can be switched on at any frame
   if (params_.shift == WhitenShift::Resample) {
     m.y.assign(pixels, 0.0f);
     m.b_camera.assign(pixels, 0.0f);
@@ -112,6 +117,7 @@ WhitenState::WhitenState(const WhitenParams& params, const FrameShape& shape)
   m.window_invalid.assign(pixels, 0);
   m.row_sums.assign(static_cast<std::size_t>(shape.height) * capacity, 0.0);
   m.row_rejected.assign(shape.height, 0);
+  m.row_despiked.assign(shape.height, 0);
   m.rhs.assign(capacity, 0.0);
   m.work.assign(static_cast<std::size_t>(capacity) * capacity, 0.0);
   m.dots.assign(capacity, 0.0);
@@ -133,7 +139,8 @@ void WhitenState::update(const WhitenParams& params) {
   params.validate_for(shape_);
   if (!can_update(params)) {
     throw Error("whiten: these parameters need a new history",
-                "changes of gamma, refit-interval, shift-max, reject-sigma, warmup, offset, gain");
+                "changes of gamma, refit-interval, shift-max, reject-sigma, warmup, offset, gain, "
+                "despike");
   }
   params_ = params;
 }
@@ -186,12 +193,12 @@ void WhitenState::process(ConstImageView in, ImageView out, ThreadPool& pool) {
   }
   stats_ = {};
   stats_.frame = frame_;
-  load_input(in, pool);
+  const int n = history_in_use();
+  load_input(in, n, pool);
   if (params_.shift == WhitenShift::Resample) {
     estimate_shift();
     align(pool);
   }
-  const int n = history_in_use();
   stats_.history_used = n;
   stats_.warmup = n < params_.history;
   fit(n, pool);
@@ -203,20 +210,49 @@ void WhitenState::process(ConstImageView in, ImageView out, ThreadPool& pool) {
   ++frame_;
 }
 
-void WhitenState::load_input(ConstImageView in, ThreadPool& pool) {
+void WhitenState::load_input(ConstImageView in, int n, ThreadPool& pool) {
   Buffers& m = *buf_;
   const int w = shape_.width;
+  const int h = shape_.height;
   const bool unshifted = params_.shift == WhitenShift::None;
-  pool.parallel_for(shape_.height, [&](int y0, int y1) {
+  const bool despike = params_.despike;
+  // The spike test reads the input, never x: which samples are spikes does not depend on
+  // which have been replaced already. A spike is a missing sample (NaN), whose place in the
+  // history takes the prediction; without a history (n = 0) there is none, and the history's
+  // first frame would keep 0 there, a hole every later prediction of that pixel falls into:
+  // the spike takes the value despike_sample() gives it instead, its neighbours' level.
+  // First pass: x, and with despike the input as float (the samples read_sample() gives,
+  // read once: the test reads each nine times).
+  float* raw = despike ? m.raw.data() : m.x.data();
+  pool.parallel_for(h, [&](int y0, int y1) {
     for (int y = y0; y < y1; ++y) {
-      float* x = m.x.data() + static_cast<std::ptrdiff_t>(y) * w;
-      unsigned char* invalid = m.invalid.data() + static_cast<std::ptrdiff_t>(y) * w;
-      for (int i = 0; i < w; ++i) {
-        x[i] = read_sample(in, i, y);
-        if (unshifted) invalid[i] = unusable(x[i], saturation_);
-      }
+      float* row = raw + static_cast<std::ptrdiff_t>(y) * w;
+      for (int i = 0; i < w; ++i) row[i] = read_sample(in, i, y);
+      if (despike)
+        std::memcpy(m.x.data() + static_cast<std::ptrdiff_t>(y) * w, row, w * sizeof(float));
     }
   });
+  if (despike) {
+    const float missing = std::numeric_limits<float>::quiet_NaN();
+    auto read = [&](int cx, int cy) { return raw[static_cast<std::ptrdiff_t>(cy) * w + cx]; };
+    pool.parallel_for(h, [&](int y0, int y1) {
+      for (int y = y0; y < y1; ++y) {
+        float* x = m.x.data() + static_cast<std::ptrdiff_t>(y) * w;
+        std::uint64_t despiked = 0;
+        for (int i = 0; i < w; ++i) {
+          const DespikedSample d = despike_sample(read, i, y, w, h);
+          if (!d.spike) continue;
+          x[i] = n == 0 ? d.value : missing;
+          ++despiked;
+        }
+        m.row_despiked[y] = despiked;
+      }
+    });
+    for (int y = 0; y < h; ++y) stats_.despiked += m.row_despiked[y];
+  }
+  if (unshifted) {
+    for (std::size_t p = 0; p < m.x.size(); ++p) m.invalid[p] = unusable(m.x[p], saturation_);
+  }
 }
 
 void WhitenState::estimate_shift() {
@@ -479,7 +515,8 @@ void WhitenState::residual_and_output(int n, ConstImageView in, ImageView out, T
                                 : offset + gain * (zeros ? 0.0f : rho);
             break;
           case WhitenOutput::Float:
-            value = passthrough ? m.x[p] : (zeros ? 0.0f : rho);
+            // The input as it came, despiked samples included.
+            value = passthrough ? read_sample(in, i, y) : (zeros ? 0.0f : rho);
             break;
           case WhitenOutput::Snr:
             value = passthrough || zeros ? 0.0f : pixel_snr(rho, sigma);

@@ -3,9 +3,11 @@
 // resampler in resample.hpp, the solve in weights.hpp, all shared with the CUDA code).
 //
 // Per frame t, in this order:
-//  1. x = the input as float (ADU). A pixel is invalid where x is saturated (at or above
-//     2^bit_depth - 1) or not finite (shift: resample: where any of its 16 taps is). The mask
-//     is stored with the frame.
+//  1. x = the input as float (ADU). despike: a sample that sticks out of its 3 x 3
+//     neighbourhood of input samples (despike_sample(), despike.hpp) is a missing sample, x =
+//     NaN (n = 0, no prediction to store in its place: the value despike_sample() gives it).
+//     A pixel is invalid where x is saturated (at or above 2^bit_depth - 1) or not finite
+//     (shift: resample: where any of its 16 taps is). The mask is stored with the frame.
 //  2. shift: resample: the displacement d of x against the reference by phase correlation;
 //     s_t = reference offset + d. The first frame is the reference (s = 0); when |d| >
 //     shift-max, x becomes the reference and s_t its offset. A highest peak more than 2 px from
@@ -68,8 +70,8 @@ class WhitenState {
   FrameShape output_shape() const noexcept { return whiten_output_shape(params_, shape_); }
 
   // True when `params` differs from the current ones only in what applies from the next frame
-  // on (gamma, refit-interval, shift-max, reject-sigma, warmup, offset, gain) and can be taken
-  // without restarting the history.
+  // on (gamma, refit-interval, shift-max, reject-sigma, warmup, offset, gain, despike) and can be
+  // taken without restarting the history.
   bool can_update(const WhitenParams& params) const noexcept;
   // Takes such parameters (validated; throws Error otherwise).
   void update(const WhitenParams& params);
@@ -93,7 +95,7 @@ class WhitenState {
  private:
   struct Buffers;
 
-  void load_input(ConstImageView in, ThreadPool& pool);
+  void load_input(ConstImageView in, int n, ThreadPool& pool);
   void estimate_shift();
   void align(ThreadPool& pool);
   int history_in_use() const noexcept;

@@ -22,6 +22,7 @@ struct WhitenStats {
   bool shift_rejected = false;
   std::uint64_t rejected = 0;  // camera pixels whose residual was an outlier (reject: mask)
   std::uint64_t excluded = 0;  // pixels of the fit rows left out of this frame's fit
+  std::uint64_t despiked = 0;  // input samples taken as missing as spikes (despike)
 };
 
 }  // namespace starsift

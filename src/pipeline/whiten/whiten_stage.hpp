@@ -24,7 +24,7 @@ class WhitenStage : public FilterStage {
   }
 
   // Validates and stores new parameters. gamma, refit-interval, shift-max, reject-sigma,
-  // warmup, offset and gain apply from the next frame on; any other change restarts the
+  // warmup, offset, gain and despike apply from the next frame on; any other change restarts the
   // history (its buffers are reallocated here, between frames, never in process()). A new
   // `output` changes output_shape(): the caller configures the chain again.
   // A refusal (Error) leaves the stage as it was.

@@ -251,6 +251,7 @@ class WhitenStageCuda final : public WhitenStage {
     plan.offset = static_cast<float>(p.effective_offset(shape_));
     plan.gain = static_cast<float>(p.gain);
     plan.saturation = whiten_saturation(shape_);
+    plan.despike = p.despike;
     return plan;
   }
 

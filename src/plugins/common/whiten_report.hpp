@@ -28,8 +28,8 @@ struct WhitenReport {
 //   frame (guint64), history-used (gint), warmup (gboolean), refit (gboolean),
 //   sum-w2 (gdouble: WhitenStats::weight_sq_sum), noise-floor (gdouble), gamma (gdouble),
 //   shift-x, shift-y, shift-peak (gdouble), reference-changed (gboolean),
-//   shift-rejected (gboolean), rejected (guint64), frames (guint64), timestamp (guint64,
-//   GstClockTime).
+//   shift-rejected (gboolean), rejected (guint64), despiked (guint64), frames (guint64),
+//   timestamp (guint64, GstClockTime).
 // GLib allocations only: callable under the object lock.
 GstStructure* whiten_report_to_structure(const WhitenReport& report, const char* name);
 
