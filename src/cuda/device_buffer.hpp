@@ -86,6 +86,25 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
+// An event that only orders work and reports completion (no timing: cheaper to record).
+class SyncEvent {
+ public:
+  SyncEvent() {
+    check(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreate");
+  }
+  ~SyncEvent() {
+    if (event_) cudaEventDestroy(event_);
+  }
+  SyncEvent(const SyncEvent&) = delete;
+  SyncEvent& operator=(const SyncEvent&) = delete;
+  cudaEvent_t get() const noexcept { return event_; }
+  // Whether the work before its last record has finished (never waits).
+  bool done() const noexcept { return cudaEventQuery(event_) == cudaSuccess; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 // An instantiated CUDA graph: launched as one unit, far cheaper than its kernels one by one.
 class GraphExec {
  public:

@@ -20,11 +20,35 @@ std::string fmt(const char* format, double v) {
 }
 
 // "93.1 [91.4, 94.6]"
-std::string completeness_text(const CellScore& c) {
+std::string completeness_text(double completeness, const Interval& interval) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f [%.1f, %.1f]", 100.0 * c.completeness,
-                100.0 * c.completeness_95.low, 100.0 * c.completeness_95.high);
+  std::snprintf(buf, sizeof buf, "%.1f [%.1f, %.1f]", 100.0 * completeness, 100.0 * interval.low,
+                100.0 * interval.high);
   return buf;
+}
+std::string completeness_text(const CellScore& c) {
+  return completeness_text(c.completeness, c.completeness_95);
+}
+
+// The cells of method `m` at peak SNR `snr`, one per speed, each its completeness and
+// interval as `masked` selects, then whether every speed meets the target; ends the row.
+void speed_cells(const QualityConfig& c, const MethodSummary& m, double snr, bool masked,
+                 std::ostream& out) {
+  bool meets = true;
+  for (const double v : c.speeds) {
+    const CellScore* cell = find_cell(m, snr, v);
+    if (cell == nullptr) {
+      out << " - |";
+      continue;
+    }
+    const double completeness = masked ? cell->completeness_star_mask : cell->completeness;
+    meets = meets && completeness >= kTargetCompleteness;
+    out << " "
+        << completeness_text(completeness,
+                             masked ? cell->completeness_star_mask_95 : cell->completeness_95)
+        << " |";
+  }
+  out << " " << (meets ? "yes" : "no") << " |\n";
 }
 
 std::string speed_header(const QualityConfig& config) {
@@ -69,17 +93,7 @@ void summary_table(const QualityReport& r, std::ostream& out) {
           << fmt("%.3f", m.false_alarm_rate_95.low) << ", "
           << fmt("%.3f", m.false_alarm_rate_95.high) << "] | " << fmt("%.3f", m.held_out_rate)
           << " |";
-      bool meets = true;
-      for (const double v : c.speeds) {
-        const CellScore* cell = find_cell(m, snr, v);
-        if (cell == nullptr) {
-          out << " - |";
-          continue;
-        }
-        meets = meets && cell->completeness >= kTargetCompleteness;
-        out << " " << completeness_text(*cell) << " |";
-      }
-      out << " " << (meets ? "yes" : "no") << " |\n";
+      speed_cells(c, m, snr, false, out);
     }
   }
   out << "\n";
@@ -111,21 +125,7 @@ void masked_summary_table(const QualityReport& r, std::ostream& out) {
       out << "| " << s.scene.name << " | " << m.name << " | " << fmt("%.2f", t.threshold)
           << (t.at_floor ? " (floor)" : "") << " | "
           << fmt("%.3f", static_cast<double>(t.false_alarms) / t.area_mpix_frames) << " |";
-      bool meets = true;
-      for (const double v : c.speeds) {
-        const CellScore* cell = find_cell(m, snr, v);
-        if (cell == nullptr) {
-          out << " - |";
-          continue;
-        }
-        meets = meets && cell->completeness_star_mask >= kTargetCompleteness;
-        char buf[64];
-        std::snprintf(buf, sizeof buf, " %.1f [%.1f, %.1f] |", 100.0 * cell->completeness_star_mask,
-                      100.0 * cell->completeness_star_mask_95.low,
-                      100.0 * cell->completeness_star_mask_95.high);
-        out << buf;
-      }
-      out << " " << (meets ? "yes" : "no") << " |\n";
+      speed_cells(c, m, snr, true, out);
     }
   }
   out << "\n";

@@ -172,10 +172,14 @@ const float* WhitenState::aligned_plane() const noexcept {
   return params_.shift == WhitenShift::Resample ? buf_->y.data() : buf_->x.data();
 }
 
-int WhitenState::history_in_use() const noexcept {
-  const int stored = history_.size();
-  const int available = params_.fit == WhitenFit::Past ? stored - 1 : stored;
-  return std::clamp(available, 0, params_.history);
+int whiten_history_in_use(const WhitenParams& params, int stored) noexcept {
+  const int available = params.fit == WhitenFit::Past ? stored - 1 : stored;
+  return std::clamp(available, 0, params.history);
+}
+
+bool whiten_weights_due(const WhitenParams& params, int n, int last_n,
+                        int frames_since_fit) noexcept {
+  return n >= 1 && (n != last_n || frames_since_fit >= params.refit_interval);
 }
 
 void WhitenState::process(ConstImageView in, ImageView out, ThreadPool& pool) {
@@ -193,7 +197,7 @@ void WhitenState::process(ConstImageView in, ImageView out, ThreadPool& pool) {
   }
   stats_ = {};
   stats_.frame = frame_;
-  const int n = history_in_use();
+  const int n = whiten_history_in_use(params_, history_.size());
   load_input(in, n, pool);
   if (params_.shift == WhitenShift::Resample) {
     estimate_shift();
@@ -350,7 +354,7 @@ void add_rows(const std::vector<double>& row_sums, int ld, int height, int subsa
 void WhitenState::fit(int n, ThreadPool& pool) {
   Buffers& m = *buf_;
   const bool due =
-      n != static_cast<int>(weights_.size()) || frames_since_fit_ >= params_.refit_interval;
+      whiten_weights_due(params_, n, static_cast<int>(weights_.size()), frames_since_fit_);
   if (n == 0) {
     weights_.clear();
     solve_ = {};
@@ -456,19 +460,20 @@ void WhitenState::predict(int n, ThreadPool& pool) {
   });
 }
 
-WhitenNoiseConstants WhitenState::noise_constants(int n) const noexcept {
+WhitenNoiseConstants whiten_noise_constants(const WhitenParams& params, std::uint64_t noise_updates,
+                                            int n) noexcept {
   WhitenNoiseConstants c;
-  c.have_sigma = noise_updates_ >= 1;
+  c.have_sigma = noise_updates >= 1;
   if (n >= 1) {
     // The running mean of the residuals seen so far until it is longer than the time
     // constant, then an exponential average: sigma starts from the first whitened frame.
-    const double mean_weight = 1.0 / static_cast<double>(noise_updates_ + 1);
-    c.alpha = static_cast<float>(std::max(mean_weight, 1.0 / params_.effective_noise_frames()));
-    c.reject_active = params_.reject == WhitenReject::Mask &&
-                      noise_updates_ >= static_cast<std::uint64_t>(kWhitenRejectAfterFrames);
+    const double mean_weight = 1.0 / static_cast<double>(noise_updates + 1);
+    c.alpha = static_cast<float>(std::max(mean_weight, 1.0 / params.effective_noise_frames()));
+    c.reject_active = params.reject == WhitenReject::Mask &&
+                      noise_updates >= static_cast<std::uint64_t>(kWhitenRejectAfterFrames);
   }
-  c.reject_k2 = static_cast<float>(params_.reject_sigma * params_.reject_sigma);
-  c.reject_run_limit = params_.history;
+  c.reject_k2 = static_cast<float>(params.reject_sigma * params.reject_sigma);
+  c.reject_run_limit = params.history;
   return c;
 }
 
@@ -482,7 +487,7 @@ void WhitenState::residual_and_output(int n, ConstImageView in, ImageView out, T
                      pool);
   }
   const float* prediction = resampled ? m.b_camera.data() : m.b.data();
-  const WhitenNoiseConstants c = noise_constants(n);
+  const WhitenNoiseConstants c = whiten_noise_constants(params_, noise_updates_, n);
   const bool integer_out = out.format != PixelFormat::Gray32F;
   const float offset = static_cast<float>(params_.effective_offset(shape_));
   const float gain = static_cast<float>(params_.gain);

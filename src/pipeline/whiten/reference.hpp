@@ -57,6 +57,20 @@ namespace starsift {
 // A frame's sigma is trusted for the outlier test once it averages this many residuals.
 inline constexpr int kWhitenRejectAfterFrames = 4;
 
+// The per-frame rules that follow from how many frames came before (the steps 3, 4 and 7 of
+// process()), shared with the CUDA stage, which works them out on the host for each frame.
+// The history frames frame t's prediction uses, `stored` frames being kept before it.
+int whiten_history_in_use(const WhitenParams& params, int stored) noexcept;
+// Whether frame t solves for new weights: it uses some history (n >= 1) and either the
+// history in use changed since the weights in force (solved for `last_n` frames; 0: none) or
+// `frames_since_fit` frames have passed since they were solved.
+bool whiten_weights_due(const WhitenParams& params, int n, int last_n,
+                        int frames_since_fit) noexcept;
+// The noise and outlier constants of frame t, whose prediction uses n frames, after
+// `noise_updates` frames have updated sigma.
+WhitenNoiseConstants whiten_noise_constants(const WhitenParams& params, std::uint64_t noise_updates,
+                                            int n) noexcept;
+
 class WhitenState {
  public:
   // Validates `params` for `shape` (throws Error) and allocates every buffer.
@@ -98,7 +112,6 @@ class WhitenState {
   void load_input(ConstImageView in, int n, ThreadPool& pool);
   void estimate_shift();
   void align(ThreadPool& pool);
-  int history_in_use() const noexcept;
   void fit(int n, ThreadPool& pool);
   void current_products(int n, ThreadPool& pool);
   void leave_out_excluded(int n);
@@ -106,7 +119,6 @@ class WhitenState {
   void predict(int n, ThreadPool& pool);
   void residual_and_output(int n, ConstImageView in, ImageView out, ThreadPool& pool);
   void store(int n, ThreadPool& pool);
-  WhitenNoiseConstants noise_constants(int n) const noexcept;
 
   WhitenParams params_;
   FrameShape shape_;

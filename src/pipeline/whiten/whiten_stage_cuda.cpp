@@ -11,6 +11,7 @@
 #include "cuda/whiten/whiten.cuh"
 #include "cuda/whiten/whiten_buffers.hpp"
 #include "pipeline/error.hpp"
+#include "pipeline/frame_memory.hpp"
 #include "pipeline/whiten/reference.hpp"
 #include "pipeline/whiten/stats_ring.hpp"
 
@@ -23,39 +24,20 @@ std::string shape_text(int width, int height, PixelFormat format) {
          std::string(to_string(format));
 }
 
-// An event that only orders and reports completion (no timing: cheaper to record).
-class SyncEvent {
- public:
-  SyncEvent() {
-    cuda::check(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreate");
-  }
-  ~SyncEvent() {
-    if (event_) cudaEventDestroy(event_);
-  }
-  SyncEvent(const SyncEvent&) = delete;
-  SyncEvent& operator=(const SyncEvent&) = delete;
-  cudaEvent_t get() const noexcept { return event_; }
-  bool done() const noexcept { return cudaEventQuery(event_) == cudaSuccess; }
+using cuda::SyncEvent;
 
- private:
-  cudaEvent_t event_ = nullptr;
-};
-
-// Page-locked records the device copies each frame's stats into.
+// Page-locked records the device copies each frame's stats into (frame memory: pinned
+// whenever a device is usable, which a CUDA stage requires).
 class PinnedStats {
  public:
-  PinnedStats() {
-    cuda::check(cudaHostAlloc(reinterpret_cast<void**>(&records_),
-                              kWhitenStatsRing * sizeof(WhitenStats), cudaHostAllocDefault),
-                "whiten stats (cudaHostAlloc)");
-  }
-  ~PinnedStats() { cudaFreeHost(records_); }
+  PinnedStats() : memory_(allocate_frame_memory(kWhitenStatsRing * sizeof(WhitenStats))) {}
+  ~PinnedStats() { free_frame_memory(memory_); }
   PinnedStats(const PinnedStats&) = delete;
   PinnedStats& operator=(const PinnedStats&) = delete;
-  WhitenStats* at(int i) const noexcept { return records_ + i; }
+  WhitenStats* at(int i) const noexcept { return static_cast<WhitenStats*>(memory_.data) + i; }
 
  private:
-  WhitenStats* records_ = nullptr;
+  FrameMemory memory_;
 };
 
 class WhitenStageCuda final : public WhitenStage {
@@ -219,9 +201,9 @@ class WhitenStageCuda final : public WhitenStage {
     plan.frame = frame_;
     plan.resample = p.shift == WhitenShift::Resample;
     plan.past = p.fit == WhitenFit::Past;
-    const int n = std::clamp(plan.past ? stored_ - 1 : stored_, 0, p.history);
+    const int n = whiten_history_in_use(p, stored_);
     plan.n = n;
-    plan.due = n >= 1 && (n != last_n_ || frames_since_fit_ >= p.refit_interval);
+    plan.due = whiten_weights_due(p, n, last_n_, frames_since_fit_);
     plan.kept = std::min(stored_, capacity - 1);
     plan.lags_read = std::max(n, plan.kept);
     plan.new_slot = head_;
@@ -234,17 +216,7 @@ class WhitenStageCuda final : public WhitenStage {
     plan.gamma = p.gamma;
     plan.shift_max = p.shift_max;
     plan.fit_subsample = p.fit_subsample;
-    // WhitenState::noise_constants().
-    WhitenNoiseConstants& c = plan.noise;
-    c.have_sigma = noise_updates_ >= 1;
-    if (n >= 1) {
-      const double mean_weight = 1.0 / static_cast<double>(noise_updates_ + 1);
-      c.alpha = static_cast<float>(std::max(mean_weight, 1.0 / p.effective_noise_frames()));
-      c.reject_active = p.reject == WhitenReject::Mask &&
-                        noise_updates_ >= static_cast<std::uint64_t>(kWhitenRejectAfterFrames);
-    }
-    c.reject_k2 = static_cast<float>(p.reject_sigma * p.reject_sigma);
-    c.reject_run_limit = p.history;
+    plan.noise = whiten_noise_constants(p, noise_updates_, n);
     plan.warm = n < p.history;
     plan.warmup = p.warmup;
     plan.output = p.output;
