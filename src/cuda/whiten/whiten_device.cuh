@@ -16,15 +16,28 @@
 
 namespace starsift::cuda::whiten_detail {
 
+// Sample x of a row of input format F, as float (F fixed at compile time, for passes that
+// read many samples a pixel).
+template <PixelFormat F>
+__device__ __forceinline__ float row_sample(const std::byte* row, int x) {
+  if constexpr (F == PixelFormat::Gray8) {
+    return static_cast<float>(__ldg(reinterpret_cast<const std::uint8_t*>(row) + x));
+  } else if constexpr (F == PixelFormat::Gray16) {
+    return static_cast<float>(__ldg(reinterpret_cast<const std::uint16_t*>(row) + x));
+  } else {
+    return __ldg(reinterpret_cast<const float*>(row) + x);
+  }
+}
+
 __device__ __forceinline__ float read_sample(WhitenFrameView f, int x, int y) {
   const std::byte* row = f.data + static_cast<std::ptrdiff_t>(y) * f.stride;
   switch (f.format) {
     case PixelFormat::Gray8:
-      return static_cast<float>(reinterpret_cast<const std::uint8_t*>(row)[x]);
+      return row_sample<PixelFormat::Gray8>(row, x);
     case PixelFormat::Gray16:
-      return static_cast<float>(reinterpret_cast<const std::uint16_t*>(row)[x]);
+      return row_sample<PixelFormat::Gray16>(row, x);
     default:
-      return reinterpret_cast<const float*>(row)[x];
+      return row_sample<PixelFormat::Gray32F>(row, x);
   }
 }
 

@@ -19,20 +19,8 @@ namespace {
 
 using namespace whiten_detail;
 
-// Sample x of a row of format F, as read_sample() converts it (the format fixed at compile
-// time: the spike test reads nine samples a pixel, and a switch on the format per read made
-// the load pass instruction-bound).
-template <PixelFormat F>
-__device__ __forceinline__ float row_sample(const std::byte* row, int x) {
-  if constexpr (F == PixelFormat::Gray8) {
-    return static_cast<float>(__ldg(reinterpret_cast<const std::uint8_t*>(row) + x));
-  } else if constexpr (F == PixelFormat::Gray16) {
-    return static_cast<float>(__ldg(reinterpret_cast<const std::uint16_t*>(row) + x));
-  } else {
-    return __ldg(reinterpret_cast<const float*>(row) + x);
-  }
-}
-
+// The load pass is templated on the input format: the spike test reads nine samples a
+// pixel, and a switch on the format per read made it instruction-bound.
 template <PixelFormat F>
 __global__ void __launch_bounds__(kWhitenBlock)
     load_kernel(WhitenDeviceState s, WhitenFramePlan plan, WhitenFrameView in) {
