@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace starsift::bench {
@@ -21,6 +22,14 @@ inline std::vector<std::string> split_list(const std::string& s) {
 inline std::vector<int> parse_ints(const std::string& s) {
   std::vector<int> v;
   for (const std::string& item : split_list(s)) v.push_back(std::stoi(item));
+  return v;
+}
+
+// "a,b" through `parse` (a parser of one name that throws on an unknown one).
+template <class Parse>
+auto parse_names(const std::string& s, Parse parse) {
+  std::vector<decltype(parse(std::string_view{}))> v;
+  for (const std::string& item : split_list(s)) v.push_back(parse(item));
   return v;
 }
 

@@ -9,7 +9,8 @@
 // throughput of the frames queued back to back (what a full engine sees).
 //
 // Usage: starsift-bench-whiten [--sizes 512,4096] [--history 20] [--frames 200] [--set 8]
-//                              [--json out.json]
+//                              [--shift none,resample] [--fit current,past]
+//                              [--despike on,off] [--json out.json]
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -41,8 +42,22 @@ struct Options {
   int history = 20;
   int frames = 200;
   int set = 8;
+  std::vector<starsift::WhitenShift> shifts{starsift::WhitenShift::None,
+                                            starsift::WhitenShift::Resample};
+  std::vector<starsift::WhitenFit> fits{starsift::WhitenFit::Current, starsift::WhitenFit::Past};
+  std::vector<bool> despikes{true};
   std::string json_path;
 };
+
+std::vector<bool> parse_switches(const std::string& list) {
+  std::vector<bool> v;
+  for (const std::string& item : starsift::bench::split_list(list)) {
+    if (item != "on" && item != "off")
+      throw starsift::Error("--despike takes on and/or off, not " + item, "on, off");
+    v.push_back(item == "on");
+  }
+  return v;
+}
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -60,10 +75,18 @@ Options parse(int argc, char** argv) {
       o.frames = std::stoi(value());
     else if (a == "--set")
       o.set = std::stoi(value());
+    else if (a == "--shift")
+      o.shifts = starsift::bench::parse_names(value(), starsift::parse_whiten_shift);
+    else if (a == "--fit")
+      o.fits = starsift::bench::parse_names(value(), starsift::parse_whiten_fit);
+    else if (a == "--despike")
+      o.despikes = parse_switches(value());
     else if (a == "--json")
       o.json_path = value();
     else
-      throw starsift::Error("unknown option " + a, "--sizes, --history, --frames, --set, --json");
+      throw starsift::Error(
+          "unknown option " + a,
+          "--sizes, --history, --frames, --set, --shift, --fit, --despike, --json");
   }
   return o;
 }
@@ -198,6 +221,7 @@ Json run_case(int n, const starsift::WhitenParams& params,
       .set("history", params.history)
       .set("shift", std::string(to_string(params.shift)))
       .set("fit", std::string(to_string(params.fit)))
+      .set("despike", params.despike)
       .set("ms_median", median)
       .set("ms_p90", percentile(ms, 0.9))
       .set("ms_back_to_back", total / frames)
@@ -252,17 +276,20 @@ int main(int argc, char** argv) {
       const std::size_t copy_bytes =
           std::max<std::size_t>(static_cast<std::size_t>(n) * n * 4, 256u << 20);
       const double copy_bps = copy_bandwidth(copy_bytes, copy_stream.get());
-      for (starsift::WhitenShift shift :
-           {starsift::WhitenShift::None, starsift::WhitenShift::Resample}) {
-        for (starsift::WhitenFit fit : {starsift::WhitenFit::Current, starsift::WhitenFit::Past}) {
-          starsift::WhitenParams p;
-          p.history = o.history;
-          p.shift = shift;
-          p.fit = fit;
-          Json r = run_case(n, p, inputs, output, o.frames, copy_bps);
-          r.set("copy_gb_per_s", copy_bps / 1e9);
-          std::cerr << n << "^2 " << to_string(shift) << " " << to_string(fit) << ": " << r << "\n";
-          runs.push(std::move(r));
+      for (const bool despike : o.despikes) {
+        for (const starsift::WhitenShift shift : o.shifts) {
+          for (const starsift::WhitenFit fit : o.fits) {
+            starsift::WhitenParams p;
+            p.history = o.history;
+            p.shift = shift;
+            p.fit = fit;
+            p.despike = despike;
+            Json r = run_case(n, p, inputs, output, o.frames, copy_bps);
+            r.set("copy_gb_per_s", copy_bps / 1e9);
+            std::cerr << n << "^2 " << to_string(shift) << " " << to_string(fit)
+                      << (despike ? "" : " despike off") << ": " << r << "\n";
+            runs.push(std::move(r));
+          }
         }
       }
     }

@@ -25,6 +25,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "pipeline/backend.hpp"
@@ -36,6 +37,7 @@
 
 using namespace starsift;
 using namespace starsift::test;
+using Catch::Contains;
 
 namespace {
 
@@ -390,6 +392,54 @@ TEST_CASE("CUDA whitening: saturated stars leave the fit on both backends", "[wh
   check_against_reference(p, sky, 20);
 }
 
+TEST_CASE("CUDA whitening: excluded pixels in every block, more than a block's list holds",
+          "[whiten][cuda]") {
+  // Saturated samples at random places (1e-3 of each frame's pixels: with 9 stored frames ~1 %
+  // of the pixels are excluded), hot pixels (despiked) and, in every fourth frame, four
+  // saturated rows. The excluded-pixel pass's blocks own 32768 pixels (32 rows) each here, the
+  // last a partial one: every block finds hundreds of excluded pixels, and the band's block
+  // over 4096 (2048 on the fit rows of fit-subsample 2), several times the 1024 it lists
+  // before adding their products. Float output: a wrong excluded sum moves the weights, and
+  // with them the output, by far more than 1e-3 ADU.
+  constexpr int kWidth = 1024, kHeight = 1000;
+  SkySequence sky = star_sky(kWidth, kHeight, PixelFormat::Gray16, 12);
+  sky.transparency = 0.02;
+  sky.hot_pixels = random_pixels(kWidth, kHeight, kWidth * kHeight / 2000, 11);
+  sky.hot_level = 3000.0;
+  const int count = 14;
+  std::vector<TestImage> frames;
+  for (int t = 0; t < count; ++t) {
+    TestImage in = sky.frame(t);
+    for (const std::size_t i :
+         random_pixels(kWidth, kHeight, kWidth * kHeight / 1000, 100 + static_cast<unsigned>(t)))
+      in.set_key(static_cast<int>(i % kWidth), static_cast<int>(i / kWidth), 0, 4095);
+    if (t % 4 == 1) {
+      for (int y = 300; y < 304; ++y)
+        for (int x = 0; x < kWidth; ++x) in.set_key(x, y, 0, 4095);
+    }
+    frames.push_back(std::move(in));
+  }
+  const auto frame = [&](int t) { return frames[t]; };
+  const FrameShape shape = sky.shape();
+  WhitenParams p;
+  p.history = 8;
+  p.output = WhitenOutput::Float;
+  SECTION("fit current") {
+    const WhitenRun cpu = run_whiten(p, shape, count, frame);
+    REQUIRE(cpu.stats.back().refit);
+    CHECK(cpu.stats.back().excluded > 8000u);
+    check_frames_against_reference(p, shape, count, frame);
+  }
+  SECTION("fit past, fit-subsample 2") {
+    p.fit = WhitenFit::Past;
+    p.fit_subsample = 2;
+    const WhitenRun cpu = run_whiten(p, shape, count, frame);
+    REQUIRE(cpu.stats.back().refit);
+    CHECK(cpu.stats.back().excluded > 4000u);
+    check_frames_against_reference(p, shape, count, frame);
+  }
+}
+
 TEST_CASE("CUDA whitening: every warm-up mode, fit and output", "[whiten][cuda]") {
   SkySequence sky = star_sky(64, 40);
   sky.transparency = 0.02;
@@ -557,6 +607,21 @@ TEST_CASE("CUDA whitening: reset, live and restarting parameters, new shapes",
   const TestImage wrong = sky.frame(0);
   TestImage out(sky.scene.width, sky.scene.height, PixelFormat::Gray32F);
   CHECK_THROWS_AS(cuda->process(wrong.cview(), out.view()), Error);
+}
+
+TEST_CASE("CUDA whitening: reject: objects is refused, at construction and as a new parameter",
+          "[whiten][cuda][stage]") {
+  WhitenParams objects;
+  objects.reject = WhitenReject::Objects;
+  REQUIRE_THROWS_WITH(make_whiten_stage(objects, gpu()),
+                      Contains("whiten reject objects is not implemented on the CUDA backend") &&
+                          Contains("allowed: reject: none or mask on CUDA"));
+  auto stage = make_whiten_stage(WhitenParams{}, gpu());
+  REQUIRE_THROWS_WITH(stage->set_params(objects), Contains("reject objects"));
+  CHECK(stage->params() == WhitenParams{});
+  stage->configure({64, 48, PixelFormat::Gray16, 16});
+  REQUIRE_THROWS_WITH(stage->set_params(objects), Contains("reject objects"));
+  CHECK(stage->params() == WhitenParams{});
 }
 
 TEST_CASE("CUDA whitening: the stats ring", "[whiten][cuda][stage]") {

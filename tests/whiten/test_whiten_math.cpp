@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "pipeline/whiten/cholesky.hpp"
+#include "pipeline/whiten/despike.hpp"
 #include "pipeline/whiten/phase_correlation.hpp"
 #include "pipeline/whiten/phase_peak.hpp"
 #include "pipeline/whiten/resample.hpp"
@@ -330,4 +331,28 @@ TEST_CASE("the far-peak rule: far, standing out, confirmed", "[whiten][math]") {
   CHECK(shift_far_peak_confirmed(true, 8.9, -34.1, 9.3, -33.5));
   CHECK_FALSE(shift_far_peak_confirmed(true, 8.9, -34.1, 9.9, -33.5));
   CHECK_FALSE(shift_far_peak_confirmed(false, 8.9, -34.1, 8.9, -34.1));
+}
+
+TEST_CASE("despike: the interior form decides as the general one", "[whiten][cpu]") {
+  // Integer samples as a camera gives them, with ties, spikes up and down, flat patches.
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> level(0, 4), noise(-30, 30), spike(0, 9);
+  int spikes = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    float box[9];
+    const int base = 1000 * level(rng);
+    for (float& v : box) v = static_cast<float>(base + (trial % 7 == 0 ? 0 : noise(rng)));
+    if (spike(rng) == 0) box[4] += 2000.0f;  // the centre up
+    if (spike(rng) == 0) box[4] = 0.0f;      // or down
+    if (spike(rng) == 0) box[spike(rng) % 9] += 5000.0f;
+    auto read = [&](int x, int y) { return box[y * 3 + x]; };
+    const DespikedSample general = despike_sample(read, 1, 1, 3, 3);
+    const float neighbours[8] = {box[0], box[1], box[2], box[3], box[5], box[6], box[7], box[8]};
+    const DespikedSample inner = despike_inner(box[4], neighbours);
+    INFO("trial " << trial);
+    REQUIRE(inner.spike == general.spike);
+    REQUIRE(inner.value == general.value);
+    spikes += general.spike;
+  }
+  CHECK(spikes > 1000);  // the cases above do exercise both outcomes
 }

@@ -83,11 +83,13 @@ struct WhitenDeviceState {
   double* store_partials = nullptr;       // pixel_blocks x kWhitenMaxLags: resample, the
                                           // Gram row's corrections where the stored frame is
                                           // not the aligned frame
-  double* excluded_partials = nullptr;    // excluded_blocks x kWhitenMaxEntries
-  unsigned* excluded_counts = nullptr;    // excluded_blocks
-  double* system = nullptr;               // kWhitenMaxLags^2: R of one fit
+  double* excluded_partials = nullptr;    // kWhitenMaxEntries x excluded_blocks: entry-major,
+                                          // a warp reads one entry's blocks coalesced
+  unsigned* excluded_counts = nullptr;    // excluded_blocks: excluded pixels found by each
+  double* system = nullptr;               // kWhitenMaxLags^2: R of one fit (n x n), excluded
+                                          // pixels left out
   double* work = nullptr;                 // kWhitenMaxLags^2: the factor
-  double* rhs = nullptr;                  // kWhitenMaxLags
+  double* rhs = nullptr;                  // kWhitenMaxLags: r of one fit, the same
   double* weights = nullptr;              // kWhitenMaxLags: a_k, lag k + 1
   float* weights_f = nullptr;             // the same as float, as the prediction uses them
   WhitenSolveState* solve = nullptr;

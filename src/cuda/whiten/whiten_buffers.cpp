@@ -61,7 +61,7 @@ void WhitenDeviceBuffers::allocate(const WhitenParams& params, const FrameShape&
        reinterpret_cast<void**>(&s.gram_partials)},
       {resample ? std::size_t{kWhitenPixelBlocks} * kWhitenMaxLags * sizeof(double) : 0,
        reinterpret_cast<void**>(&s.store_partials)},
-      {std::size_t{kWhitenExcludedBlocks} * kWhitenMaxEntries * sizeof(double),
+      {std::size_t{kWhitenMaxEntries} * kWhitenExcludedBlocks * sizeof(double),
        reinterpret_cast<void**>(&s.excluded_partials)},
       {std::size_t{kWhitenExcludedBlocks} * sizeof(unsigned),
        reinterpret_cast<void**>(&s.excluded_counts)},

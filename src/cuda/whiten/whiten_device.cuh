@@ -81,6 +81,12 @@ __device__ __forceinline__ double fit_value(float value) {
   return finite_float(value) ? value : 0.0;
 }
 
+// acc + t * h for the Gram sums, as one fused multiply-add: the product of two floats is
+// exact in double, so this is the reference's multiply then add, in one instruction.
+__device__ __forceinline__ double gram_add(double acc, double t, double h) {
+  return __fma_rn(t, h, acc);
+}
+
 __device__ __forceinline__ const float* plane_of(const WhitenDeviceState& s, int slot) {
   return s.history + static_cast<std::size_t>(slot) * s.plane;
 }
@@ -256,6 +262,41 @@ __device__ __forceinline__ float sample_inside(const ShiftKernel& k, const float
   return sum;
 }
 
+// The 2-D schedule of the passes that read a neighbourhood (load, align, camera): a block of
+// kTileW x kThreadRows threads per kTileW x kTileH tile, each thread kRowsPerThread rows of
+// one column; a warp is one tile row.
+inline constexpr int kTileW = 32;
+inline constexpr int kTileH = 32;
+inline constexpr int kThreadRows = kWhitenBlock / kTileW;
+inline constexpr int kRowsPerThread = kTileH / kThreadRows;
+static_assert(kWhitenBlock % kTileW == 0 && kTileH % kThreadRows == 0 && kTileW == 32);
+
+inline dim3 tile_grid(const WhitenDeviceState& s) {
+  return dim3((s.width + kTileW - 1) / kTileW, (s.height + kTileH - 1) / kTileH);
+}
+
+// Sets the bits of a warp's tile row (`votes`, lane i = pixel (x0 + i, y)) in the frame's
+// invalid mask, cleared before the pass: a row of 32 pixels spans at most two words.
+__device__ __forceinline__ void or_mask_row(const WhitenDeviceState& s, int x0, int y,
+                                            unsigned votes) {
+  if ((threadIdx.x & 31) != 0 || votes == 0) return;
+  const std::size_t p0 = static_cast<std::size_t>(y) * s.width + x0;
+  const unsigned shift = static_cast<unsigned>(p0 & 31);
+  atomicOr(s.frame_bits + (p0 >> 5), votes << shift);
+  if (shift != 0 && (votes >> (32 - shift)) != 0) {
+    atomicOr(s.frame_bits + (p0 >> 5) + 1, votes >> (32 - shift));
+  }
+}
+
+// p / w for 0 <= p < 2^31 without an integer division (some twenty instructions): the quotient
+// in double is off by at most one, then corrected.
+__device__ __forceinline__ int row_of(std::size_t p, int w, double inv_w) {
+  int y = static_cast<int>(static_cast<double>(p) * inv_w);
+  const long long rest = static_cast<long long>(p) - static_cast<long long>(y) * w;
+  y += (rest >= w) - (rest < 0);
+  return y;
+}
+
 // Iterates the pixels of a plane in block-sized tiles, grid-stride: every thread of a block
 // runs the same number of iterations (block-wide barriers and warp votes stay legal), and a
 // warp's 32 pixels are 32 consecutive indices starting at a multiple of 32 (one mask word).
@@ -283,6 +324,8 @@ cudaError_t launch_whiten_solve(const WhitenDeviceState& state, const WhitenFram
 cudaError_t launch_whiten_predict(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                   cudaStream_t stream);
 cudaError_t launch_whiten_store(const WhitenDeviceState& state, const WhitenFramePlan& plan,
+                                cudaStream_t stream);
+cudaError_t launch_whiten_masks(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                 cudaStream_t stream);
 
 }  // namespace starsift::cuda

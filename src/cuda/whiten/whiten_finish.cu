@@ -3,8 +3,9 @@
 // circular Gram matrix, and the frame's rejection and despike counts into its statistics. Also the
 // reset of the state and the frame's sequence of launches.
 //
-// Schedule: one block; a warp per Gram entry, each lane adding every 32nd block's partial,
-// then a fixed shuffle tree: reproducible.
+// Schedule: a warp per Gram entry (kept + 1 warps over as many blocks as they need, so no warp
+// adds more than one entry: each is a chain of dependent L2 loads), each lane adding every
+// 32nd block's partial, then a fixed shuffle tree: reproducible.
 #include <cuda_runtime.h>
 
 #include "cuda/whiten/whiten.cuh"
@@ -16,6 +17,8 @@ namespace {
 
 using namespace whiten_detail;
 
+constexpr int kFinishWarps = kWhitenBlock / 32;
+
 __global__ void __launch_bounds__(kWhitenBlock)
     finish_kernel(WhitenDeviceState s, WhitenFramePlan plan) {
   const int cap = s.capacity;
@@ -23,21 +26,23 @@ __global__ void __launch_bounds__(kWhitenBlock)
   // shift: none: the fused pass left the row. resample: the aligned frame's products (the
   // fit's dots or the predict pass's) plus the store pass's corrections.
   const double* base = plan.row_from_dots ? s.dot_partials : s.gram_partials;
-  for (int k = threadIdx.x >> 5; k <= plan.kept; k += blockDim.x / 32) {
+  const int k = static_cast<int>(blockIdx.x) * kFinishWarps + static_cast<int>(threadIdx.x >> 5);
+  if (k <= plan.kept) {  // the same in the whole warp
     double dot = warp_sum_partials(base, kWhitenPixelBlocks, kWhitenMaxLags, k);
     if (plan.resample) {
       dot += warp_sum_partials(s.store_partials, kWhitenPixelBlocks, kWhitenMaxLags, k);
     }
-    if ((threadIdx.x & 31) != 0) continue;
-    if (k == plan.kept) {
-      s.gram[slot * cap + slot] = dot;
-    } else {
-      const int other = plan.lag_slots[k];
-      s.gram[slot * cap + other] = dot;
-      s.gram[other * cap + slot] = dot;
+    if ((threadIdx.x & 31) == 0) {
+      if (k == plan.kept) {
+        s.gram[slot * cap + slot] = dot;
+      } else {
+        const int other = plan.lag_slots[k];
+        s.gram[slot * cap + other] = dot;
+        s.gram[other * cap + slot] = dot;
+      }
     }
   }
-  if (threadIdx.x == 0) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
     // Field by field (whiten_solve.cu says why), and the despike count cleared for the next
     // frame's load kernel.
     s.stats->rejected = *s.rejected_count;
@@ -50,7 +55,8 @@ __global__ void __launch_bounds__(kWhitenBlock)
 
 cudaError_t launch_whiten_finish(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                  cudaStream_t stream) {
-  finish_kernel<<<1, kWhitenBlock, 0, stream>>>(state, plan);
+  const int blocks = (plan.kept + 1 + kFinishWarps - 1) / kFinishWarps;
+  finish_kernel<<<blocks, kWhitenBlock, 0, stream>>>(state, plan);
   return cudaPeekAtLastError();
 }
 

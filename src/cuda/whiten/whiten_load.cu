@@ -1,11 +1,17 @@
 // Whitening, step 1: the input as float (its spikes NaN with despike, and counted), its invalid
 // mask, and (shift: resample) the frame resampled onto the aligned grid.
 //
-// Schedule: grid-stride over the plane in 256-pixel tiles, one pixel per thread, a fixed
-// number of blocks (whiten_tuning.hpp); a warp covers one 32-pixel mask word and writes it
-// from a vote. Memory-bound: load reads the input (1-4 B/px) and writes x (4 B/px) and the
-// mask (1/8 B/px); align reads x through the 16 taps (cached: neighbouring threads share
-// them) and writes y. The spike test reads the 3 x 3 box of the input (cached).
+// Schedule: 2-D tiles of kTileW x kTileH pixels, one block each (kTileW x 8 threads, each
+// thread kTileH / 8 rows), the neighbourhood a tile needs staged once in shared memory. These
+// passes move few bytes per pixel (load: 2 in, 4 out; align: 4 in, 4 out) and were bound by
+// instructions, not memory, when each pixel read its 3 x 3 (16) samples itself and worked out
+// its row by a division. Load: the tile and a 1-pixel margin of the input, then the spike test
+// from shared memory (interior samples of integer frames through despike_inner(), min/max only).
+// Align: the tile's 16-tap footprint of x (border rule: clamped coordinates, as
+// sample_shifted()), then the bicubic rule split in its two passes (each row's 4-tap sum is
+// shared by the 4 output rows that use it; the same arithmetic in the same order, so the same
+// result). The frame's invalid mask is cleared before the pass and a warp ORs its tile row's
+// bits into the (at most two) mask words it touches: rows need not start on a word.
 #include <cuda_runtime.h>
 
 #include "cuda/whiten/whiten.cuh"
@@ -19,32 +25,59 @@ namespace {
 
 using namespace whiten_detail;
 
-// The load pass is templated on the input format: the spike test reads nine samples a
-// pixel, and a switch on the format per read made it instruction-bound.
+// The load pass is templated on the input format: a switch on the format per read made the
+// spike test instruction-bound.
 template <PixelFormat F>
 __global__ void __launch_bounds__(kWhitenBlock)
     load_kernel(WhitenDeviceState s, WhitenFramePlan plan, WhitenFrameView in) {
+  constexpr int kW = kTileW + 2, kH = kTileH + 2;
+  __shared__ float raw[kH][kW];  // the input at (x0 - 1 + c, y0 - 1 + r)
   const int w = s.width, h = s.height;
+  const int x0 = static_cast<int>(blockIdx.x) * kTileW, y0 = static_cast<int>(blockIdx.y) * kTileH;
+  if (plan.despike) {
+    for (int i = threadIdx.x; i < kW * kH; i += kWhitenBlock) {
+      const int r = i / kW, c = i - r * kW;
+      const int gx = x0 - 1 + c, gy = y0 - 1 + r;
+      raw[r][c] = gx >= 0 && gx < w && gy >= 0 && gy < h
+                      ? row_sample<F>(in.data + static_cast<std::ptrdiff_t>(gy) * in.stride, gx)
+                      : 0.0f;  // outside the plane: never read
+    }
+    __syncthreads();
+  }
   // The spike test reads the input, never x (reference.cpp, load_input()).
-  auto read = [&](int cx, int cy) {
-    return row_sample<F>(in.data + static_cast<std::ptrdiff_t>(cy) * in.stride, cx);
-  };
-  for_each_tile(s.plane, [&](std::size_t p, bool inside) {
+  auto read = [&](int cx, int cy) { return raw[cy - y0 + 1][cx - x0 + 1]; };
+  const int tx = static_cast<int>(threadIdx.x) % kTileW;
+  const int ty = static_cast<int>(threadIdx.x) / kTileW;
+  const int x = x0 + tx;
+#pragma unroll
+  for (int j = 0; j < kRowsPerThread; ++j) {
+    const int y = y0 + ty + j * kThreadRows;
+    const bool inside = x < w && y < h;
     bool bad = false;
     bool spike = false;
     if (inside) {
-      const int y = static_cast<int>(static_cast<unsigned>(p) / static_cast<unsigned>(w));
-      const int x = static_cast<int>(p - static_cast<std::size_t>(y) * w);
-      float v = read(x, y);
+      float v;
       if (plan.despike) {
-        const DespikedSample d = despike_sample(read, x, y, w, h);
+        const int r = y - y0 + 1, c = tx + 1;
+        v = raw[r][c];
+        DespikedSample d;
+        if (F != PixelFormat::Gray32F && x >= 1 && x + 1 < w && y >= 1 && y + 1 < h) {
+          const float around[8] = {raw[r - 1][c - 1], raw[r - 1][c],    raw[r - 1][c + 1],
+                                   raw[r][c - 1],     raw[r][c + 1],    raw[r + 1][c - 1],
+                                   raw[r + 1][c],     raw[r + 1][c + 1]};
+          d = despike_inner(v, around);
+        } else {
+          d = despike_sample(read, x, y, w, h);
+        }
         if (d.spike) {
           // A missing sample; with no history yet its neighbours' level (load_input()).
           v = plan.n == 0 ? d.value : __int_as_float(0x7fc00000);  // quiet NaN
           spike = true;
         }
+      } else {
+        v = row_sample<F>(in.data + static_cast<std::ptrdiff_t>(y) * in.stride, x);
       }
-      s.x[p] = v;
+      s.x[static_cast<std::size_t>(y) * w + x] = v;
       bad = unusable(v, plan.saturation);
     }
     if (plan.despike) {
@@ -56,66 +89,83 @@ __global__ void __launch_bounds__(kWhitenBlock)
     }
     // shift: none: the camera grid is the aligned grid, and x's mask is the frame's.
     const unsigned votes = __ballot_sync(0xffffffffu, bad);
-    if (!plan.resample && (threadIdx.x & 31) == 0 && (p >> 5) < static_cast<std::size_t>(s.words)) {
-      s.frame_bits[p >> 5] = votes;
-    }
-  });
+    if (!plan.resample && y < h) or_mask_row(s, x0, y, votes);
+  }
 }
 
 __global__ void __launch_bounds__(kWhitenBlock)
     align_kernel(WhitenDeviceState s, WhitenFramePlan plan) {
+  constexpr int kW = kTileW + 3, kH = kTileH + 3;  // the 4 x 4 taps of a kTileW x kTileH tile
+  __shared__ float taps[kH][kW];
+  __shared__ unsigned char taps_bad[kH][kW];
+  __shared__ float rows[kH][kTileW];  // each tap row's horizontal sum, per output column
+  __shared__ unsigned char rows_bad[kH][kTileW];
   const ShiftKernel k = s.shift->to_grid;
   const int w = s.width, h = s.height;
-  const float* x = s.x;
-  const float saturation = plan.saturation;
-  auto read = [&](int ix, int iy) { return __ldg(x + static_cast<std::size_t>(iy) * w + ix); };
-  auto bad_tap = [&](int ix, int iy) { return unusable(read(ix, iy), saturation); };
-  for_each_tile(s.plane, [&](std::size_t q, bool inside) {
+  const int x0 = static_cast<int>(blockIdx.x) * kTileW, y0 = static_cast<int>(blockIdx.y) * kTileH;
+  const int left = x0 + k.ox - 1, top = y0 + k.oy - 1;
+  for (int i = threadIdx.x; i < kW * kH; i += kWhitenBlock) {
+    const int r = i / kW, c = i - r * kW;
+    const float v = __ldg(s.x + static_cast<std::size_t>(clamp_index(top + r, h)) * w +
+                          clamp_index(left + c, w));
+    taps[r][c] = v;
+    taps_bad[r][c] = unusable(v, plan.saturation);
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < kH * kTileW; i += kWhitenBlock) {
+    const int r = i / kTileW, c = i - r * kTileW;
+    float row = 0.0f;
+#pragma unroll
+    for (int t = 0; t < 4; ++t) row += k.wx[t] * taps[r][c + t];
+    rows[r][c] = row;
+    rows_bad[r][c] = taps_bad[r][c] | taps_bad[r][c + 1] | taps_bad[r][c + 2] | taps_bad[r][c + 3];
+  }
+  __syncthreads();
+  const int tx = static_cast<int>(threadIdx.x) % kTileW;
+  const int ty = static_cast<int>(threadIdx.x) / kTileW;
+  const int qx = x0 + tx;
+#pragma unroll
+  for (int j = 0; j < kRowsPerThread; ++j) {
+    const int r = ty + j * kThreadRows;
+    const int qy = y0 + r;
     bool bad = false;
-    if (inside) {
-      const int qy = static_cast<int>(static_cast<unsigned>(q) / static_cast<unsigned>(w));
-      const int qx = static_cast<int>(q - static_cast<std::size_t>(qy) * w);
-      float v;
-      if (taps_inside(k, qx, qy, w, h)) {
-        bool bad_taps = false;
-        v = sample_inside(k, x, qx, qy, w, saturation, &bad_taps);
-        bad = bad_taps || !finite_float(v);
-      } else {
-        v = sample_shifted(k, qx, qy, w, h, read);
-        bad = any_tap(k, qx, qy, w, h, bad_tap) || !finite_float(v);
-      }
-      s.y[q] = v;
+    if (qx < w && qy < h) {
+      float v = 0.0f;
+#pragma unroll
+      for (int t = 0; t < 4; ++t) v += k.wy[t] * rows[r + t][tx];
+      bad = (rows_bad[r][tx] | rows_bad[r + 1][tx] | rows_bad[r + 2][tx] | rows_bad[r + 3][tx]) ||
+            !finite_float(v);
+      s.y[static_cast<std::size_t>(qy) * w + qx] = v;
     }
     const unsigned votes = __ballot_sync(0xffffffffu, bad);
-    if ((threadIdx.x & 31) == 0 && (q >> 5) < static_cast<std::size_t>(s.words)) {
-      s.frame_bits[q >> 5] = votes;
-    }
-  });
+    if (qy < h) or_mask_row(s, x0, qy, votes);
+  }
 }
 
 }  // namespace
 
 cudaError_t launch_whiten_load(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                WhitenFrameView in, cudaStream_t stream) {
+  // The invalid mask is ORed into by the load (none) or align (resample) pass.
+  STARSIFT_CUDA_TRY(cudaMemsetAsync(
+      state.frame_bits, 0, static_cast<std::size_t>(state.words) * sizeof(std::uint32_t), stream));
+  const dim3 grid = tile_grid(state);
   switch (in.format) {
     case PixelFormat::Gray8:
-      load_kernel<PixelFormat::Gray8>
-          <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in);
+      load_kernel<PixelFormat::Gray8><<<grid, kWhitenBlock, 0, stream>>>(state, plan, in);
       break;
     case PixelFormat::Gray16:
-      load_kernel<PixelFormat::Gray16>
-          <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in);
+      load_kernel<PixelFormat::Gray16><<<grid, kWhitenBlock, 0, stream>>>(state, plan, in);
       break;
     default:
-      load_kernel<PixelFormat::Gray32F>
-          <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in);
+      load_kernel<PixelFormat::Gray32F><<<grid, kWhitenBlock, 0, stream>>>(state, plan, in);
   }
   return cudaPeekAtLastError();
 }
 
 cudaError_t launch_whiten_align(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                 cudaStream_t stream) {
-  align_kernel<<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
+  align_kernel<<<tile_grid(state), kWhitenBlock, 0, stream>>>(state, plan);
   return cudaPeekAtLastError();
 }
 

@@ -9,12 +9,12 @@
 // shift: resample: the residual lives on the camera grid and the stored frame on the aligned
 //   grid, a bicubic step apart, so the pass splits: predict (aligned, whiten_store.cu), this
 //   camera pass (B(p) = b(p - s) by the shared bicubic rule, then as above, and the outlier
-//   test kept per pixel for the store), store (aligned, whiten_store.cu).
+//   test kept per pixel for the store), store and masks (aligned, whiten_store.cu).
 //
-// Schedule: grid-stride, one pixel per thread per tile, a fixed grid (kWhitenPixelBlocks) so
-// the Gram row partials (one row per block, reduced in a fixed tree) add up in the same order
-// every run; warps cover one mask word each. The weights are read once per block into
-// shared memory.
+// Schedule: the fused pass grid-stride, one pixel per thread per tile, a fixed grid
+// (kWhitenPixelBlocks) so the Gram row partials (one row per block, reduced in a fixed tree)
+// add up in the same order every run; warps cover one mask word each. The weights are read
+// once per block into shared memory. The camera pass (no sums) on 2-D tiles.
 #include <cuda_runtime.h>
 
 #include "cuda/whiten/whiten.cuh"
@@ -32,15 +32,17 @@ __device__ void load_weights(const WhitenDeviceState& s, int n, float* a) {
   __syncthreads();
 }
 
-template <int L>
+// Full: a full history in steady state, n == kept == lags_read == L, no lag tested per pixel
+// (as predict_kernel, whiten_store.cu).
+template <int L, bool Full>
 __global__ void __launch_bounds__(kWhitenBlock)
     fused_kernel(WhitenDeviceState s, WhitenFramePlan plan, WhitenFrameView in,
                  WhitenFrameView out) {
-  __shared__ float a[kWhitenMaxLags];
-  __shared__ const float* planes[kWhitenMaxLags];
-  const int n = plan.n;
-  const int kept = plan.kept;
-  const int lags = plan.lags_read;
+  __shared__ float a[L];
+  __shared__ const float* planes[L];
+  const int n = Full ? L : plan.n;
+  const int kept = Full ? L : plan.kept;
+  const int lags = Full ? L : plan.lags_read;
   load_lag_planes(s, plan.lag_slots, lags, planes);
   load_weights(s, n, a);
   float* stored_plane = plane_of(s, plan.new_slot, 0);
@@ -48,19 +50,24 @@ __global__ void __launch_bounds__(kWhitenBlock)
 #pragma unroll
   for (int k = 0; k < L; ++k) acc[k] = 0.0;
   double self = 0.0;
-  for_each_tile(s.plane, [&](std::size_t p, bool inside) {
+  const double inv_w = 1.0 / s.width;
+  // values(k): lag k + 1's value of the pixel, k < lags; values(lags): the input's.
+  auto pixel = [&](std::size_t p, bool inside, auto values) {
     bool rejected = false;
     if (inside) {
-      const int y = static_cast<int>(static_cast<unsigned>(p) / static_cast<unsigned>(s.width));
+      const int y = row_of(p, s.width, inv_w);
       const int x = static_cast<int>(p - static_cast<std::size_t>(y) * s.width);
       float h[L];
+#pragma unroll
+      for (int k = 0; k < L; ++k) {
+        if (k < lags) h[k] = values(k);
+      }
       float b = 0.0f;
 #pragma unroll
       for (int k = 0; k < L; ++k) {
-        if (k < lags) h[k] = __ldg(planes[k] + p);
         if (k < n) b += a[k] * h[k];
       }
-      const float value = __ldg(s.x + p);
+      const float value = values(lags);
       rejected = camera_pixel(s, plan, p, x, y, value, b, in, out);
       const float stored = stored_value(value, b, n >= 1 && rejected);
       stored_plane[p] = stored;
@@ -68,13 +75,16 @@ __global__ void __launch_bounds__(kWhitenBlock)
         const double sd = stored;
 #pragma unroll
         for (int k = 0; k < L; ++k) {
-          if (k < kept) acc[k] += sd * static_cast<double>(h[k]);
+          if (k < kept) acc[k] = gram_add(acc[k], sd, h[k]);
         }
-        self += sd * sd;
+        self = gram_add(self, sd, sd);
       }
     }
     update_masks(s, plan, p, inside);
     count_rejections(s, rejected);
+  };
+  for_each_tile(s.plane, [&](std::size_t p, bool inside) {
+    pixel(p, inside, [&](int k) { return __ldg((k < lags ? planes[k] : s.x) + p); });
   });
   double* out_row = s.gram_partials + static_cast<std::size_t>(blockIdx.x) * kWhitenMaxLags;
   block_sum_store(acc, kept, out_row);
@@ -82,28 +92,70 @@ __global__ void __launch_bounds__(kWhitenBlock)
   block_sum_store(one, 1, out_row + kept);
 }
 
+// The camera pass on 2-D tiles (whiten_device.cuh): the tile's 16-tap footprint of b in
+// shared memory (border rule: clamped coordinates, as sample_shifted()), the bicubic rule in
+// its two passes (the same arithmetic in the same order as sample_shifted()), then the
+// camera-pixel rules. Read per pixel from b: 16 taps each had made the pass instruction-bound.
 __global__ void __launch_bounds__(kWhitenBlock)
     camera_kernel(WhitenDeviceState s, WhitenFramePlan plan, WhitenFrameView in,
                   WhitenFrameView out) {
+  constexpr int kW = kTileW + 3, kH = kTileH + 3;
+  __shared__ float taps[kH][kW];
+  __shared__ float rows[kH][kTileW];
   const ShiftKernel k = s.shift->to_camera;
   const int w = s.width, h = s.height;
-  const float* b = s.b;
-  auto read = [&](int ix, int iy) { return __ldg(b + static_cast<std::size_t>(iy) * w + ix); };
-  for_each_tile(s.plane, [&](std::size_t p, bool inside) {
+  const int x0 = static_cast<int>(blockIdx.x) * kTileW, y0 = static_cast<int>(blockIdx.y) * kTileH;
+  const bool predicted = plan.n >= 1;  // else the prediction is 0 (b is not read)
+  if (predicted) {
+    const int left = x0 + k.ox - 1, top = y0 + k.oy - 1;
+    for (int i = threadIdx.x; i < kW * kH; i += kWhitenBlock) {
+      const int r = i / kW, c = i - r * kW;
+      taps[r][c] = __ldg(s.b + static_cast<std::size_t>(clamp_index(top + r, h)) * w +
+                         clamp_index(left + c, w));
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < kH * kTileW; i += kWhitenBlock) {
+      const int r = i / kTileW, c = i - r * kTileW;
+      float row = 0.0f;
+#pragma unroll
+      for (int t = 0; t < 4; ++t) row += k.wx[t] * taps[r][c + t];
+      rows[r][c] = row;
+    }
+    __syncthreads();
+  }
+  const int tx = static_cast<int>(threadIdx.x) % kTileW;
+  const int ty = static_cast<int>(threadIdx.x) / kTileW;
+  const int x = x0 + tx;
+#pragma unroll
+  for (int j = 0; j < kRowsPerThread; ++j) {
+    const int r = ty + j * kThreadRows;
+    const int y = y0 + r;
     bool rejected = false;
-    if (inside) {
-      const int y = static_cast<int>(static_cast<unsigned>(p) / static_cast<unsigned>(w));
-      const int x = static_cast<int>(p - static_cast<std::size_t>(y) * w);
+    if (x < w && y < h) {
       float prediction = 0.0f;
-      if (plan.n >= 1) {
-        prediction = taps_inside(k, x, y, w, h) ? sample_inside(k, b, x, y, w)
-                                                : sample_shifted(k, x, y, w, h, read);
+      if (predicted) {
+#pragma unroll
+        for (int t = 0; t < 4; ++t) prediction += k.wy[t] * rows[r + t][tx];
       }
+      const std::size_t p = static_cast<std::size_t>(y) * w + x;
       rejected = camera_pixel(s, plan, p, x, y, __ldg(s.x + p), prediction, in, out);
       s.rejected[p] = rejected;
     }
     count_rejections(s, rejected);
-  });
+  }
+}
+
+// fused_kernel<L, true> for L == lags, 1 <= lags <= kWhitenRegisterLags.
+template <int L = 1>
+void launch_fused_full(int lags, const WhitenDeviceState& state, const WhitenFramePlan& plan,
+                       WhitenFrameView in, WhitenFrameView out, cudaStream_t stream) {
+  if constexpr (L <= kWhitenRegisterLags) {
+    if (lags == L) {
+      fused_kernel<L, true><<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in, out);
+    } else {
+      launch_fused_full<L + 1>(lags, state, plan, in, out, stream);
+    }
+  }
 }
 
 }  // namespace
@@ -113,15 +165,18 @@ cudaError_t launch_whiten_apply(const WhitenDeviceState& state, const WhitenFram
   if (plan.resample) {
     // Also when n is 0: the predict pass sums the new Gram row's products (b is then 0).
     STARSIFT_CUDA_TRY(launch_whiten_predict(state, plan, stream));
-    camera_kernel<<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in, out);
+    camera_kernel<<<tile_grid(state), kWhitenBlock, 0, stream>>>(state, plan, in, out);
     STARSIFT_CUDA_TRY(cudaPeekAtLastError());
-    return launch_whiten_store(state, plan, stream);
+    STARSIFT_CUDA_TRY(launch_whiten_store(state, plan, stream));
+    return launch_whiten_masks(state, plan, stream);
   }
-  if (plan.lags_read <= kWhitenRegisterLags) {
-    fused_kernel<kWhitenRegisterLags>
+  if (plan.n >= 1 && plan.n == plan.kept && plan.n <= kWhitenRegisterLags) {
+    launch_fused_full(plan.n, state, plan, in, out, stream);
+  } else if (plan.lags_read <= kWhitenRegisterLags) {
+    fused_kernel<kWhitenRegisterLags, false>
         <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in, out);
   } else {
-    fused_kernel<kWhitenMaxLags>
+    fused_kernel<kWhitenMaxLags, false>
         <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in, out);
   }
   return cudaPeekAtLastError();

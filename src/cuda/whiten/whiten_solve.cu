@@ -3,11 +3,15 @@
 // the Gram matrix (past), less the excluded pixels' products, then (R + gamma I) a = r by the
 // shared Cholesky code (weights.hpp), in double. Also begins the frame's WhitenStats.
 //
-// Schedule: one block. Its threads add the partial sums (each entry over the blocks in block
-// order: fixed, reproducible), then one warp solves (n <= 64): the factorisation's rows below
-// each pivot shared over the lanes, in shared memory up to kSharedLags frames. One thread
-// solving from global memory took ~110 us a frame at n = 20 on an H100, a tenth of the
-// frame's whole budget at 4096^2.
+// Schedule: two kernels. The assembly gives every entry of (R, r) a warp of its own (a few
+// hundred warps over the whole GPU): the lanes add the blocks' partials of that entry in a
+// fixed order (lane l takes blocks l, l + 32, ...; the excluded partials are entry-major, so
+// these loads are coalesced), then a fixed shuffle tree: the same sums every run, no atomics
+// on doubles. One block adding 230 entries over 512 blocks' partials, a thread an entry, took
+// ~80 us a frame at 4096^2, N = 20, once every block had excluded pixels. Then one block: one
+// warp solves (n <= 64), the factorisation's rows below each pivot shared over the lanes, in
+// shared memory up to kSharedLags frames. One thread solving from global memory took ~110 us
+// a frame at n = 20 on an H100, a tenth of the frame's whole budget at 4096^2.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -34,11 +38,64 @@ __device__ void entry_position(int e, int& r, int& c) {
   c = e - r * (r + 1) / 2;
 }
 
+constexpr int kAssembleWarps = kWhitenBlock / 32;
+static_assert(kWhitenExcludedBlocks % 32 == 0, "every lane adds the same number of blocks");
+
+// The sum over the excluded pass's blocks of one entry's partials (`row`: that entry's
+// kWhitenExcludedBlocks values), every lane's loads issued together; lane 0 gets the total.
+__device__ __forceinline__ double excluded_sum(const double* row) {
+  constexpr int kPerLane = kWhitenExcludedBlocks / 32;
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  double v[kPerLane];
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) v[i] = row[lane + 32 * i];
+  double sum = 0.0;
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) sum += v[i];
+  return warp_sum(sum);
+}
+
+// Warp t: entry t of (R, r) (the lower triangle of R row by row, then r), less its excluded
+// sum, into s.system (both halves, n x n) and s.rhs; the warp after the last entry: the
+// number of excluded pixels.
+__global__ void __launch_bounds__(kWhitenBlock)
+    assemble_kernel(WhitenDeviceState s, WhitenFramePlan plan) {
+  const int n = plan.n;
+  const int triangle = n * (n + 1) / 2;
+  const int entries = triangle + n;
+  const int task =
+      static_cast<int>(blockIdx.x) * kAssembleWarps + static_cast<int>(threadIdx.x >> 5);
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  if (task > entries) return;
+  if (task == entries) {
+    unsigned long long count = 0;
+    for (int b = lane; b < kWhitenExcludedBlocks; b += 32) count += s.excluded_counts[b];
+    for (int offset = 16; offset > 0; offset >>= 1)
+      count += __shfl_down_sync(0xffffffffu, count, offset);
+    if (lane == 0) s.solve->excluded = count;
+    return;
+  }
+  const double excluded =
+      excluded_sum(s.excluded_partials + static_cast<std::size_t>(task) * kWhitenExcludedBlocks);
+  const int cap = s.capacity;
+  if (task < triangle) {
+    if (lane != 0) return;
+    int r, c;
+    entry_position(task, r, c);
+    const double v = s.gram[plan.fit_slots[r] * cap + plan.fit_slots[c]] - excluded;
+    s.system[r * n + c] = v;
+    s.system[c * n + r] = v;
+    return;
+  }
+  const int k = task - triangle;
+  const double dot = plan.past
+                         ? s.gram[plan.target_slot * cap + plan.fit_slots[k]]
+                         : warp_sum_partials(s.dot_partials, kWhitenPixelBlocks, kWhitenMaxLags, k);
+  if (lane == 0) s.rhs[k] = dot - excluded;
+}
+
 __global__ void __launch_bounds__(kWhitenBlock)
     solve_kernel(WhitenDeviceState s, WhitenFramePlan plan) {
-  __shared__ int blocks_found[kWhitenExcludedBlocks];
-  __shared__ int blocks_count;
-  __shared__ unsigned long long excluded_total;
   // Histories up to kSharedLags solve in shared memory: the factorisation reads back what it
   // has just written, which from global memory costs an L2 round trip per step.
   __shared__ double shared_system[kSharedLags * kSharedLags],
@@ -51,65 +108,11 @@ __global__ void __launch_bounds__(kWhitenBlock)
   double* rhs = small ? shared_rhs : s.rhs;
   double* weights = small ? shared_weights : s.weights;
   const bool solving = n >= 1 && plan.due;
-  if (solving) {
-    const int cap = s.capacity;
-    for (int i = threadIdx.x; i < n * n; i += blockDim.x) {
-      const int r = i / n, c = i - r * n;
-      system[i] = s.gram[plan.fit_slots[r] * cap + plan.fit_slots[c]];
-    }
-    if (plan.past) {
-      for (int k = threadIdx.x; k < n; k += blockDim.x)
-        rhs[k] = s.gram[plan.target_slot * cap + plan.fit_slots[k]];
-    } else {
-      const int warp = threadIdx.x >> 5;
-      for (int k = warp; k < n; k += blockDim.x / 32) {
-        const double v = warp_sum_partials(s.dot_partials, kWhitenPixelBlocks, kWhitenMaxLags, k);
-        if ((threadIdx.x & 31) == 0) rhs[k] = v;
-      }
-    }
-    // The blocks that found excluded pixels, listed in block order: all threads read the
-    // counts (one at a time they cost an L2 round trip each), warp votes place them.
-    __shared__ int warp_found[kWhitenBlock / 32];
-    if (threadIdx.x == 0) {
-      blocks_count = 0;
-      excluded_total = 0;
-    }
-    __syncthreads();
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    for (int first = 0; first < kWhitenExcludedBlocks; first += blockDim.x) {
-      const int b = first + static_cast<int>(threadIdx.x);
-      const unsigned count = b < kWhitenExcludedBlocks ? s.excluded_counts[b] : 0u;
-      const unsigned votes = __ballot_sync(0xffffffffu, count != 0);
-      if (lane == 0) warp_found[warp] = __popc(votes);
-      if (count != 0) atomicAdd(&excluded_total, static_cast<unsigned long long>(count));
-      __syncthreads();
-      int before = blocks_count, added = 0;
-      for (int v = 0; v < kWhitenBlock / 32; ++v) {
-        if (v < warp) before += warp_found[v];
-        added += warp_found[v];
-      }
-      if (count != 0) blocks_found[before + __popc(votes & ((1u << lane) - 1u))] = b;
-      __syncthreads();
-      if (threadIdx.x == 0) blocks_count += added;
-      __syncthreads();
-    }
-    const int triangle = n * (n + 1) / 2;
-    for (int e = threadIdx.x; e < triangle + n; e += blockDim.x) {
-      double sum = 0.0;
-      for (int i = 0; i < blocks_count; ++i)
-        sum +=
-            s.excluded_partials[static_cast<std::size_t>(blocks_found[i]) * kWhitenMaxEntries + e];
-      if (e < triangle) {
-        int r, c;
-        entry_position(e, r, c);
-        system[r * n + c] -= sum;
-        if (c != r) system[c * n + r] -= sum;
-      } else {
-        rhs[e - triangle] -= sum;
-      }
-    }
-    __syncthreads();
+  if (solving && small) {  // the assembled system (assemble_kernel) into shared memory
+    for (int i = threadIdx.x; i < n * n; i += blockDim.x) shared_system[i] = s.system[i];
+    for (int k = threadIdx.x; k < n; k += blockDim.x) shared_rhs[k] = s.rhs[k];
   }
+  __syncthreads();
   // The solve on warp 0 (cholesky.hpp's lanes), the statistics by its lane 0.
   if (threadIdx.x >= 32) return;
   const int lane = static_cast<int>(threadIdx.x);
@@ -127,12 +130,11 @@ __global__ void __launch_bounds__(kWhitenBlock)
     for (int k = 0; k < n; ++k) identity[k] = k;
     const WhitenWeights w = solve_whiten_weights(system, n, identity, n, rhs, plan.gamma, work,
                                                  weights, lane, 32, WarpSync{});
-    if (lane == 0) {
+    if (lane == 0) {  // solve.excluded: the assembly counted them
       solve.weights.n = w.n;
       solve.weights.gamma = w.gamma;
       solve.weights.sum_sq = w.sum_sq;
       solve.weights.regularised_more = w.regularised_more;
-      solve.excluded = excluded_total;
     }
     for (int k = lane; k < n; k += 32) {
       s.weights[k] = weights[k];
@@ -173,6 +175,12 @@ __global__ void __launch_bounds__(kWhitenBlock)
 
 cudaError_t launch_whiten_solve(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                 cudaStream_t stream) {
+  if (plan.n >= 1 && plan.due) {
+    const int tasks = plan.n * (plan.n + 1) / 2 + plan.n + 1;  // the entries and the count
+    assemble_kernel<<<(tasks + kAssembleWarps - 1) / kAssembleWarps, kWhitenBlock, 0, stream>>>(
+        state, plan);
+    STARSIFT_CUDA_TRY(cudaPeekAtLastError());
+  }
   solve_kernel<<<1, kWhitenBlock, 0, stream>>>(state, plan);
   return cudaPeekAtLastError();
 }

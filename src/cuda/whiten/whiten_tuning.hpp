@@ -13,6 +13,7 @@ struct WhitenTuning {
   int pixel_blocks = 1056;    // blocks of the per-pixel passes (grid-stride; 8 per SM on
                               // a 132-SM H100): each leaves one row of partial dots
   int excluded_blocks = 512;  // blocks of the excluded-pixel pass, one contiguous range each
+                              // (whole steps of 32768 pixels: one at 4096^2); a multiple of 32
   int register_lags = 24;     // lags kept in registers per pixel; more spill to local memory
   bool operator==(const WhitenTuning&) const = default;
 };

@@ -24,6 +24,14 @@ struct DespikedSample {
   bool spike = false;
 };
 
+// The decision of despike_sample() from the sample and its neighbours' two brightest (hi1 >=
+// hi2) and two faintest (lo1 <= lo2).
+STARSIFT_HD DespikedSample despike_decide(float self, float hi1, float hi2, float lo1, float lo2) {
+  if (self - hi2 > kDespikeRatio * (hi2 - lo1)) return {hi2, true};
+  if (lo2 - self > kDespikeRatio * (hi1 - lo2)) return {lo2, true};
+  return {self, false};
+}
+
 // Sample (c, r) of a w x h plane, `read(cc, rr)` giving any sample inside it. A spike sticks
 // out above its second brightest neighbour by more than kDespikeRatio times (second brightest
 // - faintest), or below its second faintest neighbour by more than kDespikeRatio times
@@ -57,9 +65,24 @@ STARSIFT_HD DespikedSample despike_sample(const Read& read, int c, int r, int w,
     }
   }
   if (count < 3) return {self, false};
-  if (self - hi2 > kDespikeRatio * (hi2 - lo1)) return {hi2, true};
-  if (lo2 - self > kDespikeRatio * (hi1 - lo2)) return {lo2, true};
-  return {self, false};
+  return despike_decide(self, hi1, hi2, lo1, lo2);
+}
+
+// despike_sample() for a sample whose eight neighbours all lie inside the plane and are finite
+// (an interior sample of an integer frame): the same two brightest and two faintest, found
+// with min/max only (`n` holds the neighbours; their order does not matter), so the same
+// result.
+STARSIFT_HD DespikedSample despike_inner(float self, const float (&n)[8]) {
+  float hi1 = n[0] > n[1] ? n[0] : n[1], hi2 = n[0] > n[1] ? n[1] : n[0];
+  float lo1 = hi2, lo2 = hi1;
+  for (int i = 2; i < 8; ++i) {
+    const float s = n[i];
+    hi2 = fmaxf(hi2, fminf(s, hi1));
+    hi1 = fmaxf(hi1, s);
+    lo2 = fminf(lo2, fmaxf(s, lo1));
+    lo1 = fminf(lo1, s);
+  }
+  return despike_decide(self, hi1, hi2, lo1, lo2);
 }
 
 }  // namespace starsift
