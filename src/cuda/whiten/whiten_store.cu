@@ -18,6 +18,8 @@
 // together (the pass was bound by the latency of dependent loads). masks: a thread per word.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include "cuda/whiten/whiten.cuh"
 #include "cuda/whiten/whiten_device.cuh"
 #include "pipeline/whiten/resample.hpp"
@@ -242,8 +244,9 @@ cudaError_t launch_whiten_store(const WhitenDeviceState& state, const WhitenFram
 
 cudaError_t launch_whiten_masks(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                 cudaStream_t stream) {
-  const int blocks = (state.words + kWhitenBlock - 1) / kWhitenBlock;
-  masks_kernel < <<blocks<1024 ? blocks : 1024, kWhitenBlock, 0, stream>>>(state, plan);
+  const int needed = (state.words + kWhitenBlock - 1) / kWhitenBlock;
+  const int blocks = std::min(needed, 1024);
+  masks_kernel<<<blocks, kWhitenBlock, 0, stream>>>(state, plan);
   return cudaPeekAtLastError();
 }
 
