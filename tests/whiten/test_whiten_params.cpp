@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <sstream>
 
 #include "pipeline/error.hpp"
 #include "pipeline/whiten/params.hpp"
@@ -43,6 +44,7 @@ TEST_CASE("whiten defaults are valid and as documented", "[whiten][params]") {
   CHECK(p.shift_max == 8.0);
   CHECK(p.reject == WhitenReject::Mask);
   CHECK(p.reject_sigma == 4.0);
+  CHECK(p.reject_object_sigma == 4.0);
   CHECK(p.effective_noise_frames() == 40.0);
   CHECK(p.warmup == WhitenWarmup::Partial);
   CHECK(p.output == WhitenOutput::Residual);
@@ -79,6 +81,9 @@ TEST_CASE("whiten choices parse and print by name", "[whiten][params]") {
   CHECK(parse_whiten_shift("resample") == WhitenShift::Resample);
   CHECK(parse_whiten_fit("past") == WhitenFit::Past);
   CHECK(parse_whiten_reject("none") == WhitenReject::None);
+  CHECK(parse_whiten_reject("objects") == WhitenReject::Objects);
+  CHECK(to_string(WhitenReject::Objects) == "objects");
+  CHECK(whiten_reject_names() == "none, mask, objects");
   CHECK(parse_whiten_warmup("zeros") == WhitenWarmup::Zeros);
   CHECK(parse_whiten_output("snr") == WhitenOutput::Snr);
   CHECK(to_string(WhitenWarmup::Passthrough) == "passthrough");
@@ -88,7 +93,7 @@ TEST_CASE("whiten choices parse and print by name", "[whiten][params]") {
   REQUIRE_THROWS_WITH(parse_whiten_shift("align"),
                       Contains("unknown whiten shift 'align'") && Contains("none, resample"));
   REQUIRE_THROWS_WITH(parse_whiten_fit("future"), Contains("current, past"));
-  REQUIRE_THROWS_WITH(parse_whiten_reject("clip"), Contains("none, mask"));
+  REQUIRE_THROWS_WITH(parse_whiten_reject("clip"), Contains("none, mask, objects"));
   REQUIRE_THROWS_WITH(parse_whiten_warmup("wait"), Contains("passthrough, zeros, partial"));
   REQUIRE_THROWS_WITH(parse_whiten_output("png"), Contains("residual, float, snr, sigma"));
 }
@@ -112,6 +117,12 @@ TEST_CASE("every bad whiten parameter names its key and the allowed range", "[wh
                   "a finite number > 0");
   require_refused([](WhitenParams& p) { p.reject_sigma = kNan; }, "reject-sigma", "nan",
                   "a finite number > 0");
+  for (double v : {0.0, -3.0, kNan, kInf}) {
+    std::ostringstream text;
+    text << v;
+    require_refused([&](WhitenParams& p) { p.reject_object_sigma = v; }, "reject-object-sigma",
+                    text.str(), "a finite number > 0");
+  }
   require_refused([](WhitenParams& p) { p.noise_frames = 0.5; }, "noise-frames", "0.5",
                   "0 (twice the history) or a finite number >= 1 (frames)");
   require_refused([](WhitenParams& p) { p.offset = kNan; }, "offset", "nan", "a finite number");
@@ -146,4 +157,29 @@ TEST_CASE("whiten parameters are checked against the frame shape", "[whiten][par
                       Contains("too small to estimate a shift") && Contains("at least 16x16"));
   REQUIRE_NOTHROW(p.validate_for({16, 16, PixelFormat::Gray16, 16}));
   REQUIRE_THROWS_WITH(p.validate_for({0, 16, PixelFormat::Gray16, 16}), Contains("empty"));
+}
+
+TEST_CASE("reject: objects is refused for the CUDA stage, the rest is not", "[whiten][params]") {
+  WhitenParams p;
+  REQUIRE_NOTHROW(p.validate_for_cuda());
+  p.reject = WhitenReject::None;
+  REQUIRE_NOTHROW(p.validate_for_cuda());
+  p.reject_object_sigma = 2.0;  // read by reject: objects only
+  REQUIRE_NOTHROW(p.validate_for_cuda());
+  p.reject = WhitenReject::Objects;
+  REQUIRE_NOTHROW(p.validate());  // the CPU reference takes it
+  REQUIRE_THROWS_WITH(p.validate_for_cuda(),
+                      Contains("whiten reject objects is not implemented on the CUDA backend") &&
+                          Contains("allowed: reject: none or mask on CUDA"));
+}
+
+TEST_CASE("reject-object-sigma applies from the next frame; reject starts a new history",
+          "[whiten][params]") {
+  WhitenParams from;
+  from.reject = WhitenReject::Objects;
+  WhitenParams to = from;
+  to.reject_object_sigma = 2.5;
+  CHECK(whiten_live_change(from, to));
+  to.reject = WhitenReject::Mask;
+  CHECK_FALSE(whiten_live_change(from, to));
 }

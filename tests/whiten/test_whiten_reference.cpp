@@ -765,3 +765,97 @@ TEST_CASE("despike off despikes nothing; residual and passthrough outputs at a s
     }
   }
 }
+
+namespace {
+
+// The prediction frame t was whitened with, from the state after process(): its weights and
+// the history frames one lag further back than they were (lag 1 is now frame t itself), summed
+// as predict() does (float, lags in order).
+float prediction_after(const WhitenState& state, int x, int y) {
+  const WhitenHistory& h = state.history();
+  float b = 0.0f;
+  for (std::size_t k = 0; k < state.weights().size(); ++k) {
+    const int slot = h.slot_of_lag(static_cast<int>(k) + 2);
+    b += static_cast<float>(state.weights()[k]) * h.frame(slot).row_as<float>(y)[x];
+  }
+  return b;
+}
+
+float stored_after(const WhitenState& state, int x, int y) {
+  const WhitenHistory& h = state.history();
+  return h.frame(h.slot_of_lag(1)).row_as<float>(y)[x];
+}
+
+}  // namespace
+
+TEST_CASE("reject: objects keeps a faint slow mover out of the history", "[whiten][cpu]") {
+  SkySequence sky = still_sky(64);
+  sky.scene.psf_sigma = 3.0 / 2.3548;  // FWHM 3 px, as the quality benchmark's sky
+  // Peak SNR 5 at 0.5 px/frame: each pixel under the per-pixel 4 sigma test most of the time,
+  // on nearly the same pixels for several frames.
+  sky.movers = {{10, 14.0, 20.0, 0.45, 0.2, 5.0 * kNoise}};
+  static ThreadPool pool(2);
+  // Over frames 30..49: the mover's pixels (within 1 px of it) that store the prediction, out
+  // of all of them.
+  auto kept_by = [&](WhitenReject reject, int& pixels) {
+    WhitenParams p = params_with(WhitenOutput::Float);
+    p.reject = reject;
+    WhitenState state(p, sky.shape());
+    TestImage out(64, 64, PixelFormat::Gray32F);
+    int kept = 0;
+    pixels = 0;
+    for (int t = 0; t < 50; ++t) {
+      state.process(sky.frame(t).cview(), out.view(), pool);
+      if (t < 30) continue;
+      const Mover& m = sky.movers[0];
+      const int x0 = static_cast<int>(std::lround(m.x_at(t)));
+      const int y0 = static_cast<int>(std::lround(m.y_at(t)));
+      for (int y = y0 - 1; y <= y0 + 1; ++y) {
+        for (int x = x0 - 1; x <= x0 + 1; ++x) {
+          ++pixels;
+          kept += stored_after(state, x, y) == prediction_after(state, x, y);
+        }
+      }
+    }
+    return kept;
+  };
+  int pixels = 0;
+  const int objects = kept_by(WhitenReject::Objects, pixels);
+  const int mask = kept_by(WhitenReject::Mask, pixels);
+  INFO("of " << pixels << " mover pixels the history stores the prediction at " << objects
+             << " (objects), " << mask << " (mask)");
+  CHECK(objects == pixels);
+  // The per-pixel test alone lets most of them in: what reject: objects is for.
+  CHECK(mask < pixels / 2);
+}
+
+TEST_CASE("reject: objects finds nothing more than mask where no box is significant",
+          "[whiten][cpu]") {
+  SkySequence sky = still_sky(64);
+  sky.scene.psf_sigma = 1.5;
+  sky.movers = {{12, 8.0, 30.0, 3.0, 1.0, 30.0 * kNoise}, {8, 40.0, 10.0, 0.3, 0.5, 5.0 * kNoise}};
+  sky.jitter = 0.7;
+  for (const WhitenShift shift : {WhitenShift::None, WhitenShift::Resample}) {
+    WhitenParams mask = params_with(WhitenOutput::Float, 8);
+    mask.shift = shift;
+    WhitenParams objects = mask;
+    objects.reject = WhitenReject::Objects;
+    objects.reject_object_sigma = 1e30;  // no box sum reaches it
+    WhitenParams other_k = mask;
+    other_k.reject_object_sigma = 0.5;  // read by reject: objects only
+    const auto frames = [&](int t) { return sky.frame(t); };
+    const WhitenRun a = run_whiten(mask, sky.shape(), 40, frames);
+    const WhitenRun b = run_whiten(objects, sky.shape(), 40, frames);
+    const WhitenRun c = run_whiten(other_k, sky.shape(), 40, frames);
+    std::uint64_t rejected = 0;
+    for (int t = 0; t < 40; ++t) {
+      INFO("shift " << to_string(shift) << ", frame " << t);
+      REQUIRE(a.out[t].pixels == b.out[t].pixels);
+      REQUIRE(a.out[t].pixels == c.out[t].pixels);
+      CHECK(a.stats[t].rejected == b.stats[t].rejected);
+      CHECK(a.stats[t].rejected == c.stats[t].rejected);
+      rejected += a.stats[t].rejected;
+    }
+    CHECK(rejected > 0);  // the bright mover is rejected by the per-pixel test in all three
+  }
+}

@@ -78,6 +78,7 @@ TEST_CASE("whiten in a chain: every key, and defaults for the rest", "[whiten][c
       shift-max: 5.5
       reject: none
       reject-sigma: 3
+      reject-object-sigma: 2.5
       noise-frames: 30
       warmup: zeros
       output: snr
@@ -96,6 +97,7 @@ TEST_CASE("whiten in a chain: every key, and defaults for the rest", "[whiten][c
   expected.shift_max = 5.5;
   expected.reject = WhitenReject::None;
   expected.reject_sigma = 3.0;
+  expected.reject_object_sigma = 2.5;
   expected.noise_frames = 30.0;
   expected.warmup = WhitenWarmup::Zeros;
   expected.output = WhitenOutput::Snr;
@@ -103,14 +105,15 @@ TEST_CASE("whiten in a chain: every key, and defaults for the rest", "[whiten][c
   expected.gain = -2.5;
   expected.despike = false;
   CHECK(p == expected);
+  CHECK(parse_one("- whiten: {reject: objects}").reject == WhitenReject::Objects);
   CHECK(chain_filter_names() == "median, whiten");
 }
 
 TEST_CASE("every bad whiten key or value is refused at its place", "[whiten][chain]") {
   require_refused("- whiten: {histroy: 5}", "histroy", "stage 1 (whiten)", "unknown key 'histroy'",
                   "history, gamma, fit, refit-interval, fit-subsample, shift, shift-window, "
-                  "shift-max, reject, reject-sigma, noise-frames, warmup, output, offset, gain, "
-                  "despike");
+                  "shift-max, reject, reject-sigma, reject-object-sigma, noise-frames, warmup, "
+                  "output, offset, gain, despike");
   require_refused("- whiten: {history: 0}", "0", "stage 1 (whiten): history", "0 is not allowed",
                   "1..64");
   require_refused("- whiten: {history: 65}", "65", "stage 1 (whiten): history", "65 is not allowed",
@@ -136,9 +139,15 @@ TEST_CASE("every bad whiten key or value is refused at its place", "[whiten][cha
   require_refused("- whiten: {shift-max: 0}", "0", "stage 1 (whiten): shift-max",
                   "0 is not allowed", "a finite number > 0 (pixels)");
   require_refused("- whiten: {reject: clip}", "clip", "stage 1 (whiten): reject",
-                  "unknown whiten reject 'clip'", "none, mask");
+                  "unknown whiten reject 'clip'", "none, mask, objects");
   require_refused("- whiten: {reject-sigma: -4}", "-4", "stage 1 (whiten): reject-sigma",
                   "-4 is not allowed", "a finite number > 0");
+  require_refused("- whiten: {reject-object-sigma: 0}", "0",
+                  "stage 1 (whiten): reject-object-sigma", "0 is not allowed",
+                  "a finite number > 0");
+  require_refused("- whiten: {reject-object-sigma: three}", "three",
+                  "stage 1 (whiten): reject-object-sigma", "expected a number, got 'three'",
+                  "a finite number > 0");
   require_refused("- whiten: {noise-frames: 0.5}", "0.5", "stage 1 (whiten): noise-frames",
                   "0.5 is not allowed", "0 (twice the history) or a finite number >= 1 (frames)");
   require_refused("- whiten: {warmup: wait}", "wait", "stage 1 (whiten): warmup",

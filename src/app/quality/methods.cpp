@@ -15,10 +15,7 @@ class WhitenMethod final : public ResidualMethod {
   WhitenMethod(MethodKind kind, int history, const FrameShape& shape,
                const std::vector<std::size_t>& bad_pixels)
       : ResidualMethod(shape.width, shape.height),
-        state_(
-            params_for(kind == MethodKind::WhitenNone ? WhitenShift::None : WhitenShift::Resample,
-                       history),
-            shape),
+        state_(params_for(kind, history), shape),
         variance_(shape.width, shape.height),
         name_(method_name(kind)) {
     if (kind == MethodKind::WhitenResampleRepaired) {
@@ -66,10 +63,13 @@ class WhitenMethod final : public ResidualMethod {
             static_cast<std::ptrdiff_t>(w * sizeof(std::uint16_t)), PixelFormat::Gray16};
   }
 
-  static WhitenParams params_for(WhitenShift shift, int history) {
+  static WhitenParams params_for(MethodKind kind, int history) {
     WhitenParams p;  // the filter's defaults: gamma, fit current, reject mask, noise 2N, ...
     p.history = history;
-    p.shift = shift;
+    p.shift = kind == MethodKind::WhitenNone ? WhitenShift::None : WhitenShift::Resample;
+    if (kind == MethodKind::WhitenResampleObjects) {
+      p.reject = WhitenReject::Objects;
+    }
     p.output = WhitenOutput::Float;  // the residual rho itself, GRAY32F
     return p;
   }
@@ -123,6 +123,8 @@ std::string_view method_name(MethodKind kind) noexcept {
       return "whiten-resample";
     case MethodKind::WhitenResampleRepaired:
       return "whiten-resample-bpm";
+    case MethodKind::WhitenResampleObjects:
+      return "whiten-resample-objects";
     case MethodKind::Difference:
       return "difference";
     case MethodKind::RunningMedian:
@@ -137,6 +139,7 @@ std::unique_ptr<ResidualMethod> make_method(MethodKind kind, int history, const 
     case MethodKind::WhitenNone:
     case MethodKind::WhitenResample:
     case MethodKind::WhitenResampleRepaired:
+    case MethodKind::WhitenResampleObjects:
       return std::make_unique<WhitenMethod>(kind, history, shape, bad_pixels);
     case MethodKind::Difference:
       return std::make_unique<DifferenceMethod>(shape);

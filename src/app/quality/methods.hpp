@@ -59,15 +59,21 @@ enum class MethodKind {
   // neighbours from a bad-pixel map (as a dark frame gives one): the shift estimate otherwise
   // locks onto the hot pixels, which stay put while the stars move (docs/quality.md).
   WhitenResampleRepaired,
+  // shift: resample with reject: objects: faint blobs stay out of the history.
+  WhitenResampleObjects,
   Difference,
   RunningMedian,
 };
 
-inline constexpr MethodKind kAllMethods[] = {MethodKind::WhitenNone, MethodKind::WhitenResample,
+inline constexpr MethodKind kAllMethods[] = {MethodKind::WhitenNone,
+                                             MethodKind::WhitenResample,
                                              MethodKind::WhitenResampleRepaired,
-                                             MethodKind::Difference, MethodKind::RunningMedian};
+                                             MethodKind::WhitenResampleObjects,
+                                             MethodKind::Difference,
+                                             MethodKind::RunningMedian};
 
-// whiten-none, whiten-resample, whiten-resample-bpm, difference, running-median.
+// whiten-none, whiten-resample, whiten-resample-bpm, whiten-resample-objects, difference,
+// running-median.
 std::string_view method_name(MethodKind kind) noexcept;
 
 // `history`: whitening's N and the running median's frame count. `shape`: GRAY16 frames.

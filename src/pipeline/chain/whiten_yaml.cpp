@@ -10,10 +10,23 @@ namespace starsift {
 
 namespace {
 
-constexpr std::string_view kWhitenKeys[] = {
-    "history",      "gamma",     "fit",    "refit-interval", "fit-subsample", "shift",
-    "shift-window", "shift-max", "reject", "reject-sigma",   "noise-frames",  "warmup",
-    "output",       "offset",    "gain",   "despike"};
+constexpr std::string_view kWhitenKeys[] = {"history",
+                                            "gamma",
+                                            "fit",
+                                            "refit-interval",
+                                            "fit-subsample",
+                                            "shift",
+                                            "shift-window",
+                                            "shift-max",
+                                            "reject",
+                                            "reject-sigma",
+                                            "reject-object-sigma",
+                                            "noise-frames",
+                                            "warmup",
+                                            "output",
+                                            "offset",
+                                            "gain",
+                                            "despike"};
 
 using P = WhitenParams;
 
@@ -57,6 +70,7 @@ StageParams read_whiten(const YamlParams& yaml) {
   read_number(yaml, "shift-max", &P::shift_max, "a finite number > 0 (pixels)", params);
   read_choice(yaml, "reject", &P::reject, parse_whiten_reject, whiten_reject_names(), params);
   read_number(yaml, "reject-sigma", &P::reject_sigma, "a finite number > 0", params);
+  read_number(yaml, "reject-object-sigma", &P::reject_object_sigma, "a finite number > 0", params);
   read_number(yaml, "noise-frames", &P::noise_frames,
               "0 (twice the history) or a finite number >= 1 (frames)", params);
   read_choice(yaml, "warmup", &P::warmup, parse_whiten_warmup, whiten_warmup_names(), params);

@@ -18,8 +18,10 @@ STARSIFT_HD bool finite_float(float v) {
 struct WhitenNoiseConstants {
   float alpha = 0.0f;          // weight of this frame's rho^2 in sigma^2; 0: no update
   bool have_sigma = false;     // sigma_{t-1} exists (snr and sigma outputs, the outlier test)
-  bool reject_active = false;  // reject: mask, and sigma has seen enough frames to be trusted
+  bool reject_active = false;  // reject: mask or objects, and sigma is trusted (enough frames)
   float reject_k2 = 16.0f;     // reject-sigma squared
+  bool objects = false;        // reject: objects (and reject_active): the object test applies
+  float object_k2 = 16.0f;     // reject-object-sigma squared
   int reject_run_limit = 0;    // a pixel is not rejected more than this many frames in a row
 };
 
@@ -37,18 +39,39 @@ STARSIFT_HD float pixel_residual(float input, float prediction, bool predicted, 
 // lasting (a new hot pixel, a brightened star) and accepted, so it enters the history and
 // sigma rather than staying in the residual for ever. Otherwise sigma^2 moves towards rho^2:
 // var += alpha (rho^2 - var). A pixel whose input is not `usable` changes nothing.
+// `object`: the pixel lies on an object (reject: objects: a pixel_box_significant() box in its
+// 3 x 3 neighbourhood), which rejects it from the history under the same run limit, but not
+// from sigma: sigma still takes rho^2 there unless the per-pixel test rejects it. Kept out of
+// sigma too, the residuals of bright stars under jitter (significant boxes that come back in
+// most frames, each time interrupting the run) were never learnt, and sigma at the stars stayed
+// too low (false alarms there set the detection threshold: docs/quality.md).
 STARSIFT_HD bool update_pixel_noise(float rho, bool usable, const WhitenNoiseConstants& c,
-                                    float& var, unsigned char& run) {
+                                    float& var, unsigned char& run, bool object = false) {
   if (!usable) return false;
   const bool finite = finite_float(rho);
   const float rho2 = rho * rho;
-  if (c.reject_active && finite && run < c.reject_run_limit && rho2 > c.reject_k2 * var) {
+  const bool testing = c.reject_active && finite && run < c.reject_run_limit;
+  const bool outlier = testing && rho2 > c.reject_k2 * var;
+  if (outlier) {
     ++run;
     return true;
   }
-  run = 0;
+  const bool rejected = testing && object;
+  run = rejected ? run + 1 : 0;
   if (finite && c.alpha > 0.0f) var += c.alpha * (rho2 - var);
-  return false;
+  return rejected;
+}
+
+// The object test of reject: objects at one camera pixel, from the sums over its 3 x 3 box
+// (the neighbours inside the frame) of this frame's residuals, `rho_sum`, and of sigma_{t-1}^2,
+// `var_sum`: the box sum is significant when rho_sum^2 > k_o^2 var_sum, either sign. The box
+// is close to the matched filter of a PSF of FWHM ~3 px, so a blob whose pixels each lie well
+// under the per-pixel test (a mover of peak SNR 5 reaches ~10 sigma in the box) is found;
+// either sign, like the per-pixel test, so a dip (a mover's ghost) is kept out of the history
+// too.
+STARSIFT_HD bool pixel_box_significant(float rho_sum, float var_sum,
+                                       const WhitenNoiseConstants& c) {
+  return c.objects && finite_float(rho_sum) && rho_sum * rho_sum > c.object_k2 * var_sum;
 }
 
 // sigma_{t-1} as the outputs use it: 0 until a noise estimate exists.

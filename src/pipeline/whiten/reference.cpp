@@ -83,6 +83,8 @@ struct WhitenState::Buffers {
   std::vector<float> var;                     // sigma^2 (camera grid)
   std::vector<unsigned char> run;             // consecutive rejections (camera grid)
   std::vector<unsigned char> rejected;        // this frame's outlier test (camera grid)
+  std::vector<float> rho;                     // reject: objects: the residual (camera grid)
+  std::vector<unsigned char> box;             // reject: objects: box sum significant (camera)
   std::vector<unsigned char> invalid;         // 1: left out of the fit sums (aligned grid)
   std::vector<unsigned char> outside;         // 1: sample point outside the camera's view (aligned)
   std::vector<unsigned char> window_invalid;  // stored frames invalid at each pixel (aligned)
@@ -112,6 +114,10 @@ WhitenState::WhitenState(const WhitenParams& params, const FrameShape& shape)
   m.var.assign(pixels, 0.0f);
   m.run.assign(pixels, 0);
   m.rejected.assign(pixels, 0);
+  if (params_.reject == WhitenReject::Objects) {  // reject changes only with a new state
+    m.rho.assign(pixels, 0.0f);
+    m.box.assign(pixels, 0);
+  }
   m.invalid.assign(pixels, 0);
   m.outside.assign(pixels, 0);
   m.window_invalid.assign(pixels, 0);
@@ -139,8 +145,8 @@ void WhitenState::update(const WhitenParams& params) {
   params.validate_for(shape_);
   if (!can_update(params)) {
     throw Error("whiten: these parameters need a new history",
-                "changes of gamma, refit-interval, shift-max, reject-sigma, warmup, offset, gain, "
-                "despike");
+                "changes of gamma, refit-interval, shift-max, reject-sigma, reject-object-sigma, "
+                "warmup, offset, gain, despike");
   }
   params_ = params;
 }
@@ -469,10 +475,12 @@ WhitenNoiseConstants whiten_noise_constants(const WhitenParams& params, std::uin
     // constant, then an exponential average: sigma starts from the first whitened frame.
     const double mean_weight = 1.0 / static_cast<double>(noise_updates + 1);
     c.alpha = static_cast<float>(std::max(mean_weight, 1.0 / params.effective_noise_frames()));
-    c.reject_active = params.reject == WhitenReject::Mask &&
+    c.reject_active = params.reject != WhitenReject::None &&
                       noise_updates >= static_cast<std::uint64_t>(kWhitenRejectAfterFrames);
+    c.objects = c.reject_active && params.reject == WhitenReject::Objects;
   }
   c.reject_k2 = static_cast<float>(params.reject_sigma * params.reject_sigma);
+  c.object_k2 = static_cast<float>(params.reject_object_sigma * params.reject_object_sigma);
   c.reject_run_limit = params.history;
   return c;
 }
@@ -496,6 +504,10 @@ void WhitenState::residual_and_output(int n, ConstImageView in, ImageView out, T
   const bool zeros = warm && params_.warmup == WhitenWarmup::Zeros;
   const bool passthrough = warm && params_.warmup == WhitenWarmup::Passthrough;
   const WhitenOutput kind = params_.output;
+  // reject: objects decides after every residual of the frame is known (the object test reads
+  // the neighbours'), so this pass keeps the residuals and leaves sigma as it is; the outputs
+  // read only sigma_{t-1} and need nothing of the decision.
+  const bool objects = params_.reject == WhitenReject::Objects;
 
   pool.parallel_for(h, [&](int y0, int y1) {
     for (int y = y0; y < y1; ++y) {
@@ -508,9 +520,13 @@ void WhitenState::residual_and_output(int n, ConstImageView in, ImageView out, T
         const bool usable = !unusable(m.x[p], saturation_);
         const float rho = pixel_residual(m.x[p], prediction[p], n >= 1, usable);
         const float var_before = m.var[p];
-        const bool rejected = update_pixel_noise(rho, usable, c, m.var[p], m.run[p]);
-        m.rejected[p] = rejected;
-        rejected_count += rejected;
+        if (objects) {
+          m.rho[p] = rho;
+        } else {
+          const bool rejected = update_pixel_noise(rho, usable, c, m.var[p], m.run[p]);
+          m.rejected[p] = rejected;
+          rejected_count += rejected;
+        }
         const float sigma = pixel_sigma(var_before, c);
         float value = 0.0f;  // float, snr and sigma write 0 for zeros and passthrough
         switch (kind) {
@@ -535,7 +551,61 @@ void WhitenState::residual_and_output(int n, ConstImageView in, ImageView out, T
       m.row_rejected[y] = rejected_count;
     }
   });
+  if (objects) reject_objects(c, pool);
   for (int y = 0; y < h; ++y) stats_.rejected += m.row_rejected[y];
+}
+
+void WhitenState::reject_objects(const WhitenNoiseConstants& c, ThreadPool& pool) {
+  Buffers& m = *buf_;
+  const int w = shape_.width;
+  const int h = shape_.height;
+  // The box test: the sums of this frame's residuals and of sigma_{t-1}^2 over each pixel's
+  // 3 x 3 box (the neighbours inside the frame; a pixel without a usable input has residual 0
+  // and adds its sigma^2 like any other). sigma is still sigma_{t-1} everywhere here.
+  pool.parallel_for(h, [&](int y0, int y1) {
+    for (int y = y0; y < y1; ++y) {
+      for (int i = 0; i < w; ++i) {
+        float rho_sum = 0.0f, var_sum = 0.0f;
+        for (int dy = -1; dy <= 1; ++dy) {
+          const int cy = y + dy;
+          if (cy < 0 || cy >= h) continue;
+          for (int dx = -1; dx <= 1; ++dx) {
+            const int cx = i + dx;
+            if (cx < 0 || cx >= w) continue;
+            const std::size_t q = static_cast<std::size_t>(cy) * w + cx;
+            rho_sum += m.rho[q];
+            var_sum += m.var[q];
+          }
+        }
+        m.box[static_cast<std::size_t>(y) * w + i] = pixel_box_significant(rho_sum, var_sum, c);
+      }
+    }
+  });
+  // A pixel is on an object when a box test in its 3 x 3 neighbourhood passed: a blob's box
+  // sums pass over its core, and the dilation takes its flanks too, whose residuals would
+  // otherwise enter the history. Then the per-pixel test and sigma's update, as for mask.
+  pool.parallel_for(h, [&](int y0, int y1) {
+    for (int y = y0; y < y1; ++y) {
+      std::uint64_t rejected_count = 0;
+      for (int i = 0; i < w; ++i) {
+        bool object = false;
+        for (int dy = -1; dy <= 1 && !object; ++dy) {
+          const int cy = y + dy;
+          if (cy < 0 || cy >= h) continue;
+          for (int dx = -1; dx <= 1; ++dx) {
+            const int cx = i + dx;
+            if (cx >= 0 && cx < w && m.box[static_cast<std::size_t>(cy) * w + cx]) object = true;
+          }
+        }
+        const std::size_t p = static_cast<std::size_t>(y) * w + i;
+        const bool usable = !unusable(m.x[p], saturation_);
+        const bool rejected = update_pixel_noise(m.rho[p], usable, c, m.var[p], m.run[p], object);
+        m.rejected[p] = rejected;
+        rejected_count += rejected;
+      }
+      m.row_rejected[y] = rejected_count;
+    }
+  });
 }
 
 void WhitenState::store(int n, ThreadPool& pool) {

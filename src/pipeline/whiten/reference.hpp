@@ -30,6 +30,10 @@
 //     on the camera's grid, the input's own pixels, with only the prediction interpolated).
 //     n = 0, or x saturated or not finite: rho = 0 (pixel_residual()).
 //  7. Per camera pixel: update_pixel_noise() (sigma, the outlier test); the output.
+//     reject: objects: the output first; then, with every residual of the frame known, the box
+//     test per camera pixel (pixel_box_significant(): the 3 x 3 sums of rho and of
+//     sigma_{t-1}^2), and a pixel with a significant box in its 3 x 3 neighbourhood is rejected
+//     as an outlier is (update_pixel_noise(), `object`).
 //  8. Stored frame (aligned): y, or b where the nearest camera pixel was rejected or the
 //     sample point lies outside the camera's view (n >= 1), or y is not finite; written over
 //     the oldest slot with its invalid mask. Its Gram row (dots with the kept frames and
@@ -84,8 +88,8 @@ class WhitenState {
   FrameShape output_shape() const noexcept { return whiten_output_shape(params_, shape_); }
 
   // True when `params` differs from the current ones only in what applies from the next frame
-  // on (gamma, refit-interval, shift-max, reject-sigma, warmup, offset, gain, despike) and can be
-  // taken without restarting the history.
+  // on (gamma, refit-interval, shift-max, reject-sigma, reject-object-sigma, warmup, offset,
+  // gain, despike) and can be taken without restarting the history.
   bool can_update(const WhitenParams& params) const noexcept;
   // Takes such parameters (validated; throws Error otherwise).
   void update(const WhitenParams& params);
@@ -118,6 +122,7 @@ class WhitenState {
   const float* aligned_plane() const noexcept;
   void predict(int n, ThreadPool& pool);
   void residual_and_output(int n, ConstImageView in, ImageView out, ThreadPool& pool);
+  void reject_objects(const WhitenNoiseConstants& c, ThreadPool& pool);
   void store(int n, ThreadPool& pool);
 
   WhitenParams params_;

@@ -44,6 +44,7 @@ class WhitenStageCuda final : public WhitenStage {
  public:
   WhitenStageCuda(const WhitenParams& params, int device_id)
       : WhitenStage(params), device_id_(device_id) {
+    params_.validate_for_cuda();  // before any device work: a refusal costs nothing
     cuda::use_device(device_id_);
     stream_ = std::make_unique<cuda::Stream>();
     state_done_ = std::make_unique<SyncEvent>();
@@ -156,6 +157,7 @@ class WhitenStageCuda final : public WhitenStage {
   }
 
   void apply_params(const WhitenParams& params) override {
+    params.validate_for_cuda();  // also before configure(): params_ takes what passes here
     if (!buffers_) return;
     params.validate_for(shape_);
     if (whiten_live_change(params_, params)) return;  // read from params_ at the next frame
