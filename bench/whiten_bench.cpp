@@ -10,7 +10,8 @@
 //
 // Usage: starsift-bench-whiten [--sizes 512,4096] [--history 20] [--frames 200] [--set 8]
 //                              [--shift none,resample] [--fit current,past]
-//                              [--despike on,off] [--json out.json]
+//                              [--despike on,off] [--history-format float,half]
+//                              [--json out.json]
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -46,6 +47,7 @@ struct Options {
                                             starsift::WhitenShift::Resample};
   std::vector<starsift::WhitenFit> fits{starsift::WhitenFit::Current, starsift::WhitenFit::Past};
   std::vector<bool> despikes{true};
+  std::vector<starsift::WhitenHistoryFormat> formats{starsift::WhitenHistoryFormat::Float};
   std::string json_path;
 };
 
@@ -81,12 +83,15 @@ Options parse(int argc, char** argv) {
       o.fits = starsift::bench::parse_names(value(), starsift::parse_whiten_fit);
     else if (a == "--despike")
       o.despikes = parse_switches(value());
+    else if (a == "--history-format")
+      o.formats = starsift::bench::parse_names(value(), starsift::parse_whiten_history_format);
     else if (a == "--json")
       o.json_path = value();
     else
       throw starsift::Error(
           "unknown option " + a,
-          "--sizes, --history, --frames, --set, --shift, --fit, --despike, --json");
+          "--sizes, --history, --frames, --set, --shift, --fit, --despike, --history-format, "
+          "--json");
   }
   return o;
 }
@@ -128,24 +133,25 @@ std::vector<std::vector<std::uint16_t>> make_frames(int n, int count) {
 }
 
 // Bytes per pixel the kernels move in steady state (history full, weights due every frame),
-// from the kernel design (src/cuda/whiten/*.cu): GRAY16 in and out, float history; mask
-// words (1/8 B/px) and the rare per-pixel count updates left out.
+// from the kernel design (src/cuda/whiten/*.cu): GRAY16 in and out, float or half history;
+// mask words (1/8 B/px) and the rare per-pixel count updates left out.
 double bytes_per_pixel(const starsift::WhitenParams& p) {
+  const double h = p.history_format == starsift::WhitenHistoryFormat::Half ? 2 : 4;
   const double n = p.history;     // lags predicted from
   const double kept = p.history;  // lags of the Gram row
   const double lags = std::max(n, kept);
   const bool current = p.fit == starsift::WhitenFit::Current;
   const double rows = 1.0 / p.fit_subsample;
   double b = 2 + 4;                      // load: input, x
-  if (current) b += rows * (4 + 4 * n);  // r: the target and n planes
+  if (current) b += rows * (4 + h * n);  // r: the target and n planes
   b += 1;                                // excluded pass: the count per pixel
   if (p.shift == starsift::WhitenShift::None) {
-    b += 4 + 4 * lags + 4 + 8 + 2;  // fused: x, lags, stored, var r+w, out
+    b += 4 + h * lags + h + 8 + 2;  // fused: x, lags, stored, var r+w, out
   } else {
-    b += 4 + 4;                            // align: x (taps cached), y
-    b += 4 * n + 4;                        // predict: n planes, b
-    b += 4 + 4 + 8 + 1 + 2;                // camera: x, b, var r+w, rejected, out
-    b += 4 + 4 + 1 + 4 + rows * 4 * kept;  // store: y, b, rejected, stored, kept
+    b += 4 + 4;              // align: x (taps cached), y
+    b += h * n + 4 + 4;      // predict: n planes, y, b
+    b += 4 + 4 + 8 + 1 + 2;  // camera: x, b, var r+w, rejected, out
+    b += 4 + 4 + 1 + h;      // store: y, b, rejected, stored
   }
   return b;
 }
@@ -222,6 +228,7 @@ Json run_case(int n, const starsift::WhitenParams& params,
       .set("shift", std::string(to_string(params.shift)))
       .set("fit", std::string(to_string(params.fit)))
       .set("despike", params.despike)
+      .set("history_format", std::string(to_string(params.history_format)))
       .set("ms_median", median)
       .set("ms_p90", percentile(ms, 0.9))
       .set("ms_back_to_back", total / frames)
@@ -276,19 +283,23 @@ int main(int argc, char** argv) {
       const std::size_t copy_bytes =
           std::max<std::size_t>(static_cast<std::size_t>(n) * n * 4, 256u << 20);
       const double copy_bps = copy_bandwidth(copy_bytes, copy_stream.get());
-      for (const bool despike : o.despikes) {
-        for (const starsift::WhitenShift shift : o.shifts) {
-          for (const starsift::WhitenFit fit : o.fits) {
-            starsift::WhitenParams p;
-            p.history = o.history;
-            p.shift = shift;
-            p.fit = fit;
-            p.despike = despike;
-            Json r = run_case(n, p, inputs, output, o.frames, copy_bps);
-            r.set("copy_gb_per_s", copy_bps / 1e9);
-            std::cerr << n << "^2 " << to_string(shift) << " " << to_string(fit)
-                      << (despike ? "" : " despike off") << ": " << r << "\n";
-            runs.push(std::move(r));
+      for (const starsift::WhitenHistoryFormat format : o.formats) {
+        for (const bool despike : o.despikes) {
+          for (const starsift::WhitenShift shift : o.shifts) {
+            for (const starsift::WhitenFit fit : o.fits) {
+              starsift::WhitenParams p;
+              p.history = o.history;
+              p.shift = shift;
+              p.fit = fit;
+              p.despike = despike;
+              p.history_format = format;
+              Json r = run_case(n, p, inputs, output, o.frames, copy_bps);
+              r.set("copy_gb_per_s", copy_bps / 1e9);
+              std::cerr << n << "^2 " << to_string(shift) << " " << to_string(fit)
+                        << (despike ? "" : " despike off") << " history " << to_string(format)
+                        << ": " << r << "\n";
+              runs.push(std::move(r));
+            }
           }
         }
       }

@@ -15,15 +15,17 @@
  * offered here: they serve chains inside the starsift engine, where the next stage reads them.
  *
  * The filter keeps a history across frames. Changes of gamma, refit-interval, shift-max,
- * reject-sigma, warmup, offset, gain and despike apply from the next frame and keep it; changes of
- * history, fit, fit-subsample, shift, shift-window, reject and noise-frames start a new one,
- * as do caps of another size or format and a flush. #GstSiftWhiten:stats describes the last frame
- * handed downstream (the noise amplification of the weights, the measured shift, the pixels
- * rejected); with #GstSiftWhiten:post-messages every frame is also reported as an element message.
+ * reject-sigma, reject-object-sigma, warmup, offset, gain and despike apply from the next frame
+ * and keep it; changes of history, fit, fit-subsample, shift, shift-window, reject and
+ * noise-frames start a new one, as do caps of another size or format and a flush.
+ * #GstSiftWhiten:stats describes the last frame handed downstream (the noise amplification of the
+ * weights, the measured shift, the pixels rejected); with #GstSiftWhiten:post-messages every frame
+ * is also reported as an element message.
  *
- * Only the CPU whitening stage exists so far: backend=cuda, and backend=auto on a host with a
- * usable GPU, fail with an error saying so when the stage is built (at start, or at caps with
- * depth 1).
+ * The CUDA stage does not take reject=objects with shift=none (its single pass decides each
+ * pixel before its neighbours' residuals are known): backend=cuda, and backend=auto on a host
+ * with a usable GPU, then fail with an error saying so when the stage is built or the
+ * parameters reach it.
  *
  * ## Example launch lines
  * |[
@@ -72,6 +74,7 @@ GST_DEBUG_CATEGORY_STATIC(gst_sift_whiten_debug);
 #define DEFAULT_PROP_SHIFT_MAX starsift::WhitenParams::kDefaultShiftMax
 #define DEFAULT_PROP_REJECT starsift::WhitenParams::kDefaultReject
 #define DEFAULT_PROP_REJECT_SIGMA starsift::WhitenParams::kDefaultRejectSigma
+#define DEFAULT_PROP_REJECT_OBJECT_SIGMA starsift::WhitenParams::kDefaultRejectObjectSigma
 #define DEFAULT_PROP_NOISE_FRAMES starsift::WhitenParams::kAutoNoiseFrames
 #define DEFAULT_PROP_WARMUP starsift::WhitenParams::kDefaultWarmup
 // WhitenParams::offset is unset by default (mid-range); the property says so with -1.
@@ -96,6 +99,7 @@ enum {
   PROP_SHIFT_MAX,
   PROP_REJECT,
   PROP_REJECT_SIGMA,
+  PROP_REJECT_OBJECT_SIGMA,
   PROP_NOISE_FRAMES,
   PROP_WARMUP,
   PROP_OFFSET,
@@ -297,16 +301,16 @@ static GstSiftWhitenSettings gst_sift_whiten_copy_settings(GstSiftWhiten* self) 
 }
 
 static void gst_sift_whiten_log_params(GstSiftWhiten* self, const starsift::WhitenParams& p) {
-  GST_DEBUG_OBJECT(self,
-                   "parameters now history=%d gamma=%g fit=%s refit-interval=%d fit-subsample=%d "
-                   "shift=%s shift-window=%d shift-max=%g reject=%s reject-sigma=%g "
-                   "noise-frames=%g warmup=%s offset=%g gain=%g despike=%d",
-                   p.history, p.gamma, std::string(starsift::to_string(p.fit)).c_str(),
-                   p.refit_interval, p.fit_subsample,
-                   std::string(starsift::to_string(p.shift)).c_str(), p.shift_window, p.shift_max,
-                   std::string(starsift::to_string(p.reject)).c_str(), p.reject_sigma,
-                   p.noise_frames, std::string(starsift::to_string(p.warmup)).c_str(),
-                   p.offset.value_or(DEFAULT_PROP_OFFSET), p.gain, p.despike ? 1 : 0);
+  GST_DEBUG_OBJECT(
+      self,
+      "parameters now history=%d gamma=%g fit=%s refit-interval=%d fit-subsample=%d "
+      "shift=%s shift-window=%d shift-max=%g reject=%s reject-sigma=%g "
+      "reject-object-sigma=%g noise-frames=%g warmup=%s offset=%g gain=%g despike=%d",
+      p.history, p.gamma, std::string(starsift::to_string(p.fit)).c_str(), p.refit_interval,
+      p.fit_subsample, std::string(starsift::to_string(p.shift)).c_str(), p.shift_window,
+      p.shift_max, std::string(starsift::to_string(p.reject)).c_str(), p.reject_sigma,
+      p.reject_object_sigma, p.noise_frames, std::string(starsift::to_string(p.warmup)).c_str(),
+      p.offset.value_or(DEFAULT_PROP_OFFSET), p.gain, p.despike ? 1 : 0);
 }
 
 // depth 1: brings the stage in line with `params` for frames of `shape` on the chosen backend:
@@ -538,13 +542,21 @@ static void gst_sift_whiten_class_init(GstSiftWhitenClass* klass) {
   properties[PROP_REJECT] = g_param_spec_enum(
       "reject", "Reject",
       "What enters the history where the residual is an outlier: the frame as it is (none), or "
-      "the prediction (mask), so movers stay out of the history. A change starts a new history",
+      "the prediction (mask), so movers stay out of the history; objects also stores the "
+      "prediction next to every 3 x 3 box whose residual sum is significant, so faint slow "
+      "movers stay out too (on CUDA with shift=resample only). A change starts a new history",
       GST_TYPE_SIFT_WHITEN_REJECT, static_cast<gint>(DEFAULT_PROP_REJECT), restarts);
   properties[PROP_REJECT_SIGMA] = g_param_spec_double(
       "reject-sigma", "Reject sigma",
-      "k of the outlier test |residual| > k * sigma (reject=mask); more than 0 (0 is refused). "
-      "Applies from the next frame, keeping the history",
+      "k of the outlier test |residual| > k * sigma (reject=mask or objects); more than 0 (0 is "
+      "refused). Applies from the next frame, keeping the history",
       0.0, G_MAXDOUBLE, DEFAULT_PROP_REJECT_SIGMA, live);
+  properties[PROP_REJECT_OBJECT_SIGMA] = g_param_spec_double(
+      "reject-object-sigma", "Reject object sigma",
+      "k_o of the object test |box sum of residuals| > k_o * sqrt(box sum of sigma^2) over each "
+      "3 x 3 box (reject=objects); more than 0 (0 is refused). Applies from the next frame, "
+      "keeping the history",
+      0.0, G_MAXDOUBLE, DEFAULT_PROP_REJECT_OBJECT_SIGMA, live);
   properties[PROP_NOISE_FRAMES] = g_param_spec_double(
       "noise-frames", "Noise frames",
       "Time constant of each pixel's running noise sigma, in frames: 0 is twice history, "
@@ -692,6 +704,9 @@ static void gst_sift_whiten_set_property(GObject* object, guint prop_id, const G
       case PROP_REJECT_SIGMA:
         gst_sift_whiten_store(self, &P::reject_sigma, g_value_get_double(value));
         break;
+      case PROP_REJECT_OBJECT_SIGMA:
+        gst_sift_whiten_store(self, &P::reject_object_sigma, g_value_get_double(value));
+        break;
       case PROP_NOISE_FRAMES:
         gst_sift_whiten_store(self, &P::noise_frames, g_value_get_double(value));
         break;
@@ -761,6 +776,9 @@ static void gst_sift_whiten_get_property(GObject* object, guint prop_id, GValue*
       break;
     case PROP_REJECT_SIGMA:
       g_value_set_double(value, p.reject_sigma);
+      break;
+    case PROP_REJECT_OBJECT_SIGMA:
+      g_value_set_double(value, p.reject_object_sigma);
       break;
     case PROP_NOISE_FRAMES:
       g_value_set_double(value, p.noise_frames);

@@ -251,6 +251,8 @@ TEST_CASE("siftwhiten documents every property with its range and default", "[pl
        {DoubleRange{"gamma", 0.0, G_MAXDOUBLE, WhitenParams::kDefaultGamma},
         DoubleRange{"shift-max", 0.0, G_MAXDOUBLE, WhitenParams::kDefaultShiftMax},
         DoubleRange{"reject-sigma", 0.0, G_MAXDOUBLE, WhitenParams::kDefaultRejectSigma},
+        DoubleRange{"reject-object-sigma", 0.0, G_MAXDOUBLE,
+                    WhitenParams::kDefaultRejectObjectSigma},
         DoubleRange{"noise-frames", 0.0, G_MAXDOUBLE, WhitenParams::kAutoNoiseFrames},
         DoubleRange{"offset", -1.0, 65535.0, -1.0},
         DoubleRange{"gain", -G_MAXDOUBLE, G_MAXDOUBLE, WhitenParams::kDefaultGain}}) {
@@ -270,7 +272,8 @@ TEST_CASE("siftwhiten documents every property with its range and default", "[pl
   for (const EnumNicks& p :
        {EnumNicks{"fit", static_cast<int>(WhitenParams::kDefaultFit), {"current", "past"}},
         EnumNicks{"shift", static_cast<int>(WhitenParams::kDefaultShift), {"none", "resample"}},
-        EnumNicks{"reject", static_cast<int>(WhitenParams::kDefaultReject), {"none", "mask"}},
+        EnumNicks{
+            "reject", static_cast<int>(WhitenParams::kDefaultReject), {"none", "mask", "objects"}},
         EnumNicks{"warmup",
                   static_cast<int>(WhitenParams::kDefaultWarmup),
                   {"passthrough", "zeros", "partial"}}}) {
@@ -286,8 +289,8 @@ TEST_CASE("siftwhiten documents every property with its range and default", "[pl
   }
 
   // The parameters that keep the history are controllable; those that restart it are not.
-  for (const char* name : {"gamma", "refit-interval", "shift-max", "reject-sigma", "warmup",
-                           "offset", "gain", "despike"}) {
+  for (const char* name : {"gamma", "refit-interval", "shift-max", "reject-sigma",
+                           "reject-object-sigma", "warmup", "offset", "gain", "despike"}) {
     INFO("property " << name);
     CHECK((g_object_class_find_property(klass, name)->flags & GST_PARAM_CONTROLLABLE) != 0);
   }
@@ -320,8 +323,9 @@ TEST_CASE("siftwhiten properties round trip, offset -1 meaning unset", "[plugin]
                                                     {"shift", "resample"},
                                                     {"shift-window", "64"},
                                                     {"shift-max", "4.5"},
-                                                    {"reject", "none"},
+                                                    {"reject", "objects"},
                                                     {"reject-sigma", "5"},
+                                                    {"reject-object-sigma", "3.5"},
                                                     {"noise-frames", "30"},
                                                     {"warmup", "zeros"},
                                                     {"offset", "1000"},
@@ -330,10 +334,12 @@ TEST_CASE("siftwhiten properties round trip, offset -1 meaning unset", "[plugin]
                                                     {"post-messages", "true"}});
   gint history = 0, refit = 0, subsample = 0, window = 0, fit = -1, shift = -1, reject = -1,
        warmup = -1;
-  gdouble gamma = 0, shift_max = 0, reject_sigma = 0, noise_frames = 0, offset = 0, gain = 0;
+  gdouble gamma = 0, shift_max = 0, reject_sigma = 0, noise_frames = 0, offset = 0, gain = 0,
+          object_sigma = 0;
   gboolean post = FALSE, despike = TRUE;
-  g_object_get(element, "despike", &despike, nullptr);
+  g_object_get(element, "despike", &despike, "reject-object-sigma", &object_sigma, nullptr);
   CHECK(despike == FALSE);
+  CHECK(object_sigma == 3.5);
   g_object_get(element, "history", &history, "gamma", &gamma, "fit", &fit, "refit-interval", &refit,
                "fit-subsample", &subsample, "shift", &shift, "shift-window", &window, "shift-max",
                &shift_max, "reject", &reject, "reject-sigma", &reject_sigma, "noise-frames",
@@ -347,7 +353,7 @@ TEST_CASE("siftwhiten properties round trip, offset -1 meaning unset", "[plugin]
   CHECK(shift == static_cast<gint>(starsift::WhitenShift::Resample));
   CHECK(window == 64);
   CHECK(shift_max == 4.5);
-  CHECK(reject == static_cast<gint>(starsift::WhitenReject::None));
+  CHECK(reject == static_cast<gint>(starsift::WhitenReject::Objects));
   CHECK(reject_sigma == 5.0);
   CHECK(noise_frames == 30.0);
   CHECK(warmup == static_cast<gint>(starsift::WhitenWarmup::Zeros));
@@ -392,11 +398,13 @@ TEST_CASE("siftwhiten refuses invalid values and keeps the previous one", "[plug
     double value;
     double kept;
   };
-  for (const Refused& r : {Refused{"gain", 0.0, WhitenParams::kDefaultGain},
-                           Refused{"shift-max", 0.0, WhitenParams::kDefaultShiftMax},
-                           Refused{"reject-sigma", 0.0, WhitenParams::kDefaultRejectSigma},
-                           Refused{"noise-frames", 0.5, WhitenParams::kAutoNoiseFrames},
-                           Refused{"offset", -2.0, -1.0}}) {
+  for (const Refused& r :
+       {Refused{"gain", 0.0, WhitenParams::kDefaultGain},
+        Refused{"shift-max", 0.0, WhitenParams::kDefaultShiftMax},
+        Refused{"reject-sigma", 0.0, WhitenParams::kDefaultRejectSigma},
+        Refused{"reject-object-sigma", 0.0, WhitenParams::kDefaultRejectObjectSigma},
+        Refused{"noise-frames", 0.5, WhitenParams::kAutoNoiseFrames},
+        Refused{"offset", -2.0, -1.0}}) {
     INFO(r.name << "=" << r.value);
     WarningCapture warnings;
     g_object_set(element, r.name, r.value, nullptr);
@@ -527,6 +535,23 @@ TEST_CASE("siftwhiten equals the CPU WhitenStage run directly, frames and stats"
                                        1, frames);
     check_same_as_stage(run, run_stage(params, frames));
   }
+  SECTION("reject=objects with shift=resample") {
+    const Scene scene = make_scene(64, 48, PixelFormat::Gray16, 1000.0, 200.0, 5000.0, 11);
+    const std::vector<TestImage> frames = noisy_frames(scene, 15.0, 16, 12);
+    WhitenParams params;
+    params.history = 4;
+    params.shift = starsift::WhitenShift::Resample;
+    params.shift_window = 32;
+    params.reject = starsift::WhitenReject::Objects;
+    params.reject_object_sigma = 3.0;
+    const ElementRun run = run_element({{"history", "4"},
+                                        {"shift", "resample"},
+                                        {"shift-window", "32"},
+                                        {"reject", "objects"},
+                                        {"reject-object-sigma", "3"}},
+                                       1, frames);
+    check_same_as_stage(run, run_stage(params, frames));
+  }
 }
 
 TEST_CASE("siftwhiten at depth 3 hands out the frames and stats of depth 1, in order",
@@ -574,6 +599,35 @@ TEST_CASE("siftwhiten on CUDA at depth 3 hands out the frames and stats of depth
     CHECK(depth3.reports[i] == depth1.reports[i]);
   }
   CHECK(depth3.stats == depth1.stats);
+}
+
+// The CUDA stage takes reject=objects with shift=resample only; with shift=none its refusal
+// is the element's error, naming why and what is allowed.
+TEST_CASE("siftwhiten on CUDA: reject=objects with shift=resample runs, with shift=none errors",
+          "[plugin][whiten][cuda]") {
+  const std::string why = starsift::cuda_unusable_reason(0);
+  if (!why.empty()) {
+    WARN("skipped: CUDA is not usable here (" << why << ")");
+    return;
+  }
+  const PipelineResult resample = run_pipeline(
+      "videotestsrc num-buffers=12 pattern=snow ! video/x-raw,format=GRAY16_LE,width=64,height=48 "
+      "! siftwhiten backend=cuda history=4 shift=resample shift-window=32 reject=objects ! "
+      "fakesink");
+  CHECK(resample.error == "");
+  CHECK(resample.eos);
+  for (const char* depth : {"1", "3"}) {
+    INFO("depth " << depth);
+    const std::string line =
+        std::string(
+            "videotestsrc num-buffers=4 ! video/x-raw,format=GRAY16_LE,width=64,height=48 "
+            "! siftwhiten backend=cuda history=4 reject=objects depth=") +
+        depth + " ! fakesink";
+    const PipelineResult none = run_pipeline(line.c_str());
+    CHECK_FALSE(none.eos);
+    CHECK(none.error.find("reject objects with shift none") != std::string::npos);
+    CHECK(none.error.find("shift: resample") != std::string::npos);
+  }
 }
 
 TEST_CASE("siftwhiten keeps the history through a gamma change, restarts it for history",

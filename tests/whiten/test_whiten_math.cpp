@@ -13,6 +13,7 @@
 #include "pipeline/whiten/despike.hpp"
 #include "pipeline/whiten/phase_correlation.hpp"
 #include "pipeline/whiten/phase_peak.hpp"
+#include "pipeline/whiten/pixel_rules.hpp"
 #include "pipeline/whiten/resample.hpp"
 #include "pipeline/whiten/weights.hpp"
 #include "support/star_scene.hpp"
@@ -355,4 +356,45 @@ TEST_CASE("despike: the interior form decides as the general one", "[whiten][cpu
     spikes += general.spike;
   }
   CHECK(spikes > 1000);  // the cases above do exercise both outcomes
+}
+
+namespace {
+
+// Whether f is exactly a binary16 value: within its normal range (or 0), and no bits beyond
+// its 11 significant ones.
+bool is_half_value(float f) {
+  if (f == 0.0f) return true;
+  const float a = std::abs(f);
+  if (a < 6.103515625e-05f || a > 65504.0f) return false;
+  int exponent = 0;
+  const float mantissa = std::frexp(a, &exponent);  // a = mantissa * 2^exponent, [0.5, 1)
+  const float scaled = std::ldexp(mantissa, 11);    // 11 significant bits: an integer
+  return scaled == std::floor(scaled);
+}
+
+}  // namespace
+
+TEST_CASE("half history values: binary16 values, nearest, in range", "[whiten][cpu]") {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> level(-2000.0f, 70000.0f);
+  for (const float scale : {1.0f, 0.5f}) {
+    for (int i = 0; i < 100000; ++i) {
+      const float v = level(rng);
+      const float kept = half_history_value(v, scale);
+      INFO("v " << v << " scale " << scale << " kept " << kept);
+      REQUIRE(is_half_value(kept * scale));
+      const float limit = 65504.0f / scale;
+      if (std::abs(v) <= limit && std::abs(v * scale) >= 6.103515625e-05f) {
+        // Nearest: within half a unit of the 11th significant bit.
+        int exponent = 0;
+        std::frexp(std::abs(v), &exponent);
+        REQUIRE(std::abs(kept - v) <= std::ldexp(1.0f, exponent - 12));
+      } else if (std::abs(v) > limit) {
+        REQUIRE(std::abs(kept) == limit);
+      }
+    }
+  }
+  CHECK(half_history_value(1e-9f, 1.0f) == 0.0f);
+  CHECK(half_history_value(65535.0f, 0.5f) == 65536.0f);  // 32767.5 -> 32768, a half value
+  CHECK(half_history_value(1000.3f, 1.0f) == 1000.5f);    // steps of 0.5 in [512, 1024)
 }

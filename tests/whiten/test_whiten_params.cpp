@@ -96,6 +96,11 @@ TEST_CASE("whiten choices parse and print by name", "[whiten][params]") {
   REQUIRE_THROWS_WITH(parse_whiten_reject("clip"), Contains("none, mask, objects"));
   REQUIRE_THROWS_WITH(parse_whiten_warmup("wait"), Contains("passthrough, zeros, partial"));
   REQUIRE_THROWS_WITH(parse_whiten_output("png"), Contains("residual, float, snr, sigma"));
+  CHECK(parse_whiten_history_format("half") == WhitenHistoryFormat::Half);
+  CHECK(to_string(WhitenHistoryFormat::Float) == "float");
+  REQUIRE_THROWS_WITH(
+      parse_whiten_history_format("double"),
+      Contains("unknown whiten history-format 'double'") && Contains("float, half"));
 }
 
 TEST_CASE("every bad whiten parameter names its key and the allowed range", "[whiten][params]") {
@@ -157,9 +162,19 @@ TEST_CASE("whiten parameters are checked against the frame shape", "[whiten][par
                       Contains("too small to estimate a shift") && Contains("at least 16x16"));
   REQUIRE_NOTHROW(p.validate_for({16, 16, PixelFormat::Gray16, 16}));
   REQUIRE_THROWS_WITH(p.validate_for({0, 16, PixelFormat::Gray16, 16}), Contains("empty"));
+  p = {};
+  p.history_format = WhitenHistoryFormat::Half;
+  REQUIRE_THROWS_WITH(
+      p.validate_for({16, 16, PixelFormat::Gray32F, 32}),
+      Contains("history-format half on GRAY32F") && Contains("history-format: float"));
+  REQUIRE_NOTHROW(p.validate_for({16, 16, PixelFormat::Gray8, 8}));
+  CHECK(whiten_history_scale(p, {16, 16, PixelFormat::Gray16, 16}) == 0.5f);
+  CHECK(whiten_history_scale(p, {16, 16, PixelFormat::Gray16, 12}) == 1.0f);
+  CHECK(whiten_history_scale(WhitenParams{}, {16, 16, PixelFormat::Gray16, 16}) == 0.0f);
 }
 
-TEST_CASE("reject: objects is refused for the CUDA stage, the rest is not", "[whiten][params]") {
+TEST_CASE("reject: objects with shift: none is refused for the CUDA stage, the rest is not",
+          "[whiten][params]") {
   WhitenParams p;
   REQUIRE_NOTHROW(p.validate_for_cuda());
   p.reject = WhitenReject::None;
@@ -168,9 +183,16 @@ TEST_CASE("reject: objects is refused for the CUDA stage, the rest is not", "[wh
   REQUIRE_NOTHROW(p.validate_for_cuda());
   p.reject = WhitenReject::Objects;
   REQUIRE_NOTHROW(p.validate());  // the CPU reference takes it
-  REQUIRE_THROWS_WITH(p.validate_for_cuda(),
-                      Contains("whiten reject objects is not implemented on the CUDA backend") &&
-                          Contains("allowed: reject: none or mask on CUDA"));
+  REQUIRE_THROWS_WITH(
+      p.validate_for_cuda(),
+      Contains("whiten reject objects with shift none is not implemented on the CUDA backend") &&
+          Contains("neighbours' residuals") &&
+          Contains("allowed: reject: objects with shift: resample, or reject: none or mask with "
+                   "shift: none, on CUDA"));
+  p.shift = WhitenShift::Resample;
+  REQUIRE_NOTHROW(p.validate_for_cuda());
+  p.reject = WhitenReject::Mask;
+  REQUIRE_NOTHROW(p.validate_for_cuda());
 }
 
 TEST_CASE("reject-object-sigma applies from the next frame; reject starts a new history",

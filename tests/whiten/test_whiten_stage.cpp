@@ -85,6 +85,7 @@ TEST_CASE("whiten in a chain: every key, and defaults for the rest", "[whiten][c
       offset: 100
       gain: -2.5
       despike: false
+      history-format: half
 )");
   WhitenParams expected;
   expected.history = 12;
@@ -104,6 +105,7 @@ TEST_CASE("whiten in a chain: every key, and defaults for the rest", "[whiten][c
   expected.offset = 100.0;
   expected.gain = -2.5;
   expected.despike = false;
+  expected.history_format = WhitenHistoryFormat::Half;
   CHECK(p == expected);
   CHECK(parse_one("- whiten: {reject: objects}").reject == WhitenReject::Objects);
   CHECK(chain_filter_names() == "median, whiten");
@@ -113,7 +115,10 @@ TEST_CASE("every bad whiten key or value is refused at its place", "[whiten][cha
   require_refused("- whiten: {histroy: 5}", "histroy", "stage 1 (whiten)", "unknown key 'histroy'",
                   "history, gamma, fit, refit-interval, fit-subsample, shift, shift-window, "
                   "shift-max, reject, reject-sigma, reject-object-sigma, noise-frames, warmup, "
-                  "output, offset, gain, despike");
+                  "output, offset, gain, despike, history-format");
+  require_refused("- whiten: {history-format: double}", "double",
+                  "stage 1 (whiten): history-format", "unknown whiten history-format 'double'",
+                  "float, half");
   require_refused("- whiten: {history: 0}", "0", "stage 1 (whiten): history", "0 is not allowed",
                   "1..64");
   require_refused("- whiten: {history: 65}", "65", "stage 1 (whiten): history", "65 is not allowed",

@@ -5,7 +5,7 @@
 // | what        | supported                                                              |
 // |-------------|------------------------------------------------------------------------|
 // | formats     | GRAY8, GRAY16_LE (any bit depth), GRAY32F in; outputs as output_shape() |
-// | history     | 1..64 frames (WhitenParams::kMaxHistory), float on the aligned grid     |
+// | history     | 1..64 frames (WhitenParams::kMaxHistory), float or half, aligned grid   |
 // | image size  | width * height < 2^31; strides free (device views)                      |
 // | in-place    | no: `in` and `out` must not overlap                                     |
 // | memory      | device memory: the frame views and every buffer of WhitenDeviceState    |
@@ -67,9 +67,15 @@ struct WhitenDeviceState {
   std::size_t plane = 0;                  // pixels per plane
   int words = 0;                          // 32-bit mask words per plane
   int capacity = 0;                       // history slots, N + 1
-  float* history = nullptr;               // capacity planes, aligned grid
+  void* history = nullptr;                // capacity planes, aligned grid: float, or half
+  bool half_history = false;              // history-format: half (__half samples)
+  std::size_t slot_stride = 0;            // samples from one history slot to the next: plane
+                                          // rounded up to 64 (aligned pairs of half samples)
+  float history_scale = 1.0f;             // half: a sample holds value * history_scale
+  float history_inv_scale = 1.0f;         // 1 / history_scale (a power of two)
   std::uint32_t* slot_bits = nullptr;     // capacity invalid masks, one bit per pixel
   std::uint32_t* frame_bits = nullptr;    // this frame's invalid mask (aligned grid)
+  std::uint32_t* spike_bits = nullptr;    // this frame's despiked samples (camera grid)
   unsigned char* window_count = nullptr;  // stored frames invalid at each pixel
   float* x = nullptr;                     // the input as float (camera grid)
   float* y = nullptr;                     // the aligned frame (resample)
@@ -117,6 +123,10 @@ struct WhitenDeviceState {
   double peak_scale = 1.0;
   int fft_forward = 0;  // cufftHandle: R2C, M x M
   int fft_inverse = 0;  // cufftHandle: C2R, M x M
+  // reject: objects (shift: resample): this frame's residuals and the box test's results
+  // (camera grid), for the objects pass, which decides after every residual is known.
+  float* rho = nullptr;
+  unsigned char* object_box = nullptr;
 };
 
 // Everything about a frame that follows from the frames before it, not from their pixels.

@@ -31,7 +31,14 @@ void WhitenDeviceBuffers::allocate(const WhitenParams& params, const FrameShape&
   s.plane = static_cast<std::size_t>(shape.width) * shape.height;
   s.words = static_cast<int>((s.plane + 31) / 32);
   s.capacity = params.history + 1;
+  s.slot_stride = (s.plane + 63) / 64 * 64;
+  const float scale = whiten_history_scale(params, shape);
+  s.half_history = scale != 0.0f;
+  s.history_scale = s.half_history ? scale : 1.0f;
+  s.history_inv_scale = 1.0f / s.history_scale;
   const bool resample = params.shift == WhitenShift::Resample;
+  // reject: objects (CUDA: shift: resample only) decides in a pass of its own (whiten_objects.cu).
+  const bool objects = resample && params.reject == WhitenReject::Objects;
   s.window = resample ? params.effective_shift_window(shape) : 0;
   const std::size_t plane = s.plane;
   const std::size_t cap = s.capacity;
@@ -44,9 +51,11 @@ void WhitenDeviceBuffers::allocate(const WhitenParams& params, const FrameShape&
     void** target;
   };
   const std::vector<Entry> table = {
-      {cap * plane * sizeof(float), reinterpret_cast<void**>(&s.history)},
+      {cap * s.slot_stride * (s.half_history ? sizeof(std::uint16_t) : sizeof(float)),
+       reinterpret_cast<void**>(&s.history)},
       {cap * s.words * sizeof(std::uint32_t), reinterpret_cast<void**>(&s.slot_bits)},
       {s.words * sizeof(std::uint32_t), reinterpret_cast<void**>(&s.frame_bits)},
+      {s.words * sizeof(std::uint32_t), reinterpret_cast<void**>(&s.spike_bits)},
       {plane, reinterpret_cast<void**>(&s.window_count)},
       {plane * sizeof(float), reinterpret_cast<void**>(&s.x)},
       {resample ? plane * sizeof(float) : 0, reinterpret_cast<void**>(&s.y)},
@@ -89,6 +98,8 @@ void WhitenDeviceBuffers::allocate(const WhitenParams& params, const FrameShape&
       {resample ? kWhitenShiftParts * sizeof(int) : 0, reinterpret_cast<void**>(&s.peak_indices)},
       {m * sizeof(float), reinterpret_cast<void**>(&s.hann)},
       {spectrum * sizeof(float), reinterpret_cast<void**>(&s.taper)},
+      {objects ? plane * sizeof(float) : 0, reinterpret_cast<void**>(&s.rho)},
+      {objects ? plane : 0, reinterpret_cast<void**>(&s.object_box)},
   };
   std::size_t total = 0;
   for (const Entry& e : table) total += round_up(e.bytes);

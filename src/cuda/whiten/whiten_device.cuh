@@ -5,6 +5,7 @@
 // residual and the noise update are then the same numbers on both backends.
 #pragma once
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -87,18 +88,67 @@ __device__ __forceinline__ double gram_add(double acc, double t, double h) {
   return __fma_rn(t, h, acc);
 }
 
-__device__ __forceinline__ const float* plane_of(const WhitenDeviceState& s, int slot) {
-  return s.history + static_cast<std::size_t>(slot) * s.plane;
+// Where history slot `slot`'s plane starts (float or __half samples).
+__device__ __forceinline__ const void* plane_of(const WhitenDeviceState& s, int slot) {
+  const std::size_t bytes = s.half_history ? sizeof(__half) : sizeof(float);
+  return static_cast<const char*>(s.history) +
+         static_cast<std::size_t>(slot) * s.slot_stride * bytes;
 }
-__device__ __forceinline__ float* plane_of(const WhitenDeviceState& s, int slot, int) {
-  return s.history + static_cast<std::size_t>(slot) * s.plane;
+__device__ __forceinline__ void* plane_of(const WhitenDeviceState& s, int slot, int) {
+  return const_cast<void*>(plane_of(s, slot));
+}
+
+// Sample q of a history plane as the float it stands for: Half (history-format: half) fixed at
+// compile time in the passes that read every lag, at run time elsewhere.
+template <bool Half>
+__device__ __forceinline__ float history_sample(const void* plane, std::size_t q, float inv_scale) {
+  if constexpr (Half) {
+    return __half2float(__ldg(static_cast<const __half*>(plane) + q)) * inv_scale;
+  } else {
+    return __ldg(static_cast<const float*>(plane) + q);
+  }
+}
+__device__ __forceinline__ float history_sample(const WhitenDeviceState& s, const void* plane,
+                                                std::size_t q) {
+  return s.half_history ? history_sample<true>(plane, q, s.history_inv_scale)
+                        : history_sample<false>(plane, q, 1.0f);
+}
+
+// The value a stored sample keeps (half_history_value(), pixel_rules.hpp), and its store.
+template <bool Half>
+__device__ __forceinline__ float history_value(float v, float scale) {
+  if constexpr (Half) {
+    return half_history_value(v, scale);
+  } else {
+    return v;
+  }
+}
+__device__ __forceinline__ float history_value(const WhitenDeviceState& s, float v) {
+  return s.half_history ? half_history_value(v, s.history_scale) : v;
+}
+// `v` already history_value(): exact in half.
+template <bool Half>
+__device__ __forceinline__ void store_history(void* plane, std::size_t q, float v, float scale) {
+  if constexpr (Half) {
+    static_cast<__half*>(plane)[q] = __float2half_rn(v * scale);
+  } else {
+    static_cast<float*>(plane)[q] = v;
+  }
+}
+__device__ __forceinline__ void store_history(const WhitenDeviceState& s, void* plane,
+                                              std::size_t q, float v) {
+  if (s.half_history) {
+    store_history<true>(plane, q, v, s.history_scale);
+  } else {
+    store_history<false>(plane, q, v, 1.0f);
+  }
 }
 
 // The planes of `count` history slots (slots[k], lag order) into `planes` (shared memory),
 // so the per-pixel loops index a lag's plane with one shared load instead of working out
 // slot * plane for every pixel and lag. Every thread of the block calls it.
 __device__ __forceinline__ void load_lag_planes(const WhitenDeviceState& s, const int* slots,
-                                                int count, const float** planes) {
+                                                int count, const void** planes) {
   for (int k = threadIdx.x; k < count; k += blockDim.x) planes[k] = plane_of(s, slots[k]);
   __syncthreads();
 }
@@ -187,23 +237,37 @@ __device__ __forceinline__ void count_rejections(const WhitenDeviceState& s, boo
   }
 }
 
+// Whether camera pixel p's input sample was despiked: its value in x is its neighbours' level,
+// for the shift estimate, the alignment and the history, but it is no measurement.
+__device__ __forceinline__ bool despiked_at(const WhitenDeviceState& s, std::size_t p) {
+  return ((__ldg(s.spike_bits + (p >> 5)) >> (p & 31)) & 1u) != 0;
+}
+
 // The residual, noise update, outlier test and output of camera pixel (x, y) = p, given the
-// input `value` and the prediction there (reference.cpp, residual_and_output()). Returns
-// whether the pixel was rejected.
+// input `value` (x), whether it was despiked, and the prediction there (reference.cpp,
+// residual_and_output()). Returns whether the pixel was rejected.
+// With `residuals` (reject: objects, whose decision reads the neighbours' residuals) the
+// residual is written there instead, and sigma, the run and the outlier test are left to the
+// objects pass (whiten_objects.cu): the pixel is not rejected here.
 __device__ __forceinline__ bool camera_pixel(const WhitenDeviceState& s,
                                              const WhitenFramePlan& plan, std::size_t p, int x,
-                                             int y, float value, float prediction,
-                                             WhitenFrameView in, WhitenFrameView out) {
-  const bool usable = !unusable(value, plan.saturation);
+                                             int y, float value, bool despiked, float prediction,
+                                             WhitenFrameView in, WhitenFrameView out,
+                                             float* residuals = nullptr) {
+  const bool usable = !despiked && !unusable(value, plan.saturation);
   const float rho = pixel_residual(value, prediction, plan.n >= 1, usable);
   float var = s.var[p];
-  unsigned char run = s.run[p];
   const float var_before = var;
-  const unsigned char run_before = run;
-  const bool rejected = update_pixel_noise(rho, usable, plan.noise, var, run);
-  if (!(var == var_before)) s.var[p] = var;  // rejected and unusable pixels keep theirs
-  if (run != run_before) s.run[p] = run;
-  const float sigma = pixel_sigma(var_before, plan.noise);
+  bool rejected = false;
+  if (residuals != nullptr) {
+    residuals[p] = rho;
+  } else {
+    unsigned char run = s.run[p];
+    const unsigned char run_before = run;
+    rejected = update_pixel_noise(rho, usable, plan.noise, var, run);
+    if (!(var == var_before)) s.var[p] = var;  // rejected and unusable pixels keep theirs
+    if (run != run_before) s.run[p] = run;
+  }
   const bool zeros = plan.warm && plan.warmup == WhitenWarmup::Zeros;
   const bool passthrough = plan.warm && plan.warmup == WhitenWarmup::Passthrough;
   float v = 0.0f;  // float, snr and sigma write 0 for zeros and passthrough
@@ -222,10 +286,11 @@ __device__ __forceinline__ bool camera_pixel(const WhitenDeviceState& s,
       v = passthrough ? read_sample(in, x, y) : (zeros ? 0.0f : rho);
       break;
     case WhitenOutput::Snr:
-      v = passthrough || zeros ? 0.0f : pixel_snr(rho, sigma);
+      // sigma (a square root) worked out only for the outputs that write it.
+      v = passthrough || zeros ? 0.0f : pixel_snr(rho, pixel_sigma(var_before, plan.noise));
       break;
     case WhitenOutput::Sigma:
-      v = passthrough || zeros ? 0.0f : sigma;
+      v = passthrough || zeros ? 0.0f : pixel_sigma(var_before, plan.noise);
       break;
   }
   write_sample(out, x, y, v);
@@ -275,16 +340,28 @@ inline dim3 tile_grid(const WhitenDeviceState& s) {
   return dim3((s.width + kTileW - 1) / kTileW, (s.height + kTileH - 1) / kTileH);
 }
 
-// Sets the bits of a warp's tile row (`votes`, lane i = pixel (x0 + i, y)) in the frame's
-// invalid mask, cleared before the pass: a row of 32 pixels spans at most two words.
-__device__ __forceinline__ void or_mask_row(const WhitenDeviceState& s, int x0, int y,
+// Calls body(r, c) for every cell of a Rows x Cols block of shared memory (Cols <= 2 kTileW),
+// spread over the block's threads by rows and columns: no division per cell.
+template <int Rows, int Cols, class Body>
+__device__ __forceinline__ void for_each_tile_cell(Body body) {
+  static_assert(Cols <= 2 * kTileW);
+  const int tx = static_cast<int>(threadIdx.x) % kTileW;
+  for (int r = static_cast<int>(threadIdx.x) / kTileW; r < Rows; r += kThreadRows) {
+    body(r, tx);
+    if (tx + kTileW < Cols) body(r, tx + kTileW);
+  }
+}
+
+// Sets the bits of a warp's tile row (`votes`, lane i = pixel (x0 + i, y)) in a per-pixel mask
+// of a plane `width` wide, cleared before the pass: a row of 32 pixels spans at most two words.
+__device__ __forceinline__ void or_mask_row(std::uint32_t* mask, int width, int x0, int y,
                                             unsigned votes) {
   if ((threadIdx.x & 31) != 0 || votes == 0) return;
-  const std::size_t p0 = static_cast<std::size_t>(y) * s.width + x0;
+  const std::size_t p0 = static_cast<std::size_t>(y) * width + x0;
   const unsigned shift = static_cast<unsigned>(p0 & 31);
-  atomicOr(s.frame_bits + (p0 >> 5), votes << shift);
+  atomicOr(mask + (p0 >> 5), votes << shift);
   if (shift != 0 && (votes >> (32 - shift)) != 0) {
-    atomicOr(s.frame_bits + (p0 >> 5) + 1, votes >> (32 - shift));
+    atomicOr(mask + (p0 >> 5) + 1, votes >> (32 - shift));
   }
 }
 
@@ -327,5 +404,7 @@ cudaError_t launch_whiten_store(const WhitenDeviceState& state, const WhitenFram
                                 cudaStream_t stream);
 cudaError_t launch_whiten_masks(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                 cudaStream_t stream);
+cudaError_t launch_whiten_objects(const WhitenDeviceState& state, const WhitenFramePlan& plan,
+                                  cudaStream_t stream);
 
 }  // namespace starsift::cuda

@@ -25,16 +25,17 @@ using namespace whiten_detail;
 // holds and the loads in flight; the target is read twice (4 B/px against 4n).
 constexpr int kLagGroups = 2;
 
-template <int L>
+template <int L, bool Half>
 __global__ void __launch_bounds__(kWhitenBlock)
     current_dots_kernel(WhitenDeviceState s, WhitenFramePlan plan) {
+  const float inv_scale = s.history_inv_scale;
   const float* target = plan.resample ? s.y : s.x;
   const int n = plan.n;
   const int group = static_cast<int>(blockIdx.x) % kLagGroups;
   const int per_group = (n + kLagGroups - 1) / kLagGroups;
   const int first = group * per_group;
   const int count = n - first < per_group ? n - first : per_group;  // may be 0 or less
-  __shared__ const float* planes[L];
+  __shared__ const void* planes[L];
   load_lag_planes(s, plan.fit_slots + first, count > 0 ? count : 0, planes);
   double acc[L];
 #pragma unroll
@@ -47,7 +48,7 @@ __global__ void __launch_bounds__(kWhitenBlock)
     const double t = fit_value(__ldg(target + p));
 #pragma unroll
     for (int k = 0; k < L; ++k) {
-      if (k < count) acc[k] += t * static_cast<double>(__ldg(planes[k] + p));
+      if (k < count) acc[k] = gram_add(acc[k], t, history_sample<Half>(planes[k], p, inv_scale));
     }
     self += t * t;
   }
@@ -68,10 +69,14 @@ cudaError_t launch_whiten_current_dots(const WhitenDeviceState& state, const Whi
   static_assert(kWhitenPixelBlocks % kLagGroups == 0, "every group gets the same blocks");
   constexpr int kSmall = (kWhitenRegisterLags + kLagGroups - 1) / kLagGroups;
   constexpr int kLarge = (kWhitenMaxLags + kLagGroups - 1) / kLagGroups;
-  if (plan.n <= kWhitenRegisterLags) {
-    current_dots_kernel<kSmall><<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
+  const dim3 grid(kWhitenPixelBlocks), block(kWhitenBlock);
+  const bool small = plan.n <= kWhitenRegisterLags;
+  if (state.half_history) {
+    small ? current_dots_kernel<kSmall, true><<<grid, block, 0, stream>>>(state, plan)
+          : current_dots_kernel<kLarge, true><<<grid, block, 0, stream>>>(state, plan);
   } else {
-    current_dots_kernel<kLarge><<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
+    small ? current_dots_kernel<kSmall, false><<<grid, block, 0, stream>>>(state, plan)
+          : current_dots_kernel<kLarge, false><<<grid, block, 0, stream>>>(state, plan);
   }
   return cudaPeekAtLastError();
 }

@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(kWhitenBlock)
   // other set, so no second barrier per step is needed.
   __shared__ unsigned warp_counts[2][kWarps];
   __shared__ double values[kChunk][L];
-  __shared__ const float* planes[L];
+  __shared__ const void* planes[L];
   const int n = plan.n;
   const int triangle = n * (n + 1) / 2;
   const int entries = triangle + n;
@@ -99,7 +99,8 @@ __global__ void __launch_bounds__(kWhitenBlock)
   // Lag k's plane at k < n, the fitted frame at n (read after the first barrier below).
   for (int k = static_cast<int>(threadIdx.x); k <= n; k += kWhitenBlock) {
     planes[k] = k < n ? plane_of(s, plan.fit_slots[k])
-                      : (plan.past ? plane_of(s, plan.target_slot) : (plan.resample ? s.y : s.x));
+                      : (plan.past ? plane_of(s, plan.target_slot)
+                                   : static_cast<const void*>(plan.resample ? s.y : s.x));
   }
 
   // This thread's entries: (row, column) of R's lower triangle, or (row, n) for r (the row's
@@ -133,7 +134,11 @@ __global__ void __launch_bounds__(kWhitenBlock)
         v[j] = 0.0f;
         if (i < items) {
           const int c = i / (n + 1);
-          v[j] = __ldg(planes[i - c * (n + 1)] + list[first + c]);
+          const int k = i - c * (n + 1);
+          const std::size_t q = list[first + c];
+          // The history's planes (float or half), and the current frame's (float).
+          v[j] = k < n || plan.past ? history_sample(s, planes[k], q)
+                                    : __ldg(static_cast<const float*>(planes[k]) + q);
         }
       }
 #pragma unroll

@@ -33,19 +33,20 @@ __device__ void load_weights(const WhitenDeviceState& s, int n, float* a) {
 }
 
 // Full: a full history in steady state, n == kept == lags_read == L, no lag tested per pixel
-// (as predict_kernel, whiten_store.cu).
-template <int L, bool Full>
+// (as predict_kernel, whiten_store.cu). Half: history-format half.
+template <int L, bool Full, bool Half>
 __global__ void __launch_bounds__(kWhitenBlock)
     fused_kernel(WhitenDeviceState s, WhitenFramePlan plan, WhitenFrameView in,
                  WhitenFrameView out) {
   __shared__ float a[L];
-  __shared__ const float* planes[L];
+  __shared__ const void* planes[L];
   const int n = Full ? L : plan.n;
   const int kept = Full ? L : plan.kept;
   const int lags = Full ? L : plan.lags_read;
   load_lag_planes(s, plan.lag_slots, lags, planes);
   load_weights(s, n, a);
-  float* stored_plane = plane_of(s, plan.new_slot, 0);
+  void* stored_plane = plane_of(s, plan.new_slot, 0);
+  const float scale = s.history_scale, inv_scale = s.history_inv_scale;
   double acc[L];
 #pragma unroll
   for (int k = 0; k < L; ++k) acc[k] = 0.0;
@@ -68,9 +69,9 @@ __global__ void __launch_bounds__(kWhitenBlock)
         if (k < n) b += a[k] * h[k];
       }
       const float value = values(lags);
-      rejected = camera_pixel(s, plan, p, x, y, value, b, in, out);
-      const float stored = stored_value(value, b, n >= 1 && rejected);
-      stored_plane[p] = stored;
+      rejected = camera_pixel(s, plan, p, x, y, value, despiked_at(s, p), b, in, out);
+      const float stored = history_value<Half>(stored_value(value, b, n >= 1 && rejected), scale);
+      store_history<Half>(stored_plane, p, stored, scale);
       if (fit_row(y, plan.fit_subsample)) {
         const double sd = stored;
 #pragma unroll
@@ -84,7 +85,9 @@ __global__ void __launch_bounds__(kWhitenBlock)
     count_rejections(s, rejected);
   };
   for_each_tile(s.plane, [&](std::size_t p, bool inside) {
-    pixel(p, inside, [&](int k) { return __ldg((k < lags ? planes[k] : s.x) + p); });
+    pixel(p, inside, [&](int k) {
+      return k < lags ? history_sample<Half>(planes[k], p, inv_scale) : __ldg(s.x + p);
+    });
   });
   double* out_row = s.gram_partials + static_cast<std::size_t>(blockIdx.x) * kWhitenMaxLags;
   block_sum_store(acc, kept, out_row);
@@ -96,6 +99,9 @@ __global__ void __launch_bounds__(kWhitenBlock)
 // shared memory (border rule: clamped coordinates, as sample_shifted()), the bicubic rule in
 // its two passes (the same arithmetic in the same order as sample_shifted()), then the
 // camera-pixel rules. Read per pixel from b: 16 taps each had made the pass instruction-bound.
+// Objects (reject: objects, the object test active): the residuals into s.rho; sigma, the runs,
+// the rejected flags and their count are the objects pass's (whiten_objects.cu).
+template <bool Objects>
 __global__ void __launch_bounds__(kWhitenBlock)
     camera_kernel(WhitenDeviceState s, WhitenFramePlan plan, WhitenFrameView in,
                   WhitenFrameView out) {
@@ -108,11 +114,10 @@ __global__ void __launch_bounds__(kWhitenBlock)
   const bool predicted = plan.n >= 1;  // else the prediction is 0 (b is not read)
   if (predicted) {
     const int left = x0 + k.ox - 1, top = y0 + k.oy - 1;
-    for (int i = threadIdx.x; i < kW * kH; i += kWhitenBlock) {
-      const int r = i / kW, c = i - r * kW;
+    for_each_tile_cell<kH, kW>([&](int r, int c) {
       taps[r][c] = __ldg(s.b + static_cast<std::size_t>(clamp_index(top + r, h)) * w +
                          clamp_index(left + c, w));
-    }
+    });
     __syncthreads();
     for (int i = threadIdx.x; i < kH * kTileW; i += kWhitenBlock) {
       const int r = i / kTileW, c = i - r * kTileW;
@@ -138,23 +143,38 @@ __global__ void __launch_bounds__(kWhitenBlock)
         for (int t = 0; t < 4; ++t) prediction += k.wy[t] * rows[r + t][tx];
       }
       const std::size_t p = static_cast<std::size_t>(y) * w + x;
-      rejected = camera_pixel(s, plan, p, x, y, __ldg(s.x + p), prediction, in, out);
-      s.rejected[p] = rejected;
+      rejected = camera_pixel(s, plan, p, x, y, __ldg(s.x + p), despiked_at(s, p), prediction, in,
+                              out, Objects ? s.rho : nullptr);
+      if (!Objects) s.rejected[p] = rejected;
     }
-    count_rejections(s, rejected);
+    if (!Objects) count_rejections(s, rejected);
   }
 }
 
-// fused_kernel<L, true> for L == lags, 1 <= lags <= kWhitenRegisterLags.
-template <int L = 1>
+// fused_kernel<L, true, Half> for L == lags, 1 <= lags <= kWhitenRegisterLags.
+template <bool Half, int L = 1>
 void launch_fused_full(int lags, const WhitenDeviceState& state, const WhitenFramePlan& plan,
                        WhitenFrameView in, WhitenFrameView out, cudaStream_t stream) {
   if constexpr (L <= kWhitenRegisterLags) {
     if (lags == L) {
-      fused_kernel<L, true><<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in, out);
+      fused_kernel<L, true, Half>
+          <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in, out);
     } else {
-      launch_fused_full<L + 1>(lags, state, plan, in, out, stream);
+      launch_fused_full<Half, L + 1>(lags, state, plan, in, out, stream);
     }
+  }
+}
+
+// fused_kernel<L, false, Half>: a history that is not full, or longer than the register lags.
+template <bool Half>
+void launch_fused_any(const WhitenDeviceState& state, const WhitenFramePlan& plan,
+                      WhitenFrameView in, WhitenFrameView out, cudaStream_t stream) {
+  if (plan.lags_read <= kWhitenRegisterLags) {
+    fused_kernel<kWhitenRegisterLags, false, Half>
+        <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in, out);
+  } else {
+    fused_kernel<kWhitenMaxLags, false, Half>
+        <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in, out);
   }
 }
 
@@ -165,19 +185,29 @@ cudaError_t launch_whiten_apply(const WhitenDeviceState& state, const WhitenFram
   if (plan.resample) {
     // Also when n is 0: the predict pass sums the new Gram row's products (b is then 0).
     STARSIFT_CUDA_TRY(launch_whiten_predict(state, plan, stream));
-    camera_kernel<<<tile_grid(state), kWhitenBlock, 0, stream>>>(state, plan, in, out);
-    STARSIFT_CUDA_TRY(cudaPeekAtLastError());
+    // reject: objects before its test is active (sigma not yet trusted) finds no object: the
+    // camera pass's own decision is then the reference's.
+    if (plan.noise.objects) {
+      camera_kernel<true><<<tile_grid(state), kWhitenBlock, 0, stream>>>(state, plan, in, out);
+      STARSIFT_CUDA_TRY(cudaPeekAtLastError());
+      STARSIFT_CUDA_TRY(launch_whiten_objects(state, plan, stream));
+    } else {
+      camera_kernel<false><<<tile_grid(state), kWhitenBlock, 0, stream>>>(state, plan, in, out);
+      STARSIFT_CUDA_TRY(cudaPeekAtLastError());
+    }
     STARSIFT_CUDA_TRY(launch_whiten_store(state, plan, stream));
     return launch_whiten_masks(state, plan, stream);
   }
-  if (plan.n >= 1 && plan.n == plan.kept && plan.n <= kWhitenRegisterLags) {
-    launch_fused_full(plan.n, state, plan, in, out, stream);
-  } else if (plan.lags_read <= kWhitenRegisterLags) {
-    fused_kernel<kWhitenRegisterLags, false>
-        <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in, out);
+  // The fused pass decides each pixel alone: reject: objects needs shift: resample
+  // (WhitenParams::validate_for_cuda()).
+  if (plan.noise.objects) return cudaErrorInvalidValue;
+  const bool full = plan.n >= 1 && plan.n == plan.kept && plan.n <= kWhitenRegisterLags;
+  if (state.half_history) {
+    full ? launch_fused_full<true>(plan.n, state, plan, in, out, stream)
+         : launch_fused_any<true>(state, plan, in, out, stream);
   } else {
-    fused_kernel<kWhitenMaxLags, false>
-        <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in, out);
+    full ? launch_fused_full<false>(plan.n, state, plan, in, out, stream)
+         : launch_fused_any<false>(state, plan, in, out, stream);
   }
   return cudaPeekAtLastError();
 }

@@ -13,9 +13,10 @@
 // So the history is read once per frame (twice with fit: current, whose dots come first).
 //
 // Schedule: a fixed grid (kWhitenPixelBlocks): the Gram partials are one row per block, added
-// in a fixed tree, reproducible. predict: grid-stride, one pixel per thread per tile. store:
-// the 2-D tiles of whiten_device.cuh dealt to the blocks in turn, each thread's rows loaded
-// together (the pass was bound by the latency of dependent loads). masks: a thread per word.
+// in a fixed tree, reproducible. predict and store: grid-stride, one pixel per thread per tile
+// (a half history's predict and the store two: see there; store measured slower on 2-D tiles
+// with each thread's rows loaded together, 172 -> 199 us at 4096^2 on an H100). masks: a thread
+// per word.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -35,11 +36,13 @@ using namespace whiten_detail;
 // run time those tests were a third of the pass's instructions, and the pass is bound by
 // instructions and latency more than by bandwidth); otherwise the lags beyond n (prediction),
 // kept (row) or lags_read are skipped per pixel (the first frames, a changing history).
-template <int L, bool Row, bool Full>
+// Half: history-format half (the row pairs the value the store pass will keep).
+template <int L, bool Row, bool Full, bool Half>
 __global__ void __launch_bounds__(kWhitenBlock)
     predict_kernel(WhitenDeviceState s, WhitenFramePlan plan) {
   __shared__ float a[L];
-  __shared__ const float* planes[L];
+  __shared__ const void* planes[L];
+  const float scale = s.history_scale, inv_scale = s.history_inv_scale;
   const int n = Full ? L : plan.n;
   const int kept = Full ? L : plan.kept;
   const int lags = Full ? L : (Row ? plan.lags_read : n);
@@ -65,7 +68,7 @@ __global__ void __launch_bounds__(kWhitenBlock)
     s.b[q] = b;
     if constexpr (Row) {
       if (fit_pixel(s, plan, q)) {
-        const double t = fit_value(aligned);
+        const double t = fit_value(history_value<Half>(aligned, scale));
 #pragma unroll
         for (int k = 0; k < L; ++k) {
           if (k < kept) acc[k] = gram_add(acc[k], t, h[k]);
@@ -75,7 +78,11 @@ __global__ void __launch_bounds__(kWhitenBlock)
     }
   };
   for_each_tile(s.plane, [&](std::size_t q, bool inside) {
-    if (inside) pixel(q, [&](int k) { return __ldg((k < lags ? planes[k] : s.y) + q); });
+    if (inside) {
+      pixel(q, [&](int k) {
+        return k < lags ? history_sample<Half>(planes[k], q, inv_scale) : __ldg(s.y + q);
+      });
+    }
   });
   if constexpr (Row) {
     double* out_row = s.gram_partials + static_cast<std::size_t>(blockIdx.x) * kWhitenMaxLags;
@@ -85,16 +92,99 @@ __global__ void __launch_bounds__(kWhitenBlock)
   }
 }
 
-// predict_kernel<L, Row, true> for L == lags, 1 <= lags <= kWhitenRegisterLags.
-template <bool Row, int L = 1>
+// predict_kernel<L, Row, true, true> on two pixels a thread: a half history's lag is one
+// 4-byte load of two samples. One sample per load (2 bytes a lane) left the pass at 55 % of
+// the bandwidth, latency-bound, at 4096^2 on an H100. The same arithmetic per pixel: b in lag
+// order; the Gram sums take the pair's two products in turn (another order of the same
+// products, as any schedule of the sums is).
+template <int L, bool Row>
+__global__ void __launch_bounds__(kWhitenBlock)
+    predict_pairs_kernel(WhitenDeviceState s, WhitenFramePlan plan) {
+  __shared__ float a[L];
+  __shared__ const void* planes[L];
+  const float scale = s.history_scale, inv_scale = s.history_inv_scale;
+  for (int k = threadIdx.x; k < L; k += blockDim.x) a[k] = s.weights_f[k];
+  load_lag_planes(s, plan.lag_slots, L, planes);  // also the barrier after a[]
+  double acc[Row ? L : 1];
+#pragma unroll
+  for (int k = 0; k < (Row ? L : 1); ++k) acc[k] = 0.0;
+  double self = 0.0;
+  const std::size_t pairs = (s.plane + 1) / 2;
+  const std::size_t step = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t pair = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       pair < pairs; pair += step) {
+    const std::size_t q = 2 * pair;
+    const bool second = q + 1 < s.plane;  // the last pixel of an odd plane pairs with padding
+    // The samples stay packed until used: one register a lag for the pair.
+    __half2 h[L];
+#pragma unroll
+    for (int k = 0; k < L; ++k) h[k] = __ldg(static_cast<const __half2*>(planes[k]) + pair);
+    double t0 = 0.0, t1 = 0.0;
+    if constexpr (Row) {
+      const bool fit0 = fit_pixel(s, plan, q), fit1 = second && fit_pixel(s, plan, q + 1);
+      t0 = fit0 ? fit_value(half_history_value(__ldg(s.y + q), scale)) : 0.0;
+      t1 = fit1 ? fit_value(half_history_value(__ldg(s.y + q + 1), scale)) : 0.0;
+    }
+    float b0 = 0.0f, b1 = 0.0f;
+#pragma unroll
+    for (int k = 0; k < L; ++k) {
+      const float v0 = __low2float(h[k]) * inv_scale, v1 = __high2float(h[k]) * inv_scale;
+      b0 += a[k] * v0;
+      b1 += a[k] * v1;
+      if constexpr (Row) acc[k] = gram_add(gram_add(acc[k], t0, v0), t1, v1);
+    }
+    s.b[q] = b0;
+    if (second) s.b[q + 1] = b1;
+    if constexpr (Row) self = gram_add(gram_add(self, t0, t0), t1, t1);
+  }
+  if constexpr (Row) {
+    double* out_row = s.gram_partials + static_cast<std::size_t>(blockIdx.x) * kWhitenMaxLags;
+    block_sum_store(acc, L, out_row);
+    double one[1] = {self};
+    block_sum_store(one, 1, out_row + L);
+  }
+}
+
+// predict_kernel<L, Row, true, Half> for L == lags, 1 <= lags <= kWhitenRegisterLags.
+template <bool Row, bool Half, int L = 1>
 void launch_predict_full(int lags, const WhitenDeviceState& state, const WhitenFramePlan& plan,
                          cudaStream_t stream) {
   if constexpr (L <= kWhitenRegisterLags) {
-    if (lags == L) {
-      predict_kernel<L, Row, true><<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
+    if (lags == L && Half) {
+      predict_pairs_kernel<L, Row><<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
+    } else if (lags == L) {
+      predict_kernel<L, Row, true, Half>
+          <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
     } else {
-      launch_predict_full<Row, L + 1>(lags, state, plan, stream);
+      launch_predict_full<Row, Half, L + 1>(lags, state, plan, stream);
     }
+  }
+}
+
+// predict_kernel<L, Row, false, Half>: a history that is not full, or longer than the register
+// lags.
+template <bool Row, bool Half>
+void launch_predict_any(const WhitenDeviceState& state, const WhitenFramePlan& plan,
+                        cudaStream_t stream) {
+  if ((Row ? plan.lags_read : plan.n) <= kWhitenRegisterLags) {
+    predict_kernel<kWhitenRegisterLags, Row, false, Half>
+        <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
+  } else {
+    predict_kernel<kWhitenMaxLags, Row, false, Half>
+        <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
+  }
+}
+
+template <bool Half>
+void launch_predict(const WhitenDeviceState& state, const WhitenFramePlan& plan,
+                    cudaStream_t stream) {
+  const bool full = plan.n >= 1 && plan.n == plan.kept && plan.n <= kWhitenRegisterLags;
+  if (plan.row_from_dots) {
+    full ? launch_predict_full<false, Half>(plan.n, state, plan, stream)
+         : launch_predict_any<false, Half>(state, plan, stream);
+  } else {
+    full ? launch_predict_full<true, Half>(plan.n, state, plan, stream)
+         : launch_predict_any<true, Half>(state, plan, stream);
   }
 }
 
@@ -105,12 +195,13 @@ __device__ __forceinline__ double row_correction(const WhitenDeviceState& s,
                                                  const WhitenFramePlan& plan, int k, std::size_t q,
                                                  double stored, double aligned) {
   if (k < plan.kept) {
-    const double other = __ldg(plane_of(s, plan.lag_slots[k]) + q);
+    const double other = history_sample(s, plane_of(s, plan.lag_slots[k]), q);
     return stored * other - aligned * other;
   }
   return k == plan.kept ? stored * stored - aligned * aligned : 0.0;
 }
 
+template <bool Half>
 __global__ void __launch_bounds__(kWhitenBlock)
     store_kernel(WhitenDeviceState s, WhitenFramePlan plan) {
   constexpr int kWarps = kWhitenBlock / 32;
@@ -122,59 +213,72 @@ __global__ void __launch_bounds__(kWhitenBlock)
   const int dx = static_cast<int>(floor(s.shift->shift_x + 0.5));
   const int dy = static_cast<int>(floor(s.shift->shift_y + 0.5));
   const bool predicted = plan.n >= 1;
-  float* stored_plane = plane_of(s, plan.new_slot, 0);
+  const float scale = s.history_scale;
+  void* stored_plane = plane_of(s, plan.new_slot, 0);
   // Replaced pixels are few: a warp takes them one by one, lane j adding entries j, j + 32
   // and j + 64 of the row, so a thread keeps three sums rather than one per lag.
   double row[3] = {0.0, 0.0, 0.0};
-  const int tiles_x = (w + kTileW - 1) / kTileW;
-  const int tiles = tiles_x * ((h + kTileH - 1) / kTileH);
-  const int qx_in_tile = static_cast<int>(threadIdx.x) % kTileW;
-  const int qy_in_tile = static_cast<int>(threadIdx.x) / kTileW;
-  // 2-D tiles dealt to the blocks in turn (a fixed assignment: the partials' order is fixed).
-  for (int tile = static_cast<int>(blockIdx.x); tile < tiles; tile += static_cast<int>(gridDim.x)) {
-    const int tile_y = tile / tiles_x;
-    const int qx = (tile - tile_y * tiles_x) * kTileW + qx_in_tile;
-    // The loads of the thread's rows first, so they are in flight together.
-    float ys[kRowsPerThread], bs[kRowsPerThread];
-    bool rejected[kRowsPerThread];
+  const double inv_w = 1.0 / w;
+  // The stored value of aligned pixel q (y and b its aligned and predicted values), and
+  // whether the row needs correcting there.
+  auto decide = [&](std::size_t q, float y, float b, bool& fix) {
+    const int qy = row_of(q, w, inv_w);
+    const int qx = static_cast<int>(q - static_cast<std::size_t>(qy) * w);
+    const int cx = qx + dx, cy = qy + dy;
+    const bool rejected = cx >= 0 && cx < w && cy >= 0 && cy < h &&
+                          __ldg(s.rejected + static_cast<std::size_t>(cy) * w + cx);
+    const bool outside = !shifted_source_inside(to_grid, qx, qy, w, h);
+    const bool replace = predicted && (rejected || outside);
+    // The row holds the products of fit_value(y) as the history keeps it (predict pass or
+    // the fit's dots); where the stored value differs they are swapped for the stored
+    // value's.
+    fix = (replace || !finite_float(y)) && fit_row(qy, plan.fit_subsample);
+    return history_value<Half>(stored_value(y, b, replace), scale);
+  };
+  auto correct = [&](bool fix, std::size_t q, float stored, float y) {
+    for (unsigned fixes = __ballot_sync(0xffffffffu, fix); fixes != 0; fixes &= fixes - 1) {
+      const int from = __ffs(fixes) - 1;
+      const std::size_t at = __shfl_sync(0xffffffffu, static_cast<unsigned long long>(q), from);
+      const double sd = __shfl_sync(0xffffffffu, stored, from);
+      const double t = fit_value(history_value<Half>(__shfl_sync(0xffffffffu, y, from), scale));
 #pragma unroll
-    for (int j = 0; j < kRowsPerThread; ++j) {
-      const int qy = tile_y * kTileH + qy_in_tile + j * kThreadRows;
-      ys[j] = bs[j] = 0.0f;
-      rejected[j] = false;
-      if (qx < w && qy < h) {
-        const std::size_t q = static_cast<std::size_t>(qy) * w + qx;
-        const int cx = qx + dx, cy = qy + dy;
-        ys[j] = __ldg(s.y + q);
-        if (predicted) bs[j] = __ldg(s.b + q);
-        rejected[j] = cx >= 0 && cx < w && cy >= 0 && cy < h &&
-                      __ldg(s.rejected + static_cast<std::size_t>(cy) * w + cx);
-      }
+      for (int e = 0; e < 3; ++e) row[e] += row_correction(s, plan, lane + 32 * e, at, sd, t);
     }
-#pragma unroll
-    for (int j = 0; j < kRowsPerThread; ++j) {
-      const int qy = tile_y * kTileH + qy_in_tile + j * kThreadRows;
-      const std::size_t q = static_cast<std::size_t>(qy) * w + qx;
-      bool fix = false;
-      float stored = 0.0f;
-      if (qx < w && qy < h) {
-        const bool outside = !shifted_source_inside(to_grid, qx, qy, w, h);
-        const bool replace = predicted && (rejected[j] || outside);
-        stored = stored_value(ys[j], bs[j], replace);
-        stored_plane[q] = stored;
-        // The row holds fit_value(y)'s products (predict pass or the fit's dots); where the
-        // stored value differs they are swapped for the stored value's.
-        fix = (replace || !finite_float(ys[j])) && fit_row(qy, plan.fit_subsample);
-      }
-      for (unsigned fixes = __ballot_sync(0xffffffffu, fix); fixes != 0; fixes &= fixes - 1) {
-        const int from = __ffs(fixes) - 1;
-        const std::size_t at = __shfl_sync(0xffffffffu, static_cast<unsigned long long>(q), from);
-        const double sd = __shfl_sync(0xffffffffu, stored, from);
-        const double t = fit_value(__shfl_sync(0xffffffffu, ys[j], from));
-#pragma unroll
-        for (int e = 0; e < 3; ++e) row[e] += row_correction(s, plan, lane + 32 * e, at, sd, t);
-      }
+  };
+  // Two pixels a thread (one 8-byte load of y and of b, one store of the pair): the pass moves
+  // ~11 bytes a pixel and was bound by instructions and latency at one.
+  const std::size_t pairs = (s.plane + 1) / 2;
+  const std::size_t step = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  // Every thread runs the same number of iterations: the ballots need the whole warp.
+  for (std::size_t start = static_cast<std::size_t>(blockIdx.x) * blockDim.x; start < pairs;
+       start += step) {
+    const std::size_t pair = start + threadIdx.x;
+    const std::size_t q = 2 * pair;
+    const bool inside = pair < pairs, second = inside && q + 1 < s.plane;
+    float2 y = {0.0f, 0.0f}, b = {0.0f, 0.0f};
+    if (second) {
+      y = __ldg(reinterpret_cast<const float2*>(s.y) + pair);
+      if (predicted) b = __ldg(reinterpret_cast<const float2*>(s.b) + pair);
+    } else if (inside) {
+      y.x = __ldg(s.y + q);
+      if (predicted) b.x = __ldg(s.b + q);
     }
+    bool fix0 = false, fix1 = false;
+    float stored0 = 0.0f, stored1 = 0.0f;
+    if (inside) stored0 = decide(q, y.x, b.x, fix0);
+    if (second) stored1 = decide(q + 1, y.y, b.y, fix1);
+    if (second) {
+      if constexpr (Half) {
+        static_cast<__half2*>(stored_plane)[pair] =
+            __floats2half2_rn(stored0 * scale, stored1 * scale);
+      } else {
+        static_cast<float2*>(stored_plane)[pair] = make_float2(stored0, stored1);
+      }
+    } else if (inside) {
+      store_history<Half>(stored_plane, q, stored0, scale);
+    }
+    correct(fix0, q, stored0, y.x);
+    correct(fix1, q + 1, stored1, y.y);
   }
   // The warps' sums, then the block's in warp order: one row of partials per block.
 #pragma unroll
@@ -216,29 +320,21 @@ __global__ void __launch_bounds__(kWhitenBlock)
 
 cudaError_t launch_whiten_predict(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                   cudaStream_t stream) {
-  const dim3 grid(kWhitenPixelBlocks), block(kWhitenBlock);
-  const bool full = plan.n >= 1 && plan.n == plan.kept && plan.n <= kWhitenRegisterLags;
-  if (plan.row_from_dots) {
-    if (full) {
-      launch_predict_full<false>(plan.n, state, plan, stream);
-    } else if (plan.n <= kWhitenRegisterLags) {
-      predict_kernel<kWhitenRegisterLags, false, false><<<grid, block, 0, stream>>>(state, plan);
-    } else {
-      predict_kernel<kWhitenMaxLags, false, false><<<grid, block, 0, stream>>>(state, plan);
-    }
-  } else if (full) {
-    launch_predict_full<true>(plan.n, state, plan, stream);
-  } else if (plan.lags_read <= kWhitenRegisterLags) {
-    predict_kernel<kWhitenRegisterLags, true, false><<<grid, block, 0, stream>>>(state, plan);
+  if (state.half_history) {
+    launch_predict<true>(state, plan, stream);
   } else {
-    predict_kernel<kWhitenMaxLags, true, false><<<grid, block, 0, stream>>>(state, plan);
+    launch_predict<false>(state, plan, stream);
   }
   return cudaPeekAtLastError();
 }
 
 cudaError_t launch_whiten_store(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                 cudaStream_t stream) {
-  store_kernel<<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
+  if (state.half_history) {
+    store_kernel<true><<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
+  } else {
+    store_kernel<false><<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
+  }
   return cudaPeekAtLastError();
 }
 

@@ -26,7 +26,8 @@ constexpr std::string_view kWhitenKeys[] = {"history",
                                             "output",
                                             "offset",
                                             "gain",
-                                            "despike"};
+                                            "despike",
+                                            "history-format"};
 
 using P = WhitenParams;
 
@@ -81,6 +82,8 @@ StageParams read_whiten(const YamlParams& yaml) {
   }
   read_number(yaml, "gain", &P::gain, "a finite number other than 0", params);
   if (const auto despike = yaml.find("despike")) params.despike = despike->to_bool();
+  read_choice(yaml, "history-format", &P::history_format, parse_whiten_history_format,
+              whiten_history_format_names(), params);
   yaml.validate(params);
   return params;
 }

@@ -28,6 +28,8 @@ constexpr Named<WhitenReject> kRejectNames[] = {
 constexpr Named<WhitenWarmup> kWarmupNames[] = {{"passthrough", WhitenWarmup::Passthrough},
                                                 {"zeros", WhitenWarmup::Zeros},
                                                 {"partial", WhitenWarmup::Partial}};
+constexpr Named<WhitenHistoryFormat> kHistoryFormatNames[] = {{"float", WhitenHistoryFormat::Float},
+                                                              {"half", WhitenHistoryFormat::Half}};
 constexpr Named<WhitenOutput> kOutputNames[] = {{"residual", WhitenOutput::Residual},
                                                 {"float", WhitenOutput::Float},
                                                 {"snr", WhitenOutput::Snr},
@@ -111,6 +113,10 @@ std::string_view to_string(WhitenOutput value) noexcept {
   return name_of<WhitenOutput>(kOutputNames, value);
 }
 
+std::string_view to_string(WhitenHistoryFormat value) noexcept {
+  return name_of<WhitenHistoryFormat>(kHistoryFormatNames, value);
+}
+
 WhitenShift parse_whiten_shift(std::string_view name) {
   return parse_named<WhitenShift>(kShiftNames, "shift", name);
 }
@@ -127,6 +133,10 @@ WhitenOutput parse_whiten_output(std::string_view name) {
   return parse_named<WhitenOutput>(kOutputNames, "output", name);
 }
 
+WhitenHistoryFormat parse_whiten_history_format(std::string_view name) {
+  return parse_named<WhitenHistoryFormat>(kHistoryFormatNames, "history-format", name);
+}
+
 std::string whiten_shift_names() {
   return names_of<WhitenShift>(kShiftNames);
 }
@@ -141,6 +151,9 @@ std::string whiten_warmup_names() {
 }
 std::string whiten_output_names() {
   return names_of<WhitenOutput>(kOutputNames);
+}
+std::string whiten_history_format_names() {
+  return names_of<WhitenHistoryFormat>(kHistoryFormatNames);
 }
 
 void WhitenParams::validate() const {
@@ -185,6 +198,12 @@ void WhitenParams::validate_for(const FrameShape& shape) const {
                   "0.." + std::to_string(max));
     }
   }
+  if (history_format == WhitenHistoryFormat::Half && shape.format == PixelFormat::Gray32F) {
+    throw Error(
+        "whiten history-format half on GRAY32F frames (float samples need not fit "
+        "binary16's range)",
+        "history-format: float for GRAY32F; half for GRAY8 and GRAY16_LE");
+  }
   if (shift == WhitenShift::Resample && std::min(shape.width, shape.height) < kMinShiftWindow) {
     throw Error("whiten shift: resample on " + std::to_string(shape.width) + "x" +
                     std::to_string(shape.height) + " frames (too small to estimate a shift)",
@@ -195,11 +214,16 @@ void WhitenParams::validate_for(const FrameShape& shape) const {
 
 void WhitenParams::validate_for_cuda() const {
   // The object test reads a 5 x 5 neighbourhood of this frame's residuals and sigma before
-  // sigma is updated, which the CUDA camera pass (one pixel per thread, sigma updated in
-  // place) does not do yet.
-  if (reject == WhitenReject::Objects) {
-    throw Error("whiten reject objects is not implemented on the CUDA backend",
-                "reject: none or mask on CUDA; objects on the CPU");
+  // sigma is updated. shift: resample has a pass of its own for it after the camera pass; the
+  // single fused pass of shift: none decides each pixel, and updates its sigma, before its
+  // neighbours' residuals are known.
+  if (reject == WhitenReject::Objects && shift == WhitenShift::None) {
+    throw Error(
+        "whiten reject objects with shift none is not implemented on the CUDA backend "
+        "(its single fused pass cannot decide a pixel's rejection from its neighbours' "
+        "residuals)",
+        "reject: objects with shift: resample, or reject: none or mask with shift: "
+        "none, on CUDA; objects with shift: none on the CPU");
   }
 }
 
@@ -217,6 +241,11 @@ int WhitenParams::effective_shift_window(const FrameShape& shape) const noexcept
   int window = shift_window;
   while (window > shape.width || window > shape.height) window /= 2;
   return window;
+}
+
+float whiten_history_scale(const WhitenParams& params, const FrameShape& shape) noexcept {
+  if (params.history_format == WhitenHistoryFormat::Float) return 0.0f;
+  return shape.bit_depth > 15 ? 0.5f : 1.0f;
 }
 
 bool whiten_supports(PixelFormat format) noexcept {

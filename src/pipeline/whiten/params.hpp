@@ -34,6 +34,13 @@ enum class WhitenReject {
   Objects,
 };
 
+// How the history keeps its frames.
+enum class WhitenHistoryFormat {
+  Float,  // float, as computed
+  Half,   // binary16: each stored value rounded to 11 significant bits (half_history_value(),
+          // pixel_rules.hpp), half the bytes the prediction reads; integer input formats only
+};
+
 // What the first frames (fewer than `history` frames to fit with) output.
 enum class WhitenWarmup {
   Passthrough,  // the input itself (residual, float); zero for snr and sigma
@@ -79,6 +86,7 @@ struct WhitenParams {
   static constexpr WhitenOutput kDefaultOutput = WhitenOutput::Residual;
   static constexpr double kDefaultGain = 1.0;
   static constexpr bool kDefaultDespike = true;
+  static constexpr WhitenHistoryFormat kDefaultHistoryFormat = WhitenHistoryFormat::Float;
 
   int history = kDefaultHistory;  // N: frames the prediction is made of, 1..64
   double gamma = kDefaultGamma;   // relative regularisation, >= 0
@@ -100,16 +108,18 @@ struct WhitenParams {
   std::optional<double> offset;
   double gain = kDefaultGain;  // output: residual writes offset + gain * residual
   // An input sample that sticks out of its 3 x 3 neighbourhood (despike_sample(), despike.hpp:
-  // a hot or dead pixel, single or paired) is taken as missing, NaN, before anything reads it.
+  // a hot or dead pixel, single or paired) takes its neighbours' level before anything reads
+  // it, and is no measurement (no residual, no noise update).
   bool despike = kDefaultDespike;
+  WhitenHistoryFormat history_format = kDefaultHistoryFormat;
 
   // Throws Error naming the parameter (by its YAML key), the value and the allowed range.
   void validate() const;
   // Also checks the frame shape: a format the filter accepts, an offset that fits it, and a
   // frame large enough for shift estimation when shift: resample.
   void validate_for(const FrameShape& shape) const;
-  // Throws Error naming what the CUDA stage does not implement (reject: objects) and what it
-  // allows instead.
+  // Throws Error naming what the CUDA stage does not implement (reject: objects with shift:
+  // none) and what it allows instead.
   void validate_for_cuda() const;
 
   // noise-frames with 0 resolved to 2 * history.
@@ -145,15 +155,22 @@ std::string_view to_string(WhitenFit value) noexcept;
 std::string_view to_string(WhitenReject value) noexcept;
 std::string_view to_string(WhitenWarmup value) noexcept;
 std::string_view to_string(WhitenOutput value) noexcept;
+std::string_view to_string(WhitenHistoryFormat value) noexcept;
 WhitenShift parse_whiten_shift(std::string_view name);
 WhitenFit parse_whiten_fit(std::string_view name);
 WhitenReject parse_whiten_reject(std::string_view name);
 WhitenWarmup parse_whiten_warmup(std::string_view name);
 WhitenOutput parse_whiten_output(std::string_view name);
+WhitenHistoryFormat parse_whiten_history_format(std::string_view name);
 std::string whiten_shift_names();
 std::string whiten_fit_names();
 std::string whiten_reject_names();
 std::string whiten_warmup_names();
 std::string whiten_output_names();
+std::string whiten_history_format_names();
+
+// The scale of half history samples for frames of `shape` (half_history_value()): 1/2 for 16
+// bits, so the format's largest value fits binary16's 65504; 1 otherwise. 0: float history.
+float whiten_history_scale(const WhitenParams& params, const FrameShape& shape) noexcept;
 
 }  // namespace starsift

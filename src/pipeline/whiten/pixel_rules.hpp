@@ -90,6 +90,22 @@ STARSIFT_HD float stored_value(float aligned, float prediction, bool rejected) {
   return (rejected || !finite_float(aligned)) ? prediction : aligned;
 }
 
+// The value a history sample keeps with history-format: half. v * scale (scale a power of two
+// that brings the input format's range into binary16's, whiten_history_scale()) rounded to 11
+// significant bits by Veltkamp's split (c = 8193 s, then c - (c - s), in float: the same
+// operations on every backend), clamped to +-65504 and flushed to 0 below binary16's
+// smallest normal 2^-14, so that v * scale is exactly a binary16 value: a GPU's half store
+// keeps it without another rounding. Returned unscaled (exact: scale is a power of two).
+STARSIFT_HD float half_history_value(float v, float scale) {
+  float s = v * scale;
+  const float magnitude = s < 0.0f ? -s : s;
+  if (!(magnitude >= 6.103515625e-05f)) return 0.0f;
+  if (magnitude > 65504.0f) s = s < 0.0f ? -65504.0f : 65504.0f;
+  const float c = s * 8193.0f;
+  const float rounded = c - (c - s);
+  return rounded * (1.0f / scale);
+}
+
 // An integer output sample: offset + gain * rho, clamped to 0..max, rounded half to even.
 STARSIFT_HD float integer_output(float rho, float offset, float gain, float max) {
   float v = offset + gain * rho;

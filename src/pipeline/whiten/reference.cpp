@@ -77,6 +77,7 @@ std::string shape_text(int width, int height, PixelFormat format) {
 struct WhitenState::Buffers {
   std::vector<float> x;                       // the input as float (camera grid)
   std::vector<float> raw;                     // the same before despike (camera grid)
+  std::vector<unsigned char> despiked;        // 1: the input sample was a spike (camera grid)
   std::vector<float> y;                       // the aligned frame (shift: resample; else x is used)
   std::vector<float> b;                       // the prediction (aligned grid)
   std::vector<float> b_camera;                // the prediction on the camera grid (shift: resample)
@@ -100,11 +101,13 @@ WhitenState::WhitenState(const WhitenParams& params, const FrameShape& shape)
     : params_(params), shape_(shape), buf_(std::make_unique<Buffers>()) {
   params_.validate_for(shape_);
   saturation_ = whiten_saturation(shape_);
+  history_scale_ = whiten_history_scale(params_, shape_);
   const std::size_t pixels = static_cast<std::size_t>(shape.width) * shape.height;
   const int capacity = params_.history + 1;
   Buffers& m = *buf_;
   m.x.assign(pixels, 0.0f);
   m.raw.assign(pixels, 0.0f);  // despike can be switched on at any frame
+  m.despiked.assign(pixels, 0);
   if (params_.shift == WhitenShift::Resample) {
     m.y.assign(pixels, 0.0f);
     m.b_camera.assign(pixels, 0.0f);
@@ -204,7 +207,7 @@ void WhitenState::process(ConstImageView in, ImageView out, ThreadPool& pool) {
   stats_ = {};
   stats_.frame = frame_;
   const int n = whiten_history_in_use(params_, history_.size());
-  load_input(in, n, pool);
+  load_input(in, pool);
   if (params_.shift == WhitenShift::Resample) {
     estimate_shift();
     align(pool);
@@ -220,17 +223,18 @@ void WhitenState::process(ConstImageView in, ImageView out, ThreadPool& pool) {
   ++frame_;
 }
 
-void WhitenState::load_input(ConstImageView in, int n, ThreadPool& pool) {
+void WhitenState::load_input(ConstImageView in, ThreadPool& pool) {
   Buffers& m = *buf_;
   const int w = shape_.width;
   const int h = shape_.height;
   const bool unshifted = params_.shift == WhitenShift::None;
   const bool despike = params_.despike;
   // The spike test reads the input, never x: which samples are spikes does not depend on
-  // which have been replaced already. A spike is a missing sample (NaN), whose place in the
-  // history takes the prediction; without a history (n = 0) there is none, and the history's
-  // first frame would keep 0 there, a hole every later prediction of that pixel falls into:
-  // the spike takes the value despike_sample() gives it instead, its neighbours' level.
+  // which have been replaced already. A spike takes the value despike_sample() gives it, its
+  // neighbours' level, in x: what the shift estimate, the alignment and the history see, so
+  // a hot pixel leaves no hole (as a missing sample it would spoil the 4 x 4 bicubic
+  // footprint of 16 aligned pixels in every frame, all of them then left out of the fit);
+  // and it is flagged, so it is no measurement: no residual, no noise update.
   // First pass: x, and with despike the input as float (the samples read_sample() gives,
   // read once: the test reads each nine times).
   float* raw = despike ? m.raw.data() : m.x.data();
@@ -243,22 +247,25 @@ void WhitenState::load_input(ConstImageView in, int n, ThreadPool& pool) {
     }
   });
   if (despike) {
-    const float missing = std::numeric_limits<float>::quiet_NaN();
     auto read = [&](int cx, int cy) { return raw[static_cast<std::ptrdiff_t>(cy) * w + cx]; };
     pool.parallel_for(h, [&](int y0, int y1) {
       for (int y = y0; y < y1; ++y) {
         float* x = m.x.data() + static_cast<std::ptrdiff_t>(y) * w;
+        unsigned char* flags = m.despiked.data() + static_cast<std::ptrdiff_t>(y) * w;
         std::uint64_t despiked = 0;
         for (int i = 0; i < w; ++i) {
           const DespikedSample d = despike_sample(read, i, y, w, h);
+          flags[i] = d.spike;
           if (!d.spike) continue;
-          x[i] = n == 0 ? d.value : missing;
+          x[i] = d.value;
           ++despiked;
         }
         m.row_despiked[y] = despiked;
       }
     });
     for (int y = 0; y < h; ++y) stats_.despiked += m.row_despiked[y];
+  } else {
+    std::fill(m.despiked.begin(), m.despiked.end(), 0);
   }
   if (unshifted) {
     for (std::size_t p = 0; p < m.x.size(); ++p) m.invalid[p] = unusable(m.x[p], saturation_);
@@ -517,7 +524,7 @@ void WhitenState::residual_and_output(int n, ConstImageView in, ImageView out, T
       }
       for (int i = 0; i < w; ++i) {
         const std::size_t p = static_cast<std::size_t>(y) * w + i;
-        const bool usable = !unusable(m.x[p], saturation_);
+        const bool usable = !m.despiked[p] && !unusable(m.x[p], saturation_);
         const float rho = pixel_residual(m.x[p], prediction[p], n >= 1, usable);
         const float var_before = m.var[p];
         if (objects) {
@@ -598,7 +605,7 @@ void WhitenState::reject_objects(const WhitenNoiseConstants& c, ThreadPool& pool
           }
         }
         const std::size_t p = static_cast<std::size_t>(y) * w + i;
-        const bool usable = !unusable(m.x[p], saturation_);
+        const bool usable = !m.despiked[p] && !unusable(m.x[p], saturation_);
         const bool rejected = update_pixel_noise(m.rho[p], usable, c, m.var[p], m.run[p], object);
         m.rejected[p] = rejected;
         rejected_count += rejected;
@@ -641,6 +648,7 @@ void WhitenState::store(int n, ThreadPool& pool) {
         // the jitter would give every frame a different hole of sky-level depth to fit).
         s[i] = stored_value(aligned[row + i], m.b[row + i],
                             n >= 1 && (rejected || m.outside[row + i]));
+        if (history_scale_ != 0.0f) s[i] = half_history_value(s[i], history_scale_);
       }
       // The window's count of frames invalid at each pixel: the evicted frame leaves it,
       // this one joins.

@@ -113,7 +113,7 @@ class WhitenState {
  private:
   struct Buffers;
 
-  void load_input(ConstImageView in, int n, ThreadPool& pool);
+  void load_input(ConstImageView in, ThreadPool& pool);
   void estimate_shift();
   void align(ThreadPool& pool);
   void fit(int n, ThreadPool& pool);
@@ -128,6 +128,7 @@ class WhitenState {
   WhitenParams params_;
   FrameShape shape_;
   float saturation_ = 0.0f;
+  float history_scale_ = 0.0f;  // history-format: half: whiten_history_scale(); float: 0
 
   WhitenHistory history_;
   std::unique_ptr<Buffers> buf_;

@@ -210,7 +210,9 @@ class WhitenStageCuda final : public WhitenStage {
     plan.lags_read = std::max(n, plan.kept);
     plan.new_slot = head_;
     plan.evicting = stored_ == capacity;
-    plan.row_from_dots = plan.resample && !plan.past && plan.due && n >= 1 && n == plan.kept;
+    // (With a half history the row pairs the stored, rounded frame, not the fitted one.)
+    plan.row_from_dots = plan.resample && !plan.past && plan.due && n >= 1 && n == plan.kept &&
+                         p.history_format == WhitenHistoryFormat::Float;
     for (int k = 0; k < plan.lags_read; ++k) plan.lag_slots[k] = slot_of_lag(k + 1);
     const int first_lag = plan.past ? 2 : 1;
     for (int k = 0; k < n; ++k) plan.fit_slots[k] = slot_of_lag(first_lag + k);

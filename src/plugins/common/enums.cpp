@@ -17,7 +17,8 @@ static_assert(static_cast<int>(starsift::WhitenFit::Current) == 0 &&
 static_assert(static_cast<int>(starsift::WhitenShift::None) == 0 &&
               static_cast<int>(starsift::WhitenShift::Resample) == 1);
 static_assert(static_cast<int>(starsift::WhitenReject::None) == 0 &&
-              static_cast<int>(starsift::WhitenReject::Mask) == 1);
+              static_cast<int>(starsift::WhitenReject::Mask) == 1 &&
+              static_cast<int>(starsift::WhitenReject::Objects) == 2);
 static_assert(static_cast<int>(starsift::WhitenWarmup::Passthrough) == 0 &&
               static_cast<int>(starsift::WhitenWarmup::Zeros) == 1 &&
               static_cast<int>(starsift::WhitenWarmup::Partial) == 2);
@@ -99,6 +100,10 @@ GType gst_sift_whiten_reject_get_type(void) {
        "Store the prediction where |residual| > reject-sigma * sigma (movers stay out of the "
        "history)",
        "mask"},
+      {static_cast<gint>(starsift::WhitenReject::Objects),
+       "As mask, and also store the prediction next to every 3 x 3 box whose residual sum is "
+       "significant (reject-object-sigma): faint slow movers stay out of the history",
+       "objects"},
       {0, nullptr, nullptr},
   };
   return register_enum(&type_id, "GstSiftWhitenReject", values);
