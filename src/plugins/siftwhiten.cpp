@@ -16,8 +16,9 @@
  *
  * The filter keeps a history across frames. Changes of gamma, refit-interval, shift-max,
  * reject-sigma, reject-object-sigma, warmup, offset, gain and despike apply from the next frame
- * and keep it; changes of history, fit, fit-subsample, shift, shift-window, reject and
- * noise-frames start a new one, as do caps of another size or format and a flush.
+ * and keep it; changes of history, fit, fit-subsample, shift, shift-window, reject,
+ * noise-frames and history-format start a new one, as do caps of another size or format and a
+ * flush.
  * #GstSiftWhiten:stats describes the last frame handed downstream (the noise amplification of the
  * weights, the measured shift, the pixels rejected); with #GstSiftWhiten:post-messages every frame
  * is also reported as an element message.
@@ -81,6 +82,7 @@ GST_DEBUG_CATEGORY_STATIC(gst_sift_whiten_debug);
 #define DEFAULT_PROP_OFFSET (-1.0)
 #define DEFAULT_PROP_GAIN starsift::WhitenParams::kDefaultGain
 #define DEFAULT_PROP_DESPIKE starsift::WhitenParams::kDefaultDespike
+#define DEFAULT_PROP_HISTORY_FORMAT starsift::WhitenParams::kDefaultHistoryFormat
 #define DEFAULT_PROP_POST_MESSAGES FALSE
 
 // The largest offset any format of the element can hold (GRAY16_LE).
@@ -105,6 +107,7 @@ enum {
   PROP_OFFSET,
   PROP_GAIN,
   PROP_DESPIKE,
+  PROP_HISTORY_FORMAT,
   PROP_POST_MESSAGES,
   PROP_STATS,
   N_PROPERTIES
@@ -305,12 +308,14 @@ static void gst_sift_whiten_log_params(GstSiftWhiten* self, const starsift::Whit
       self,
       "parameters now history=%d gamma=%g fit=%s refit-interval=%d fit-subsample=%d "
       "shift=%s shift-window=%d shift-max=%g reject=%s reject-sigma=%g "
-      "reject-object-sigma=%g noise-frames=%g warmup=%s offset=%g gain=%g despike=%d",
+      "reject-object-sigma=%g noise-frames=%g warmup=%s offset=%g gain=%g despike=%d "
+      "history-format=%s",
       p.history, p.gamma, std::string(starsift::to_string(p.fit)).c_str(), p.refit_interval,
       p.fit_subsample, std::string(starsift::to_string(p.shift)).c_str(), p.shift_window,
       p.shift_max, std::string(starsift::to_string(p.reject)).c_str(), p.reject_sigma,
       p.reject_object_sigma, p.noise_frames, std::string(starsift::to_string(p.warmup)).c_str(),
-      p.offset.value_or(DEFAULT_PROP_OFFSET), p.gain, p.despike ? 1 : 0);
+      p.offset.value_or(DEFAULT_PROP_OFFSET), p.gain, p.despike ? 1 : 0,
+      std::string(starsift::to_string(p.history_format)).c_str());
 }
 
 // depth 1: brings the stage in line with `params` for frames of `shape` on the chosen backend:
@@ -583,10 +588,17 @@ static void gst_sift_whiten_class_init(GstSiftWhitenClass* klass) {
   properties[PROP_DESPIKE] = g_param_spec_boolean(
       "despike", "Despike",
       "Take an input sample that sticks out of its 3x3 neighbourhood (a hot or dead pixel, "
-      "single or two side by side; stars and movers of FWHM 1.5 px and more do not) as missing: "
-      "it is left out of the shift estimate, the fit and the history, and its residual is 0. "
-      "Applies from the next frame, keeping the history",
+      "single or two side by side; stars and movers of FWHM 1.5 px and more do not) for no "
+      "measurement: the shift estimate, the alignment and the history see its neighbours' "
+      "level, and its residual is 0. Applies from the next frame, keeping the history",
       DEFAULT_PROP_DESPIKE, live);
+  properties[PROP_HISTORY_FORMAT] = g_param_spec_enum(
+      "history-format", "History format",
+      "How the history keeps its frames: float, or half (binary16: each stored value rounded to "
+      "11 significant bits, half the memory and the bytes the prediction reads; GRAY8 and "
+      "GRAY16_LE only). A change starts a new history",
+      GST_TYPE_SIFT_WHITEN_HISTORY_FORMAT, static_cast<gint>(DEFAULT_PROP_HISTORY_FORMAT),
+      restarts);
   properties[PROP_POST_MESSAGES] = g_param_spec_boolean(
       "post-messages", "Post messages",
       "Post a \"siftwhiten\" element message for every frame handed downstream, with the fields "
@@ -726,6 +738,10 @@ static void gst_sift_whiten_set_property(GObject* object, guint prop_id, const G
       case PROP_DESPIKE:
         gst_sift_whiten_store(self, &P::despike, g_value_get_boolean(value) != FALSE);
         break;
+      case PROP_HISTORY_FORMAT:
+        gst_sift_whiten_store(self, &P::history_format,
+                              gst_sift_whiten_enum<starsift::WhitenHistoryFormat>(value));
+        break;
       case PROP_POST_MESSAGES: {
         const starsift::gst::ObjectLock lock(self);
         self->settings.post_messages = g_value_get_boolean(value) != FALSE;
@@ -794,6 +810,9 @@ static void gst_sift_whiten_get_property(GObject* object, guint prop_id, GValue*
       break;
     case PROP_DESPIKE:
       g_value_set_boolean(value, p.despike);
+      break;
+    case PROP_HISTORY_FORMAT:
+      g_value_set_enum(value, static_cast<gint>(p.history_format));
       break;
     case PROP_POST_MESSAGES:
       g_value_set_boolean(value, self->settings.post_messages);

@@ -276,7 +276,10 @@ TEST_CASE("siftwhiten documents every property with its range and default", "[pl
             "reject", static_cast<int>(WhitenParams::kDefaultReject), {"none", "mask", "objects"}},
         EnumNicks{"warmup",
                   static_cast<int>(WhitenParams::kDefaultWarmup),
-                  {"passthrough", "zeros", "partial"}}}) {
+                  {"passthrough", "zeros", "partial"}},
+        EnumNicks{"history-format",
+                  static_cast<int>(WhitenParams::kDefaultHistoryFormat),
+                  {"float", "half"}}}) {
     INFO("property " << p.name);
     auto* spec = G_PARAM_SPEC_ENUM(g_object_class_find_property(klass, p.name));
     REQUIRE(spec != nullptr);
@@ -294,8 +297,8 @@ TEST_CASE("siftwhiten documents every property with its range and default", "[pl
     INFO("property " << name);
     CHECK((g_object_class_find_property(klass, name)->flags & GST_PARAM_CONTROLLABLE) != 0);
   }
-  for (const char* name :
-       {"history", "fit", "fit-subsample", "shift", "shift-window", "reject", "noise-frames"}) {
+  for (const char* name : {"history", "fit", "fit-subsample", "shift", "shift-window", "reject",
+                           "noise-frames", "history-format"}) {
     INFO("property " << name);
     CHECK((g_object_class_find_property(klass, name)->flags & GST_PARAM_CONTROLLABLE) == 0);
   }
@@ -331,14 +334,18 @@ TEST_CASE("siftwhiten properties round trip, offset -1 meaning unset", "[plugin]
                                                     {"offset", "1000"},
                                                     {"gain", "-2"},
                                                     {"despike", "false"},
+                                                    {"history-format", "half"},
                                                     {"post-messages", "true"}});
   gint history = 0, refit = 0, subsample = 0, window = 0, fit = -1, shift = -1, reject = -1,
        warmup = -1;
   gdouble gamma = 0, shift_max = 0, reject_sigma = 0, noise_frames = 0, offset = 0, gain = 0,
           object_sigma = 0;
   gboolean post = FALSE, despike = TRUE;
-  g_object_get(element, "despike", &despike, "reject-object-sigma", &object_sigma, nullptr);
+  gint history_format = -1;
+  g_object_get(element, "despike", &despike, "reject-object-sigma", &object_sigma, "history-format",
+               &history_format, nullptr);
   CHECK(despike == FALSE);
+  CHECK(history_format == static_cast<gint>(starsift::WhitenHistoryFormat::Half));
   CHECK(object_sigma == 3.5);
   g_object_get(element, "history", &history, "gamma", &gamma, "fit", &fit, "refit-interval", &refit,
                "fit-subsample", &subsample, "shift", &shift, "shift-window", &window, "shift-max",

@@ -402,8 +402,7 @@ cudaError_t launch_whiten_predict(const WhitenDeviceState& state, const WhitenFr
                                   cudaStream_t stream);
 cudaError_t launch_whiten_store(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                 cudaStream_t stream);
-cudaError_t launch_whiten_masks(const WhitenDeviceState& state, const WhitenFramePlan& plan,
-                                cudaStream_t stream);
+
 cudaError_t launch_whiten_objects(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                   cudaStream_t stream);
 

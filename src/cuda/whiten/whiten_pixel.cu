@@ -195,8 +195,7 @@ cudaError_t launch_whiten_apply(const WhitenDeviceState& state, const WhitenFram
       camera_kernel<false><<<tile_grid(state), kWhitenBlock, 0, stream>>>(state, plan, in, out);
       STARSIFT_CUDA_TRY(cudaPeekAtLastError());
     }
-    STARSIFT_CUDA_TRY(launch_whiten_store(state, plan, stream));
-    return launch_whiten_masks(state, plan, stream);
+    return launch_whiten_store(state, plan, stream);
   }
   // The fused pass decides each pixel alone: reject: objects needs shift: resample
   // (WhitenParams::validate_for_cuda()).

@@ -8,18 +8,16 @@
 //   sample point lies outside the camera's view, or where y is not finite), written into the
 //   new slot; where it is not y, the difference it makes to the Gram row (few pixels: only
 //   those read the history again). Reads y, b and the camera pixel's outlier flag.
-// masks: the aligned frame's invalid mask into the new slot, the per-pixel count of invalid
+//   Then the aligned frame's invalid mask into the new slot, the per-pixel count of invalid
 //   stored frames updated where the slot's old mask differs (a thread per mask word).
 // So the history is read once per frame (twice with fit: current, whose dots come first).
 //
 // Schedule: a fixed grid (kWhitenPixelBlocks): the Gram partials are one row per block, added
 // in a fixed tree, reproducible. predict and store: grid-stride, one pixel per thread per tile
 // (a half history's predict and the store two: see there; store measured slower on 2-D tiles
-// with each thread's rows loaded together, 172 -> 199 us at 4096^2 on an H100). masks: a thread
-// per word.
+// with each thread's rows loaded together, 172 -> 199 us at 4096^2 on an H100); the store's
+// mask update a thread per word.
 #include <cuda_runtime.h>
-
-#include <algorithm>
 
 #include "cuda/whiten/whiten.cuh"
 #include "cuda/whiten/whiten_device.cuh"
@@ -201,6 +199,27 @@ __device__ __forceinline__ double row_correction(const WhitenDeviceState& s,
   return k == plan.kept ? stored * stored - aligned * aligned : 0.0;
 }
 
+// The stored frame's invalid mask enters its slot (the evicted frame's leaves) and the count
+// of invalid stored frames per pixel follows, touched only where the two masks differ: one
+// thread per mask word, grid-stride (run by the store pass's threads after their pixels: a
+// pass of its own cost a launch and ~5 us at 4096^2).
+__device__ void update_slot_masks(const WhitenDeviceState& s, const WhitenFramePlan& plan) {
+  std::uint32_t* slot = s.slot_bits + static_cast<std::size_t>(plan.new_slot) * s.words;
+  const int stride = static_cast<int>(gridDim.x * blockDim.x);
+  for (int word = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); word < s.words;
+       word += stride) {
+    const std::uint32_t now = s.frame_bits[word];
+    const std::uint32_t before = plan.evicting ? slot[word] : 0u;
+    for (std::uint32_t diff = now ^ before; diff != 0; diff &= diff - 1) {
+      const int bit = __ffs(static_cast<int>(diff)) - 1;
+      const std::size_t p = static_cast<std::size_t>(word) * 32 + bit;
+      s.window_count[p] =
+          static_cast<unsigned char>(s.window_count[p] + (((now >> bit) & 1u) ? 1 : -1));
+    }
+    slot[word] = now;
+  }
+}
+
 template <bool Half>
 __global__ void __launch_bounds__(kWhitenBlock)
     store_kernel(WhitenDeviceState s, WhitenFramePlan plan) {
@@ -280,6 +299,7 @@ __global__ void __launch_bounds__(kWhitenBlock)
     correct(fix0, q, stored0, y.x);
     correct(fix1, q + 1, stored1, y.y);
   }
+  update_slot_masks(s, plan);
   // The warps' sums, then the block's in warp order: one row of partials per block.
 #pragma unroll
   for (int e = 0; e < 3; ++e) {
@@ -292,27 +312,6 @@ __global__ void __launch_bounds__(kWhitenBlock)
     double sum = 0.0;
     for (int v = 0; v < kWarps; ++v) sum += warp_rows[v][k];
     out_row[k] = sum;
-  }
-}
-
-// The stored frame's invalid mask enters its slot (the evicted frame's leaves) and the count
-// of invalid stored frames per pixel follows, touched only where the two masks differ: one
-// thread per mask word.
-__global__ void __launch_bounds__(kWhitenBlock)
-    masks_kernel(WhitenDeviceState s, WhitenFramePlan plan) {
-  std::uint32_t* slot = s.slot_bits + static_cast<std::size_t>(plan.new_slot) * s.words;
-  const int stride = static_cast<int>(gridDim.x * blockDim.x);
-  for (int word = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); word < s.words;
-       word += stride) {
-    const std::uint32_t now = s.frame_bits[word];
-    const std::uint32_t before = plan.evicting ? slot[word] : 0u;
-    for (std::uint32_t diff = now ^ before; diff != 0; diff &= diff - 1) {
-      const int bit = __ffs(static_cast<int>(diff)) - 1;
-      const std::size_t p = static_cast<std::size_t>(word) * 32 + bit;
-      s.window_count[p] =
-          static_cast<unsigned char>(s.window_count[p] + (((now >> bit) & 1u) ? 1 : -1));
-    }
-    slot[word] = now;
   }
 }
 
@@ -335,14 +334,6 @@ cudaError_t launch_whiten_store(const WhitenDeviceState& state, const WhitenFram
   } else {
     store_kernel<false><<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
   }
-  return cudaPeekAtLastError();
-}
-
-cudaError_t launch_whiten_masks(const WhitenDeviceState& state, const WhitenFramePlan& plan,
-                                cudaStream_t stream) {
-  const int needed = (state.words + kWhitenBlock - 1) / kWhitenBlock;
-  const int blocks = std::min(needed, 1024);
-  masks_kernel<<<blocks, kWhitenBlock, 0, stream>>>(state, plan);
   return cudaPeekAtLastError();
 }
 

@@ -109,6 +109,23 @@ GType gst_sift_whiten_reject_get_type(void) {
   return register_enum(&type_id, "GstSiftWhitenReject", values);
 }
 
+static_assert(static_cast<int>(starsift::WhitenHistoryFormat::Float) == 0 &&
+              static_cast<int>(starsift::WhitenHistoryFormat::Half) == 1);
+
+GType gst_sift_whiten_history_format_get_type(void) {
+  static gsize type_id = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(starsift::WhitenHistoryFormat::Float), "Keep the history as float",
+       "float"},
+      {static_cast<gint>(starsift::WhitenHistoryFormat::Half),
+       "Keep the history as binary16 (each stored value rounded to 11 significant bits; half "
+       "the memory and the bytes read per frame; GRAY8 and GRAY16_LE)",
+       "half"},
+      {0, nullptr, nullptr},
+  };
+  return register_enum(&type_id, "GstSiftWhitenHistoryFormat", values);
+}
+
 GType gst_sift_whiten_warmup_get_type(void) {
   static gsize type_id = 0;
   static const GEnumValue values[] = {

@@ -32,6 +32,8 @@ GType gst_sift_whiten_shift_get_type(void);
 // GstSiftWhitenReject: none | mask, values equal to starsift::WhitenReject.
 #define GST_TYPE_SIFT_WHITEN_REJECT (gst_sift_whiten_reject_get_type())
 GType gst_sift_whiten_reject_get_type(void);
+#define GST_TYPE_SIFT_WHITEN_HISTORY_FORMAT (gst_sift_whiten_history_format_get_type())
+GType gst_sift_whiten_history_format_get_type(void);
 
 // GstSiftWhitenWarmup: passthrough | zeros | partial, values equal to starsift::WhitenWarmup.
 #define GST_TYPE_SIFT_WHITEN_WARMUP (gst_sift_whiten_warmup_get_type())
