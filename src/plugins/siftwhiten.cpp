@@ -618,7 +618,7 @@ static void gst_sift_whiten_class_init(GstSiftWhitenClass* klass) {
       "became the shift reference), shift-rejected (boolean: the highest correlation peak lay "
       "over 2 px from the previous shift without standing out; the peak near the previous "
       "shift was taken), rejected (guint64: pixels whose residual was an outlier), despiked "
-      "(guint64: input samples taken as missing as spikes, despike), "
+      "(guint64: input samples taken for spikes, despike), "
       "frames (guint64: handed downstream since start), timestamp (guint64: its PTS). Reset at "
       "start, kept after stop",
       GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
