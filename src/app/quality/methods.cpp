@@ -67,8 +67,12 @@ class WhitenMethod final : public ResidualMethod {
     WhitenParams p;  // the filter's defaults: gamma, fit current, reject mask, noise 2N, ...
     p.history = history;
     p.shift = kind == MethodKind::WhitenNone ? WhitenShift::None : WhitenShift::Resample;
-    if (kind == MethodKind::WhitenResampleObjects) {
+    if (kind == MethodKind::WhitenResampleObjects ||
+        kind == MethodKind::WhitenResampleObjectsHalf) {
       p.reject = WhitenReject::Objects;
+    }
+    if (kind == MethodKind::WhitenResampleHalf || kind == MethodKind::WhitenResampleObjectsHalf) {
+      p.history_format = WhitenHistoryFormat::Half;
     }
     p.output = WhitenOutput::Float;  // the residual rho itself, GRAY32F
     return p;
@@ -125,6 +129,10 @@ std::string_view method_name(MethodKind kind) noexcept {
       return "whiten-resample-bpm";
     case MethodKind::WhitenResampleObjects:
       return "whiten-resample-objects";
+    case MethodKind::WhitenResampleHalf:
+      return "whiten-resample-half";
+    case MethodKind::WhitenResampleObjectsHalf:
+      return "whiten-resample-objects-half";
     case MethodKind::Difference:
       return "difference";
     case MethodKind::RunningMedian:
@@ -140,6 +148,8 @@ std::unique_ptr<ResidualMethod> make_method(MethodKind kind, int history, const 
     case MethodKind::WhitenResample:
     case MethodKind::WhitenResampleRepaired:
     case MethodKind::WhitenResampleObjects:
+    case MethodKind::WhitenResampleHalf:
+    case MethodKind::WhitenResampleObjectsHalf:
       return std::make_unique<WhitenMethod>(kind, history, shape, bad_pixels);
     case MethodKind::Difference:
       return std::make_unique<DifferenceMethod>(shape);

@@ -61,6 +61,10 @@ enum class MethodKind {
   WhitenResampleRepaired,
   // shift: resample with reject: objects: faint blobs stay out of the history.
   WhitenResampleObjects,
+  // WhitenResample and WhitenResampleObjects with history-format: half (each stored history
+  // value rounded to binary16's 11 significant bits).
+  WhitenResampleHalf,
+  WhitenResampleObjectsHalf,
   Difference,
   RunningMedian,
 };
@@ -69,11 +73,13 @@ inline constexpr MethodKind kAllMethods[] = {MethodKind::WhitenNone,
                                              MethodKind::WhitenResample,
                                              MethodKind::WhitenResampleRepaired,
                                              MethodKind::WhitenResampleObjects,
+                                             MethodKind::WhitenResampleHalf,
+                                             MethodKind::WhitenResampleObjectsHalf,
                                              MethodKind::Difference,
                                              MethodKind::RunningMedian};
 
-// whiten-none, whiten-resample, whiten-resample-bpm, whiten-resample-objects, difference,
-// running-median.
+// whiten-none, whiten-resample, whiten-resample-bpm, whiten-resample-objects,
+// whiten-resample-half, whiten-resample-objects-half, difference, running-median.
 std::string_view method_name(MethodKind kind) noexcept;
 
 // `history`: whitening's N and the running median's frame count. `shape`: GRAY16 frames.
