@@ -352,6 +352,51 @@ __device__ __forceinline__ void for_each_tile_cell(Body body) {
   }
 }
 
+// Calls body(r, c, x, y) for each of the thread's kRowsPerThread rows of the tile at (x0, y0):
+// r, c the pixel's row and column in the tile, (x, y) in the frame (possibly outside it). Every
+// thread calls it the same number of times, so the body may vote across the warp.
+template <class Body>
+__device__ __forceinline__ void for_each_thread_row(int x0, int y0, Body body) {
+  const int c = static_cast<int>(threadIdx.x) % kTileW;
+  const int first = static_cast<int>(threadIdx.x) / kTileW;
+#pragma unroll
+  for (int j = 0; j < kRowsPerThread; ++j) {
+    const int r = first + j * kThreadRows;
+    body(r, c, x0 + c, y0 + r);
+  }
+}
+
+// The bicubic rule's first pass over a tile's taps: rows[r][c] = sum of wx[t] * taps[r][c + t],
+// t = 0..3 in order (sample_shifted()'s row sums; each serves the 4 output rows that use it).
+// Bad: also rows_bad[r][c], whether any of those taps is (taps_bad).
+template <int Rows, int TapsW, bool Bad>
+__device__ __forceinline__ void bicubic_rows(const float (&wx)[4], const float (&taps)[Rows][TapsW],
+                                             const unsigned char (*taps_bad)[TapsW],
+                                             float (&rows)[Rows][kTileW],
+                                             unsigned char (*rows_bad)[kTileW]) {
+  for (int i = threadIdx.x; i < Rows * kTileW; i += kWhitenBlock) {
+    const int r = i / kTileW, c = i - r * kTileW;
+    float row = 0.0f;
+#pragma unroll
+    for (int t = 0; t < 4; ++t) row += wx[t] * taps[r][c + t];
+    rows[r][c] = row;
+    if constexpr (Bad) {
+      rows_bad[r][c] =
+          taps_bad[r][c] | taps_bad[r][c + 1] | taps_bad[r][c + 2] | taps_bad[r][c + 3];
+    }
+  }
+}
+
+// The second pass at tile pixel (r, c): sum of wy[t] * rows[r + t][c], t = 0..3 in order.
+template <int Rows>
+__device__ __forceinline__ float bicubic_column(const float (&wy)[4],
+                                                const float (&rows)[Rows][kTileW], int r, int c) {
+  float v = 0.0f;
+#pragma unroll
+  for (int t = 0; t < 4; ++t) v += wy[t] * rows[r + t][c];
+  return v;
+}
+
 // Sets the bits of a warp's tile row (`votes`, lane i = pixel (x0 + i, y)) in a per-pixel mask
 // of a plane `width` wide, cleared before the pass: a row of 32 pixels spans at most two words.
 __device__ __forceinline__ void or_mask_row(std::uint32_t* mask, int width, int x0, int y,

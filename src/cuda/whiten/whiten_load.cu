@@ -49,19 +49,14 @@ __global__ void __launch_bounds__(kWhitenBlock)
   }
   // The spike test reads the input, never x (reference.cpp, load_input()).
   auto read = [&](int cx, int cy) { return raw[cy - y0 + 1][cx - x0 + 1]; };
-  const int tx = static_cast<int>(threadIdx.x) % kTileW;
-  const int ty = static_cast<int>(threadIdx.x) / kTileW;
-  const int x = x0 + tx;
-#pragma unroll
-  for (int j = 0; j < kRowsPerThread; ++j) {
-    const int y = y0 + ty + j * kThreadRows;
+  for_each_thread_row(x0, y0, [&](int tile_r, int tile_c, int x, int y) {
     const bool inside = x < w && y < h;
     bool bad = false;
     bool spike = false;
     if (inside) {
       float v;
       if (plan.despike) {
-        const int r = y - y0 + 1, c = tx + 1;
+        const int r = tile_r + 1, c = tile_c + 1;
         v = raw[r][c];
         DespikedSample d;
         if (F != PixelFormat::Gray32F && x >= 1 && x + 1 < w && y >= 1 && y + 1 < h) {
@@ -93,7 +88,7 @@ __global__ void __launch_bounds__(kWhitenBlock)
     // shift: none: the camera grid is the aligned grid, and x's mask is the frame's.
     const unsigned votes = __ballot_sync(0xffffffffu, bad);
     if (!plan.resample && y < h) or_mask_row(s.frame_bits, s.width, x0, y, votes);
-  }
+  });
 }
 
 __global__ void __launch_bounds__(kWhitenBlock)
@@ -114,34 +109,19 @@ __global__ void __launch_bounds__(kWhitenBlock)
     taps_bad[r][c] = unusable(v, plan.saturation);
   });
   __syncthreads();
-  for (int i = threadIdx.x; i < kH * kTileW; i += kWhitenBlock) {
-    const int r = i / kTileW, c = i - r * kTileW;
-    float row = 0.0f;
-#pragma unroll
-    for (int t = 0; t < 4; ++t) row += k.wx[t] * taps[r][c + t];
-    rows[r][c] = row;
-    rows_bad[r][c] = taps_bad[r][c] | taps_bad[r][c + 1] | taps_bad[r][c + 2] | taps_bad[r][c + 3];
-  }
+  bicubic_rows<kH, kW, true>(k.wx, taps, taps_bad, rows, rows_bad);
   __syncthreads();
-  const int tx = static_cast<int>(threadIdx.x) % kTileW;
-  const int ty = static_cast<int>(threadIdx.x) / kTileW;
-  const int qx = x0 + tx;
-#pragma unroll
-  for (int j = 0; j < kRowsPerThread; ++j) {
-    const int r = ty + j * kThreadRows;
-    const int qy = y0 + r;
+  for_each_thread_row(x0, y0, [&](int r, int c, int qx, int qy) {
     bool bad = false;
     if (qx < w && qy < h) {
-      float v = 0.0f;
-#pragma unroll
-      for (int t = 0; t < 4; ++t) v += k.wy[t] * rows[r + t][tx];
-      bad = (rows_bad[r][tx] | rows_bad[r + 1][tx] | rows_bad[r + 2][tx] | rows_bad[r + 3][tx]) ||
+      const float v = bicubic_column(k.wy, rows, r, c);
+      bad = (rows_bad[r][c] | rows_bad[r + 1][c] | rows_bad[r + 2][c] | rows_bad[r + 3][c]) ||
             !finite_float(v);
       s.y[static_cast<std::size_t>(qy) * w + qx] = v;
     }
     const unsigned votes = __ballot_sync(0xffffffffu, bad);
     if (qy < h) or_mask_row(s.frame_bits, s.width, x0, qy, votes);
-  }
+  });
 }
 
 }  // namespace

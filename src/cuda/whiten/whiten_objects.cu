@@ -53,14 +53,8 @@ __global__ void __launch_bounds__(kWhitenBlock)
     var[r][c] = vv;
   }
   __syncthreads();
-  const int tx = static_cast<int>(threadIdx.x) % kTileW;
-  const int ty = static_cast<int>(threadIdx.x) / kTileW;
-  const int x = x0 + tx;
-#pragma unroll
-  for (int j = 0; j < kRowsPerThread; ++j) {
-    const int r = ty + j * kThreadRows;
-    const int y = y0 + r;
-    if (x >= w || y >= h) continue;
+  for_each_thread_row(x0, y0, [&](int r, int tx, int x, int y) {
+    if (x >= w || y >= h) return;
     // Box rows top to bottom, each left to right, as reject_objects() (the pixel (x, y) is at
     // [r + 1][tx + 1]).
     float rho_sum = 0.0f, var_sum = 0.0f;
@@ -74,7 +68,7 @@ __global__ void __launch_bounds__(kWhitenBlock)
     }
     s.object_box[static_cast<std::size_t>(y) * w + x] =
         pixel_box_significant(rho_sum, var_sum, plan.noise);
-  }
+  });
 }
 
 // The dilation and each pixel's decision (update_pixel_noise() with `object`), as
@@ -93,13 +87,7 @@ __global__ void __launch_bounds__(kWhitenBlock)
                     : 0;
   }
   __syncthreads();
-  const int tx = static_cast<int>(threadIdx.x) % kTileW;
-  const int ty = static_cast<int>(threadIdx.x) / kTileW;
-  const int x = x0 + tx;
-#pragma unroll
-  for (int j = 0; j < kRowsPerThread; ++j) {
-    const int r = ty + j * kThreadRows;
-    const int y = y0 + r;
+  for_each_thread_row(x0, y0, [&](int r, int tx, int x, int y) {
     bool rejected = false;
     if (x < w && y < h) {
       bool object = false;
@@ -120,7 +108,7 @@ __global__ void __launch_bounds__(kWhitenBlock)
       s.rejected[p] = rejected;
     }
     count_rejections(s, rejected);  // every lane of the warp: a tile row
-  }
+  });
 }
 
 }  // namespace

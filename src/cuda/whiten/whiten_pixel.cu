@@ -119,36 +119,20 @@ __global__ void __launch_bounds__(kWhitenBlock)
                          clamp_index(left + c, w));
     });
     __syncthreads();
-    for (int i = threadIdx.x; i < kH * kTileW; i += kWhitenBlock) {
-      const int r = i / kTileW, c = i - r * kTileW;
-      float row = 0.0f;
-#pragma unroll
-      for (int t = 0; t < 4; ++t) row += k.wx[t] * taps[r][c + t];
-      rows[r][c] = row;
-    }
+    bicubic_rows<kH, kW, false>(k.wx, taps, nullptr, rows, nullptr);
     __syncthreads();
   }
-  const int tx = static_cast<int>(threadIdx.x) % kTileW;
-  const int ty = static_cast<int>(threadIdx.x) / kTileW;
-  const int x = x0 + tx;
-#pragma unroll
-  for (int j = 0; j < kRowsPerThread; ++j) {
-    const int r = ty + j * kThreadRows;
-    const int y = y0 + r;
+  for_each_thread_row(x0, y0, [&](int r, int c, int x, int y) {
     bool rejected = false;
     if (x < w && y < h) {
-      float prediction = 0.0f;
-      if (predicted) {
-#pragma unroll
-        for (int t = 0; t < 4; ++t) prediction += k.wy[t] * rows[r + t][tx];
-      }
+      const float prediction = predicted ? bicubic_column(k.wy, rows, r, c) : 0.0f;
       const std::size_t p = static_cast<std::size_t>(y) * w + x;
       rejected = camera_pixel(s, plan, p, x, y, __ldg(s.x + p), despiked_at(s, p), prediction, in,
                               out, Objects ? s.rho : nullptr);
       if (!Objects) s.rejected[p] = rejected;
     }
     if (!Objects) count_rejections(s, rejected);
-  }
+  });
 }
 
 // fused_kernel<L, true, Half> for L == lags, 1 <= lags <= kWhitenRegisterLags.
