@@ -11,6 +11,7 @@
 // Usage: starsift-bench-whiten [--sizes 512,4096] [--history 20] [--frames 200] [--set 8]
 //                              [--shift none,resample] [--fit current,past]
 //                              [--despike on,off] [--history-format float,half]
+//                              [--reject mask,objects]
 //                              [--json out.json]
 #include <cuda_runtime_api.h>
 
@@ -48,6 +49,7 @@ struct Options {
   std::vector<starsift::WhitenFit> fits{starsift::WhitenFit::Current, starsift::WhitenFit::Past};
   std::vector<bool> despikes{true};
   std::vector<starsift::WhitenHistoryFormat> formats{starsift::WhitenHistoryFormat::Float};
+  std::vector<starsift::WhitenReject> rejects{starsift::WhitenReject::Mask};
   std::string json_path;
 };
 
@@ -83,6 +85,8 @@ Options parse(int argc, char** argv) {
       o.fits = starsift::bench::parse_names(value(), starsift::parse_whiten_fit);
     else if (a == "--despike")
       o.despikes = parse_switches(value());
+    else if (a == "--reject")
+      o.rejects = starsift::bench::parse_names(value(), starsift::parse_whiten_reject);
     else if (a == "--history-format")
       o.formats = starsift::bench::parse_names(value(), starsift::parse_whiten_history_format);
     else if (a == "--json")
@@ -91,7 +95,7 @@ Options parse(int argc, char** argv) {
       throw starsift::Error(
           "unknown option " + a,
           "--sizes, --history, --frames, --set, --shift, --fit, --despike, --history-format, "
-          "--json");
+          "--reject, --json");
   }
   return o;
 }
@@ -152,6 +156,7 @@ double bytes_per_pixel(const starsift::WhitenParams& p) {
     b += h * n + 4 + 4;      // predict: n planes, y, b
     b += 4 + 4 + 8 + 1 + 2;  // camera: x, b, var r+w, rejected, out
     b += 4 + 4 + 1 + h;      // store: y, b, rejected, stored
+    if (p.reject == starsift::WhitenReject::Objects) b += 26;  // rho, the box pass, decisions
   }
   return b;
 }
@@ -176,6 +181,29 @@ double copy_bandwidth(std::size_t bytes, cudaStream_t s) {
 double percentile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   return v[static_cast<std::size_t>(q * (v.size() - 1))];
+}
+
+// Every combination of the options' lists (reject: objects only with shift: resample, the only
+// shift mode that runs it on CUDA).
+std::vector<starsift::WhitenParams> cases(const Options& o) {
+  std::vector<starsift::WhitenParams> all;
+  for (const starsift::WhitenReject reject : o.rejects)
+    for (const starsift::WhitenHistoryFormat format : o.formats)
+      for (const bool despike : o.despikes)
+        for (const starsift::WhitenShift shift : o.shifts)
+          for (const starsift::WhitenFit fit : o.fits) {
+            if (reject == starsift::WhitenReject::Objects && shift == starsift::WhitenShift::None)
+              continue;
+            starsift::WhitenParams p;
+            p.history = o.history;
+            p.shift = shift;
+            p.fit = fit;
+            p.despike = despike;
+            p.history_format = format;
+            p.reject = reject;
+            all.push_back(p);
+          }
+  return all;
 }
 
 Json run_case(int n, const starsift::WhitenParams& params,
@@ -229,6 +257,7 @@ Json run_case(int n, const starsift::WhitenParams& params,
       .set("fit", std::string(to_string(params.fit)))
       .set("despike", params.despike)
       .set("history_format", std::string(to_string(params.history_format)))
+      .set("reject", std::string(to_string(params.reject)))
       .set("ms_median", median)
       .set("ms_p90", percentile(ms, 0.9))
       .set("ms_back_to_back", total / frames)
@@ -283,25 +312,13 @@ int main(int argc, char** argv) {
       const std::size_t copy_bytes =
           std::max<std::size_t>(static_cast<std::size_t>(n) * n * 4, 256u << 20);
       const double copy_bps = copy_bandwidth(copy_bytes, copy_stream.get());
-      for (const starsift::WhitenHistoryFormat format : o.formats) {
-        for (const bool despike : o.despikes) {
-          for (const starsift::WhitenShift shift : o.shifts) {
-            for (const starsift::WhitenFit fit : o.fits) {
-              starsift::WhitenParams p;
-              p.history = o.history;
-              p.shift = shift;
-              p.fit = fit;
-              p.despike = despike;
-              p.history_format = format;
-              Json r = run_case(n, p, inputs, output, o.frames, copy_bps);
-              r.set("copy_gb_per_s", copy_bps / 1e9);
-              std::cerr << n << "^2 " << to_string(shift) << " " << to_string(fit)
-                        << (despike ? "" : " despike off") << " history " << to_string(format)
-                        << ": " << r << "\n";
-              runs.push(std::move(r));
-            }
-          }
-        }
+      for (const starsift::WhitenParams& p : cases(o)) {
+        Json r = run_case(n, p, inputs, output, o.frames, copy_bps);
+        r.set("copy_gb_per_s", copy_bps / 1e9);
+        std::cerr << n << "^2 " << to_string(p.shift) << " " << to_string(p.fit)
+                  << (p.despike ? "" : " despike off") << " history " << to_string(p.history_format)
+                  << " reject " << to_string(p.reject) << ": " << r << "\n";
+        runs.push(std::move(r));
       }
     }
     out.set("runs", std::move(runs));
