@@ -156,7 +156,7 @@ struct WhitenFramePlan {
   WhitenOutput output = WhitenOutput::Residual;
   float offset = 0.0f, gain = 1.0f;
   float saturation = 0.0f;  // also the largest integer output sample
-  bool despike = true;      // input spikes become missing samples (despike_sample())
+  bool despike = true;      // input spikes are no measurement (despike_sample())
 };
 
 // A frame in device memory (input or output).
@@ -169,7 +169,8 @@ struct WhitenFrameView {
 // The pieces of one frame, in the order launch_whiten_frame() queues them.
 // Forgets the state: sigma, rejection runs, invalid counts, shift and weights.
 cudaError_t launch_whiten_reset(const WhitenDeviceState& state, cudaStream_t stream);
-// The input as float, its spikes NaN (despike) and counted; shift: none also its invalid mask.
+// The input as float, its spikes at their neighbours' level, flagged and counted (despike);
+// shift: none also its invalid mask.
 cudaError_t launch_whiten_load(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                WhitenFrameView in, cudaStream_t stream);
 // shift: resample: phase correlation (cuFFT) and the shift, all on the device.

@@ -1,4 +1,5 @@
-// The whitening history: the last frames stored (on the aligned grid, as float) in a ring of
+// The whitening history: the last frames stored (on the aligned grid, as float: with
+// history-format: half the values are rounded to binary16 before they are stored) in a ring of
 // `capacity` slots, each with its mask of invalid pixels (1: the frame had no usable value
 // there: saturated or not finite), and the circular Gram matrix of their pairwise dot
 // products. Storing a frame adds one row/column (its products with the frames kept); nothing

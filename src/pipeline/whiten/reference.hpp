@@ -4,8 +4,9 @@
 //
 // Per frame t, in this order:
 //  1. x = the input as float (ADU). despike: a sample that sticks out of its 3 x 3
-//     neighbourhood of input samples (despike_sample(), despike.hpp) is a missing sample, x =
-//     NaN (n = 0, no prediction to store in its place: the value despike_sample() gives it).
+//     neighbourhood of input samples (despike_sample(), despike.hpp) takes the value
+//     despike_sample() gives it (its neighbours' level) and is flagged: no measurement there
+//     (residual 0, no noise update).
 //     A pixel is invalid where x is saturated (at or above 2^bit_depth - 1) or not finite
 //     (shift: resample: where any of its 16 taps is). The mask is stored with the frame.
 //  2. shift: resample: the displacement d of x against the reference by phase correlation;
@@ -28,16 +29,17 @@
 //  5. b = sum_k a_k h_k (aligned grid; float, lags in order). n = 0: b = 0.
 //  6. rho = x - b (shift: none) or x - B with B(p) = b(p - s_t) (resample: the residual stays
 //     on the camera's grid, the input's own pixels, with only the prediction interpolated).
-//     n = 0, or x saturated or not finite: rho = 0 (pixel_residual()).
+//     n = 0, or x despiked, saturated or not finite: rho = 0 (pixel_residual()).
 //  7. Per camera pixel: update_pixel_noise() (sigma, the outlier test); the output.
 //     reject: objects: the output first; then, with every residual of the frame known, the box
 //     test per camera pixel (pixel_box_significant(): the 3 x 3 sums of rho and of
 //     sigma_{t-1}^2), and a pixel with a significant box in its 3 x 3 neighbourhood is rejected
 //     as an outlier is (update_pixel_noise(), `object`).
 //  8. Stored frame (aligned): y, or b where the nearest camera pixel was rejected or the
-//     sample point lies outside the camera's view (n >= 1), or y is not finite; written over
-//     the oldest slot with its invalid mask. Its Gram row (dots with the kept frames and
-//     itself) from the stored values, over every pixel of the fit rows.
+//     sample point lies outside the camera's view (n >= 1), or y is not finite; with
+//     history-format: half rounded by half_history_value(); written over the oldest slot with
+//     its invalid mask. Its Gram row (dots with the kept frames and itself) from the stored
+//     values, over every pixel of the fit rows.
 #pragma once
 
 #include <cstdint>
