@@ -3,12 +3,12 @@
 // them is the new Gram row when the fit's frames are the kept ones (WhitenFramePlan::
 // row_from_dots).
 //
-// Schedule: grid-stride over the plane, one pixel per thread per tile, a fixed grid
-// (kWhitenPixelBlocks); each thread keeps its n running sums in registers (up to
+// Schedule: grid-stride over the plane, one pixel per thread per tile (a half history: two), a
+// fixed grid (kWhitenPixelBlocks); each thread keeps its n running sums in registers (up to
 // kWhitenRegisterLags; a larger history spills them to local memory), the block adds its
 // threads' sums in a fixed tree and leaves one row of partials; the solve adds the rows in
 // block order. No atomics: the same sums in the same order every run. Memory-bound: the
-// target (4 B/px) and n history planes (4n B/px) are read once.
+// target (4 B/px) and n history planes (4n B/px, half: 2n) are read once.
 #include <cuda_runtime.h>
 
 #include "cuda/whiten/whiten.cuh"
@@ -42,15 +42,39 @@ __global__ void __launch_bounds__(kWhitenBlock)
   for (int k = 0; k < L; ++k) acc[k] = 0.0;
   double self = 0.0;
   const std::size_t step = static_cast<std::size_t>(gridDim.x / kLagGroups) * blockDim.x;
-  for (std::size_t p = static_cast<std::size_t>(blockIdx.x / kLagGroups) * blockDim.x + threadIdx.x;
-       p < s.plane; p += step) {
-    if (!fit_pixel(s, plan, p)) continue;
-    const double t = fit_value(__ldg(target + p));
+  const std::size_t start =
+      static_cast<std::size_t>(blockIdx.x / kLagGroups) * blockDim.x + threadIdx.x;
+  if constexpr (Half) {
+    // Two pixels a thread, one 4-byte load a lag (as the prediction's predict_pairs_kernel:
+    // two bytes a lane left the pass latency-bound); the pair's products in turn.
+    const std::size_t pairs = (s.plane + 1) / 2;
+    for (std::size_t pair = start; pair < pairs; pair += step) {
+      const std::size_t q = 2 * pair;
+      const bool fit0 = fit_pixel(s, plan, q);
+      const bool fit1 = q + 1 < s.plane && fit_pixel(s, plan, q + 1);
+      const double t0 = fit0 ? fit_value(__ldg(target + q)) : 0.0;
+      const double t1 = fit1 ? fit_value(__ldg(target + q + 1)) : 0.0;
 #pragma unroll
-    for (int k = 0; k < L; ++k) {
-      if (k < count) acc[k] = gram_add(acc[k], t, history_sample<Half>(planes[k], p, inv_scale));
+      for (int k = 0; k < L; ++k) {
+        if (k < count) {
+          const __half2 h = __ldg(static_cast<const __half2*>(planes[k]) + pair);
+          acc[k] = gram_add(gram_add(acc[k], t0, __low2float(h) * inv_scale), t1,
+                            __high2float(h) * inv_scale);
+        }
+      }
+      self += t0 * t0;
+      self += t1 * t1;
     }
-    self += t * t;
+  } else {
+    for (std::size_t p = start; p < s.plane; p += step) {
+      if (!fit_pixel(s, plan, p)) continue;
+      const double t = fit_value(__ldg(target + p));
+#pragma unroll
+      for (int k = 0; k < L; ++k) {
+        if (k < count) acc[k] = gram_add(acc[k], t, history_sample<Half>(planes[k], p, inv_scale));
+      }
+      self += t * t;
+    }
   }
   // This block's row: its group's sums, 0 for the other group's lags; y^2 from group 0.
   double* out_row = s.dot_partials + static_cast<std::size_t>(blockIdx.x) * kWhitenMaxLags;
