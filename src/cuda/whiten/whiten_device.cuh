@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/whiten/whiten.cuh"
@@ -73,15 +74,6 @@ __device__ __forceinline__ void copy_sample(WhitenFrameView in, WhitenFrameView 
   }
 }
 
-// A sample that carries no usable value: saturated (clipped) or not finite.
-__device__ __forceinline__ bool unusable(float value, float saturation) {
-  return !(finite_float(value) && value < saturation);
-}
-
-__device__ __forceinline__ double fit_value(float value) {
-  return finite_float(value) ? value : 0.0;
-}
-
 // acc + t * h for the Gram sums, as one fused multiply-add: the product of two floats is
 // exact in double, so this is the reference's multiply then add, in one instruction.
 __device__ __forceinline__ double gram_add(double acc, double t, double h) {
@@ -123,9 +115,6 @@ __device__ __forceinline__ float history_value(float v, float scale) {
     return v;
   }
 }
-__device__ __forceinline__ float history_value(const WhitenDeviceState& s, float v) {
-  return s.half_history ? half_history_value(v, s.history_scale) : v;
-}
 // `v` already history_value(): exact in half.
 template <bool Half>
 __device__ __forceinline__ void store_history(void* plane, std::size_t q, float v, float scale) {
@@ -135,13 +124,12 @@ __device__ __forceinline__ void store_history(void* plane, std::size_t q, float 
     static_cast<float*>(plane)[q] = v;
   }
 }
-__device__ __forceinline__ void store_history(const WhitenDeviceState& s, void* plane,
-                                              std::size_t q, float v) {
-  if (s.half_history) {
-    store_history<true>(plane, q, v, s.history_scale);
-  } else {
-    store_history<false>(plane, q, v, 1.0f);
-  }
+
+// The first n weights, as the prediction uses them, into `a` (shared memory). Every thread of
+// the block calls it.
+__device__ __forceinline__ void load_weights(const WhitenDeviceState& s, int n, float* a) {
+  for (int k = threadIdx.x; k < n; k += blockDim.x) a[k] = s.weights_f[k];
+  __syncthreads();
 }
 
 // The planes of `count` history slots (slots[k], lag order) into `planes` (shared memory),
@@ -196,13 +184,34 @@ __device__ void block_sum_store(const double (&acc)[L], int count, double* out) 
   __syncthreads();
 }
 
-// sum over blocks 0..blocks-1 of partials[b * stride + index], in a fixed order, by one warp
-// (every lane gets the total).
-__device__ __forceinline__ double warp_sum_partials(const double* partials, int blocks, int stride,
-                                                    int index) {
+// The block's part of the new Gram row: acc[0..count) (its products with lags 1..count) then
+// `self` (its own square), one row of kWhitenMaxLags partials per block in `partials`.
+template <int L>
+__device__ void store_gram_row(const double (&acc)[L], int count, double self, double* partials) {
+  double* out_row = partials + static_cast<std::size_t>(blockIdx.x) * kWhitenMaxLags;
+  block_sum_store(acc, count, out_row);
+  double one[1] = {self};
+  block_sum_store(one, 1, out_row + count);
+}
+
+// Entry e of a fit's normal equations, the lower triangle of R row by row: its row r and
+// column c (c <= r). The excluded-pixel pass and the assembly number the entries alike.
+__device__ __forceinline__ void entry_position(int e, int& r, int& c) {
+  r = 0;
+  while ((r + 1) * (r + 2) / 2 <= e) ++r;
+  c = e - r * (r + 1) / 2;
+}
+
+// sum over blocks 0..Blocks-1 of partials[b * stride + index], in a fixed order (lane l adds
+// blocks l, l + 32, ..., then a fixed shuffle tree), by one warp; every lane gets the total.
+// Blocks fixed at compile time, so each lane's loads are issued together: each sum is a chain
+// of L2 round trips otherwise.
+template <int Blocks>
+__device__ __forceinline__ double warp_sum_partials(const double* partials, int stride, int index) {
   const int lane = threadIdx.x & 31;
   double sum = 0.0;
-  for (int b = lane; b < blocks; b += 32)
+#pragma unroll
+  for (int b = lane; b < Blocks; b += 32)
     sum += partials[static_cast<std::size_t>(b) * stride + index];
   sum = warp_sum(sum);
   return __shfl_sync(0xffffffffu, sum, 0);
@@ -243,6 +252,22 @@ __device__ __forceinline__ bool despiked_at(const WhitenDeviceState& s, std::siz
   return ((__ldg(s.spike_bits + (p >> 5)) >> (p & 31)) & 1u) != 0;
 }
 
+// The outlier test and noise update of camera pixel p (update_pixel_noise()), sigma^2 and the
+// run written back only where they change (rejected and unusable pixels keep theirs).
+// Returns whether the pixel was rejected.
+__device__ __forceinline__ bool update_noise_at(const WhitenDeviceState& s,
+                                                const WhitenFramePlan& plan, std::size_t p,
+                                                float rho, bool usable, bool object = false) {
+  float var = s.var[p];
+  unsigned char run = s.run[p];
+  const float var_before = var;
+  const unsigned char run_before = run;
+  const bool rejected = update_pixel_noise(rho, usable, plan.noise, var, run, object);
+  if (!(var == var_before)) s.var[p] = var;
+  if (run != run_before) s.run[p] = run;
+  return rejected;
+}
+
 // The residual, noise update, outlier test and output of camera pixel (x, y) = p, given the
 // input `value` (x), whether it was despiked, and the prediction there (reference.cpp,
 // residual_and_output()). Returns whether the pixel was rejected.
@@ -254,19 +279,14 @@ __device__ __forceinline__ bool camera_pixel(const WhitenDeviceState& s,
                                              int y, float value, bool despiked, float prediction,
                                              WhitenFrameView in, WhitenFrameView out,
                                              float* residuals = nullptr) {
-  const bool usable = !despiked && !unusable(value, plan.saturation);
+  const bool usable = measured(value, despiked, plan.saturation);
   const float rho = pixel_residual(value, prediction, plan.n >= 1, usable);
-  float var = s.var[p];
-  const float var_before = var;
+  const float var_before = s.var[p];
   bool rejected = false;
   if (residuals != nullptr) {
     residuals[p] = rho;
   } else {
-    unsigned char run = s.run[p];
-    const unsigned char run_before = run;
-    rejected = update_pixel_noise(rho, usable, plan.noise, var, run);
-    if (!(var == var_before)) s.var[p] = var;  // rejected and unusable pixels keep theirs
-    if (run != run_before) s.run[p] = run;
+    rejected = update_noise_at(s, plan, p, rho, usable);
   }
   const bool zeros = plan.warm && plan.warmup == WhitenWarmup::Zeros;
   const bool passthrough = plan.warm && plan.warmup == WhitenWarmup::Passthrough;
@@ -295,36 +315,6 @@ __device__ __forceinline__ bool camera_pixel(const WhitenDeviceState& s,
   }
   write_sample(out, x, y, v);
   return rejected;
-}
-
-// Whether all 16 bicubic taps of output pixel (x, y) lie inside the w x h plane (no border
-// rule needed): every pixel but a 2-pixel frame around the edges.
-__device__ __forceinline__ bool taps_inside(const ShiftKernel& k, int x, int y, int w, int h) {
-  return x + k.ox - 1 >= 0 && x + k.ox + 2 < w && y + k.oy - 1 >= 0 && y + k.oy + 2 < h;
-}
-
-// sample_shifted() (resample.hpp) for a pixel whose taps are inside the plane: the same
-// arithmetic in the same order, with the taps read once and no clamping. With `bad`, also
-// whether any tap is unusable (at or above `saturation`, or not finite).
-__device__ __forceinline__ float sample_inside(const ShiftKernel& k, const float* plane, int x,
-                                               int y, int w, float saturation = 0.0f,
-                                               bool* bad = nullptr) {
-  const float* tap = plane + static_cast<std::size_t>(y + k.oy - 1) * w + (x + k.ox - 1);
-  float sum = 0.0f;
-  bool any = false;
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    float row = 0.0f;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const float v = __ldg(tap + static_cast<std::size_t>(j) * w + i);
-      row += k.wx[i] * v;
-      if (bad != nullptr) any = any || unusable(v, saturation);
-    }
-    sum += k.wy[j] * row;
-  }
-  if (bad != nullptr) *bad = any;
-  return sum;
 }
 
 // The 2-D schedule of the passes that read a neighbourhood (load, align, camera): a block of
@@ -429,6 +419,26 @@ __device__ __forceinline__ void for_each_tile(std::size_t total, Body body) {
        start += step) {
     const std::size_t p = start + threadIdx.x;
     body(p, p < total);
+  }
+}
+
+// Whether the frame's passes that read every lag may take the lag count as a compile-time
+// constant: a full history in steady state (n == kept == lags_read), short enough for
+// registers.
+inline bool full_history(const WhitenFramePlan& plan) {
+  return plan.n >= 1 && plan.n == plan.kept && plan.n <= kWhitenRegisterLags;
+}
+
+// Calls f(std::integral_constant<int, n>{}) for 1 <= n <= kWhitenRegisterLags: the launchers
+// of the full-history kernels, instantiated for every such lag count.
+template <int L = 1, class F>
+void with_lag_count(int n, F&& f) {
+  if constexpr (L <= kWhitenRegisterLags) {
+    if (n == L) {
+      f(std::integral_constant<int, L>{});
+    } else {
+      with_lag_count<L + 1>(n, f);
+    }
   }
 }
 

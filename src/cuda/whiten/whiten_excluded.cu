@@ -11,15 +11,16 @@
 // in order (one barrier). Only when the list is full, or the range is done, are the listed
 // pixels' n history values and target value gathered (up to kChunk pixels at a time, every
 // thread's loads issued together) and each thread adds the products of its entries of (R, r)
-// in list order. Despike makes excluded pixels common and scattered (noise spikes and hot
-// pixels, ~2e-3 of the pixels with 21 stored frames: some in every 4096 pixels), so a test
-// per pixel or a compaction per small tile leaves the pass bound by barriers and dependent
-// loads (compacting 256-pixel tiles took 0.18 ms a frame at 4096^2, N = 20, on an H100); this
-// way a block waits on memory twice (the test, the gather) and the pass costs the scan of the
-// counts (1 B/px) and the mask (1/8 B/px) plus one gather per excluded pixel and lag.
+// in list order. Excluded pixels can be common and scattered (saturated samples; despiked
+// ones were, when a spike was a missing sample: ~2e-3 of the pixels with 21 stored frames,
+// some in every 4096), and then a test per pixel or a compaction per small tile leaves the
+// pass bound by barriers and dependent loads (compacting 256-pixel tiles took 0.18 ms a frame
+// at 4096^2, N = 20, on an H100); this way a block waits on memory twice (the test, the
+// gather) and the pass costs the scan of the counts (1 B/px) and the mask (1/8 B/px) plus one
+// gather per excluded pixel and lag.
 //
 // Every block leaves its partial sums (zeros when it found none), entry-major
-// (excluded_partials[entry * kWhitenExcludedBlocks + block]), so the solve adds one entry's
+// (excluded_partials[entry * kWhitenExcludedBlocks + block]), so the assembly adds one entry's
 // blocks with a warp's coalesced loads in a fixed order: the same result every run, no atomics
 // on doubles.
 #include <cuda_runtime.h>
@@ -71,12 +72,6 @@ __device__ unsigned group_excluded_tail(const WhitenDeviceState& s, std::size_t 
     if (((s.frame_bits[p >> 5] >> (p & 31)) & 1u) != 0 || s.window_count[p] != 0) bits |= 1u << i;
   }
   return bits;
-}
-
-__device__ __forceinline__ void entry_position(int e, int& r, int& c) {
-  r = 0;
-  while ((r + 1) * (r + 2) / 2 <= e) ++r;
-  c = e - r * (r + 1) / 2;
 }
 
 // L: values a listed pixel holds in shared memory (n history values and the target, n < L);

@@ -28,9 +28,9 @@ __global__ void __launch_bounds__(kWhitenBlock)
   const double* base = plan.row_from_dots ? s.dot_partials : s.gram_partials;
   const int k = static_cast<int>(blockIdx.x) * kFinishWarps + static_cast<int>(threadIdx.x >> 5);
   if (k <= plan.kept) {  // the same in the whole warp
-    double dot = warp_sum_partials(base, kWhitenPixelBlocks, kWhitenMaxLags, k);
+    double dot = warp_sum_partials<kWhitenPixelBlocks>(base, kWhitenMaxLags, k);
     if (plan.resample) {
-      dot += warp_sum_partials(s.store_partials, kWhitenPixelBlocks, kWhitenMaxLags, k);
+      dot += warp_sum_partials<kWhitenPixelBlocks>(s.store_partials, kWhitenMaxLags, k);
     }
     if ((threadIdx.x & 31) == 0) {
       if (k == plan.kept) {

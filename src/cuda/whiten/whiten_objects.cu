@@ -97,14 +97,8 @@ __global__ void __launch_bounds__(kWhitenBlock)
         for (int dx = 0; dx < 3; ++dx) object = object || box[r + dy][tx + dx] != 0;
       }
       const std::size_t p = static_cast<std::size_t>(y) * w + x;
-      const bool usable = !despiked_at(s, p) && !unusable(__ldg(s.x + p), plan.saturation);
-      float var = s.var[p];
-      unsigned char run = s.run[p];
-      const float var_before = var;
-      const unsigned char run_before = run;
-      rejected = update_pixel_noise(__ldg(s.rho + p), usable, plan.noise, var, run, object);
-      if (!(var == var_before)) s.var[p] = var;  // rejected and unusable pixels keep theirs
-      if (run != run_before) s.run[p] = run;
+      const bool usable = measured(__ldg(s.x + p), despiked_at(s, p), plan.saturation);
+      rejected = update_noise_at(s, plan, p, __ldg(s.rho + p), usable, object);
       s.rejected[p] = rejected;
     }
     count_rejections(s, rejected);  // every lane of the warp: a tile row

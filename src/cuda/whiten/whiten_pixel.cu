@@ -27,11 +27,6 @@ namespace {
 
 using namespace whiten_detail;
 
-__device__ void load_weights(const WhitenDeviceState& s, int n, float* a) {
-  for (int k = threadIdx.x; k < n; k += blockDim.x) a[k] = s.weights_f[k];
-  __syncthreads();
-}
-
 // Full: a full history in steady state, n == kept == lags_read == L, no lag tested per pixel
 // (as predict_kernel, whiten_store.cu). Half: history-format half.
 template <int L, bool Full, bool Half>
@@ -89,10 +84,7 @@ __global__ void __launch_bounds__(kWhitenBlock)
       return k < lags ? history_sample<Half>(planes[k], p, inv_scale) : __ldg(s.x + p);
     });
   });
-  double* out_row = s.gram_partials + static_cast<std::size_t>(blockIdx.x) * kWhitenMaxLags;
-  block_sum_store(acc, kept, out_row);
-  double one[1] = {self};
-  block_sum_store(one, 1, out_row + kept);
+  store_gram_row(acc, kept, self, s.gram_partials);
 }
 
 // The camera pass on 2-D tiles (whiten_device.cuh): the tile's 16-tap footprint of b in
@@ -135,25 +127,17 @@ __global__ void __launch_bounds__(kWhitenBlock)
   });
 }
 
-// fused_kernel<L, true, Half> for L == lags, 1 <= lags <= kWhitenRegisterLags.
-template <bool Half, int L = 1>
-void launch_fused_full(int lags, const WhitenDeviceState& state, const WhitenFramePlan& plan,
-                       WhitenFrameView in, WhitenFrameView out, cudaStream_t stream) {
-  if constexpr (L <= kWhitenRegisterLags) {
-    if (lags == L) {
-      fused_kernel<L, true, Half>
-          <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in, out);
-    } else {
-      launch_fused_full<Half, L + 1>(lags, state, plan, in, out, stream);
-    }
-  }
-}
-
-// fused_kernel<L, false, Half>: a history that is not full, or longer than the register lags.
+// fused_kernel<L, true, Half> for a full history (L = n), else <kWhitenRegisterLags or
+// kWhitenMaxLags, false, Half>: a history that is not full, or longer than the register lags.
 template <bool Half>
-void launch_fused_any(const WhitenDeviceState& state, const WhitenFramePlan& plan,
-                      WhitenFrameView in, WhitenFrameView out, cudaStream_t stream) {
-  if (plan.lags_read <= kWhitenRegisterLags) {
+void launch_fused(const WhitenDeviceState& state, const WhitenFramePlan& plan, WhitenFrameView in,
+                  WhitenFrameView out, cudaStream_t stream) {
+  if (full_history(plan)) {
+    with_lag_count(plan.n, [&](auto lags) {
+      fused_kernel<decltype(lags)::value, true, Half>
+          <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in, out);
+    });
+  } else if (plan.lags_read <= kWhitenRegisterLags) {
     fused_kernel<kWhitenRegisterLags, false, Half>
         <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan, in, out);
   } else {
@@ -184,13 +168,10 @@ cudaError_t launch_whiten_apply(const WhitenDeviceState& state, const WhitenFram
   // The fused pass decides each pixel alone: reject: objects needs shift: resample
   // (WhitenParams::validate_for_cuda()).
   if (plan.noise.objects) return cudaErrorInvalidValue;
-  const bool full = plan.n >= 1 && plan.n == plan.kept && plan.n <= kWhitenRegisterLags;
   if (state.half_history) {
-    full ? launch_fused_full<true>(plan.n, state, plan, in, out, stream)
-         : launch_fused_any<true>(state, plan, in, out, stream);
+    launch_fused<true>(state, plan, in, out, stream);
   } else {
-    full ? launch_fused_full<false>(plan.n, state, plan, in, out, stream)
-         : launch_fused_any<false>(state, plan, in, out, stream);
+    launch_fused<false>(state, plan, in, out, stream);
   }
   return cudaPeekAtLastError();
 }

@@ -32,28 +32,7 @@ struct WarpSync {
   __device__ void operator()() const { __syncwarp(); }
 };
 
-__device__ void entry_position(int e, int& r, int& c) {
-  r = 0;
-  while ((r + 1) * (r + 2) / 2 <= e) ++r;
-  c = e - r * (r + 1) / 2;
-}
-
 constexpr int kAssembleWarps = kWhitenBlock / 32;
-static_assert(kWhitenExcludedBlocks % 32 == 0, "every lane adds the same number of blocks");
-
-// The sum over the excluded pass's blocks of one entry's partials (`row`: that entry's
-// kWhitenExcludedBlocks values), every lane's loads issued together; lane 0 gets the total.
-__device__ __forceinline__ double excluded_sum(const double* row) {
-  constexpr int kPerLane = kWhitenExcludedBlocks / 32;
-  const int lane = static_cast<int>(threadIdx.x & 31);
-  double v[kPerLane];
-#pragma unroll
-  for (int i = 0; i < kPerLane; ++i) v[i] = row[lane + 32 * i];
-  double sum = 0.0;
-#pragma unroll
-  for (int i = 0; i < kPerLane; ++i) sum += v[i];
-  return warp_sum(sum);
-}
 
 // Warp t: entry t of (R, r) (the lower triangle of R row by row, then r), less its excluded
 // sum, into s.system (both halves, n x n) and s.rhs; the warp after the last entry: the
@@ -75,8 +54,8 @@ __global__ void __launch_bounds__(kWhitenBlock)
     if (lane == 0) s.solve->excluded = count;
     return;
   }
-  const double excluded =
-      excluded_sum(s.excluded_partials + static_cast<std::size_t>(task) * kWhitenExcludedBlocks);
+  const double excluded = warp_sum_partials<kWhitenExcludedBlocks>(s.excluded_partials, 1,
+                                                                   task * kWhitenExcludedBlocks);
   const int cap = s.capacity;
   if (task < triangle) {
     if (lane != 0) return;
@@ -90,7 +69,7 @@ __global__ void __launch_bounds__(kWhitenBlock)
   const int k = task - triangle;
   const double dot = plan.past
                          ? s.gram[plan.target_slot * cap + plan.fit_slots[k]]
-                         : warp_sum_partials(s.dot_partials, kWhitenPixelBlocks, kWhitenMaxLags, k);
+                         : warp_sum_partials<kWhitenPixelBlocks>(s.dot_partials, kWhitenMaxLags, k);
   if (lane == 0) s.rhs[k] = dot - excluded;
 }
 

@@ -44,8 +44,8 @@ __global__ void __launch_bounds__(kWhitenBlock)
   const int n = Full ? L : plan.n;
   const int kept = Full ? L : plan.kept;
   const int lags = Full ? L : (Row ? plan.lags_read : n);
-  for (int k = threadIdx.x; k < n; k += blockDim.x) a[k] = s.weights_f[k];
-  load_lag_planes(s, plan.lag_slots, lags, planes);  // also the barrier after a[]
+  load_weights(s, n, a);
+  load_lag_planes(s, plan.lag_slots, lags, planes);
   double acc[Row ? L : 1];
 #pragma unroll
   for (int k = 0; k < (Row ? L : 1); ++k) acc[k] = 0.0;
@@ -82,16 +82,11 @@ __global__ void __launch_bounds__(kWhitenBlock)
       });
     }
   });
-  if constexpr (Row) {
-    double* out_row = s.gram_partials + static_cast<std::size_t>(blockIdx.x) * kWhitenMaxLags;
-    block_sum_store(acc, kept, out_row);
-    double one[1] = {self};
-    block_sum_store(one, 1, out_row + kept);
-  }
+  if constexpr (Row) store_gram_row(acc, kept, self, s.gram_partials);
 }
 
-// predict_kernel<L, Row, true, true> on two pixels a thread: a half history's lag is one
-// 4-byte load of two samples. One sample per load (2 bytes a lane) left the pass at 55 % of
+// The prediction of a full half history (L lags), two pixels a thread: a lag is one 4-byte
+// load of two samples. One sample per load (2 bytes a lane) left the pass at 55 % of
 // the bandwidth, latency-bound, at 4096^2 on an H100. The same arithmetic per pixel: b in lag
 // order; the Gram sums take the pair's two products in turn (another order of the same
 // products, as any schedule of the sums is).
@@ -101,8 +96,8 @@ __global__ void __launch_bounds__(kWhitenBlock)
   __shared__ float a[L];
   __shared__ const void* planes[L];
   const float scale = s.history_scale, inv_scale = s.history_inv_scale;
-  for (int k = threadIdx.x; k < L; k += blockDim.x) a[k] = s.weights_f[k];
-  load_lag_planes(s, plan.lag_slots, L, planes);  // also the barrier after a[]
+  load_weights(s, L, a);
+  load_lag_planes(s, plan.lag_slots, L, planes);
   double acc[Row ? L : 1];
 #pragma unroll
   for (int k = 0; k < (Row ? L : 1); ++k) acc[k] = 0.0;
@@ -135,54 +130,29 @@ __global__ void __launch_bounds__(kWhitenBlock)
     if (second) s.b[q + 1] = b1;
     if constexpr (Row) self = gram_add(gram_add(self, t0, t0), t1, t1);
   }
-  if constexpr (Row) {
-    double* out_row = s.gram_partials + static_cast<std::size_t>(blockIdx.x) * kWhitenMaxLags;
-    block_sum_store(acc, L, out_row);
-    double one[1] = {self};
-    block_sum_store(one, 1, out_row + L);
-  }
+  if constexpr (Row) store_gram_row(acc, L, self, s.gram_partials);
 }
 
-// predict_kernel<L, Row, true, Half> for L == lags, 1 <= lags <= kWhitenRegisterLags.
-template <bool Row, bool Half, int L = 1>
-void launch_predict_full(int lags, const WhitenDeviceState& state, const WhitenFramePlan& plan,
-                         cudaStream_t stream) {
-  if constexpr (L <= kWhitenRegisterLags) {
-    if (lags == L && Half) {
-      predict_pairs_kernel<L, Row><<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
-    } else if (lags == L) {
-      predict_kernel<L, Row, true, Half>
-          <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
-    } else {
-      launch_predict_full<Row, Half, L + 1>(lags, state, plan, stream);
-    }
-  }
-}
-
-// predict_kernel<L, Row, false, Half>: a history that is not full, or longer than the register
-// lags.
+// The prediction pass: a full history with the lag count fixed at compile time (a half one two
+// samples a thread, predict_pairs_kernel), else predict_kernel for up to kWhitenRegisterLags or
+// kWhitenMaxLags lags. Row: also the new Gram row (unless the fit's dots hold it).
 template <bool Row, bool Half>
-void launch_predict_any(const WhitenDeviceState& state, const WhitenFramePlan& plan,
-                        cudaStream_t stream) {
-  if ((Row ? plan.lags_read : plan.n) <= kWhitenRegisterLags) {
-    predict_kernel<kWhitenRegisterLags, Row, false, Half>
-        <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
-  } else {
-    predict_kernel<kWhitenMaxLags, Row, false, Half>
-        <<<kWhitenPixelBlocks, kWhitenBlock, 0, stream>>>(state, plan);
-  }
-}
-
-template <bool Half>
 void launch_predict(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                     cudaStream_t stream) {
-  const bool full = plan.n >= 1 && plan.n == plan.kept && plan.n <= kWhitenRegisterLags;
-  if (plan.row_from_dots) {
-    full ? launch_predict_full<false, Half>(plan.n, state, plan, stream)
-         : launch_predict_any<false, Half>(state, plan, stream);
+  const dim3 grid(kWhitenPixelBlocks), block(kWhitenBlock);
+  if (full_history(plan)) {
+    with_lag_count(plan.n, [&](auto lags) {
+      constexpr int L = decltype(lags)::value;
+      if constexpr (Half) {
+        predict_pairs_kernel<L, Row><<<grid, block, 0, stream>>>(state, plan);
+      } else {
+        predict_kernel<L, Row, true, false><<<grid, block, 0, stream>>>(state, plan);
+      }
+    });
+  } else if ((Row ? plan.lags_read : plan.n) <= kWhitenRegisterLags) {
+    predict_kernel<kWhitenRegisterLags, Row, false, Half><<<grid, block, 0, stream>>>(state, plan);
   } else {
-    full ? launch_predict_full<true, Half>(plan.n, state, plan, stream)
-         : launch_predict_any<true, Half>(state, plan, stream);
+    predict_kernel<kWhitenMaxLags, Row, false, Half><<<grid, block, 0, stream>>>(state, plan);
   }
 }
 
@@ -319,10 +289,14 @@ __global__ void __launch_bounds__(kWhitenBlock)
 
 cudaError_t launch_whiten_predict(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                   cudaStream_t stream) {
+  // With the fit's dots (fit: current, n == kept) the row is theirs: b alone.
+  const bool row = !plan.row_from_dots;
   if (state.half_history) {
-    launch_predict<true>(state, plan, stream);
+    row ? launch_predict<true, true>(state, plan, stream)
+        : launch_predict<false, true>(state, plan, stream);
   } else {
-    launch_predict<false>(state, plan, stream);
+    row ? launch_predict<true, false>(state, plan, stream)
+        : launch_predict<false, false>(state, plan, stream);
   }
   return cudaPeekAtLastError();
 }

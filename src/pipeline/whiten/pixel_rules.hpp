@@ -14,6 +14,24 @@ STARSIFT_HD bool finite_float(float v) {
   return v - v == 0.0f;
 }
 
+// A sample that carries no usable value: saturated (clipped) or not finite.
+STARSIFT_HD bool unusable(float value, float saturation) {
+  return !(finite_float(value) && value < saturation);
+}
+
+// Whether a camera sample is a measurement: not despiked (its value in x is then its
+// neighbours' level, for the shift, the alignment and the history only) and usable.
+STARSIFT_HD bool measured(float value, bool despiked, float saturation) {
+  return !despiked && !unusable(value, saturation);
+}
+
+// A target value as the fit's sums read it: a non-finite sample (always an invalid pixel,
+// whose products the fit subtracts again with the excluded pixels') counts as 0, so it cannot
+// turn the dense sums into NaN.
+STARSIFT_HD double fit_value(float value) {
+  return finite_float(value) ? value : 0.0;
+}
+
 // What one frame's per-pixel noise rules need, set once per frame (whiten_frame_constants()).
 struct WhitenNoiseConstants {
   float alpha = 0.0f;          // weight of this frame's rho^2 in sigma^2; 0: no update

@@ -54,18 +54,6 @@ void write_sample(ImageView img, int x, int y, float value) {
   }
 }
 
-// A sample that carries no usable value: saturated (clipped) or not finite.
-bool unusable(float value, float saturation) {
-  return !(finite_float(value) && value < saturation);
-}
-
-// A target value as the fit's sums read it: a non-finite sample (always an invalid pixel,
-// whose products leave_out_excluded() subtracts again) counts as 0, so it cannot turn the
-// dense sums into NaN.
-double fit_value(float value) {
-  return finite_float(value) ? value : 0.0;
-}
-
 std::string shape_text(int width, int height, PixelFormat format) {
   return std::to_string(width) + "x" + std::to_string(height) + " " +
          std::string(to_string(format));
@@ -524,7 +512,7 @@ void WhitenState::residual_and_output(int n, ConstImageView in, ImageView out, T
       }
       for (int i = 0; i < w; ++i) {
         const std::size_t p = static_cast<std::size_t>(y) * w + i;
-        const bool usable = !m.despiked[p] && !unusable(m.x[p], saturation_);
+        const bool usable = measured(m.x[p], m.despiked[p], saturation_);
         const float rho = pixel_residual(m.x[p], prediction[p], n >= 1, usable);
         const float var_before = m.var[p];
         if (objects) {
@@ -605,7 +593,7 @@ void WhitenState::reject_objects(const WhitenNoiseConstants& c, ThreadPool& pool
           }
         }
         const std::size_t p = static_cast<std::size_t>(y) * w + i;
-        const bool usable = !m.despiked[p] && !unusable(m.x[p], saturation_);
+        const bool usable = measured(m.x[p], m.despiked[p], saturation_);
         const bool rejected = update_pixel_noise(m.rho[p], usable, c, m.var[p], m.run[p], object);
         m.rejected[p] = rejected;
         rejected_count += rejected;
