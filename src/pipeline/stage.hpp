@@ -1,6 +1,7 @@
 // The interface every filter stage implements, on either backend.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -8,6 +9,7 @@
 #include "pipeline/error.hpp"
 #include "pipeline/image.hpp"
 #include "pipeline/pixel_format.hpp"
+#include "pipeline/stage_result.hpp"
 
 namespace starsift {
 
@@ -22,8 +24,16 @@ class FilterStage {
   virtual bool supports(PixelFormat format) const = 0;
 
   // The shape of the frames the stage writes for input frames of `in` (the same, unless the
-  // stage converts: e.g. whitening to a float residual). Valid after configure(in).
+  // stage converts: e.g. whitening to a float residual). A function of the parameters and
+  // `in` only: valid before configure(), so caps can be negotiated from it.
   virtual FrameShape output_shape(const FrameShape& in) const { return in; }
+
+  // The result the stage hands back with every frame (stage_result.hpp), or nothing. Fixed
+  // while the stage lives: the engine sizes its result areas from it at configure.
+  virtual std::optional<ResultLayout> result_layout() const { return std::nullopt; }
+  // The result of the frame process() just filtered, into host memory of result_layout()'s
+  // bytes(). Called right after that process(), on the same thread.
+  virtual void write_result(ResultView result) const { (void)result; }
 
   // Prepares for frames of `shape`: validates it and allocates every buffer the stage
   // needs, so process() never allocates. Called again on a caps change. Throws Error.
@@ -63,6 +73,13 @@ class FilterStage {
     (void)out;
     (void)stream;
     configure_device({});
+  }
+  // The result of the frame enqueue() just queued, into device memory of result_layout()'s
+  // bytes(), queued on the same `stream` after it; returns without waiting. The engine copies
+  // the area down with the frame.
+  virtual void enqueue_result(ResultView result, void* stream) const {
+    (void)result;
+    (void)stream;
   }
 };
 

@@ -5,7 +5,6 @@
 
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "pipeline/chain/chain_config.hpp"
 #include "plugins/common/transform.hpp"
@@ -37,25 +36,14 @@ struct GstSiftChainSettings {
 // What the chain reports of itself for the `stats` property (the streaming engine's counters
 // come from GstSiftTransform at depth >= 2); written by the streaming thread under the object
 // lock, reset at start() and kept after stop().
-struct GstSiftChainStats {
-  guint64 frames = 0;            // depth 1: frames filtered since start(), across chain changes
-  std::string backend;           // active backend of the chain that ran the last frame
-  std::string stages;            // its stage names, comma-separated: "median,median"
-  std::vector<double> stage_ms;  // depth 1: the last frame's time per stage, in chain order
-  double upload_ms = 0.0;        // depth 1, CUDA: the last frame's copy to the GPU
-  double download_ms = 0.0;      // depth 1, CUDA: the last frame's copy back
-};
-
-// Streaming state: built at start, dropped at stop. Defined in siftchain.cpp.
-struct GstSiftChainState;
-
 struct _GstSiftChain {
   GstSiftTransform parent;
 
   /* properties (object lock) */
   GstSiftChainSettings settings;
-  GstSiftChainStats stats;
-
-  /* streaming thread only */
-  GstSiftChainState* state;
+  // The backend and the stage names of the chain that ran last ("median,median"), kept after
+  // stop for the stats.
+  std::string last_backend;
+  std::string last_stages;
+  std::shared_ptr<const starsift::ChainConfig> last_chain;  // the one last_stages names
 };

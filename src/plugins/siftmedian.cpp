@@ -8,7 +8,9 @@
  * otherwise on the CPU; #GstSiftTransform:backend chooses, and #GstSiftTransform:active-backend
  * says which one runs.
  *
- * Both backends give bit-identical results. Property changes take effect at the next frame.
+ * Both backends give bit-identical results. Property changes take effect at the next frame,
+ * at every depth without waiting for the frames in flight. A border-value the negotiated
+ * format cannot hold is refused (the property keeps its value).
  *
  * ## Example launch line
  * |[
@@ -26,8 +28,8 @@
 #include <string>
 #include <type_traits>
 
+#include "pipeline/chain/chain_config.hpp"
 #include "pipeline/error.hpp"
-#include "pipeline/median/median_stage.hpp"
 #include "plugins/common/enums.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(gst_sift_median_debug);
@@ -49,14 +51,6 @@ static GParamSpec* properties[N_PROPERTIES];
 // needs destroying in finalize().
 static_assert(std::is_trivially_destructible_v<GstSiftMedianSettings>);
 
-struct GstSiftMedianState {
-  starsift::MedianParams applied;                // what the stage currently runs with
-  std::unique_ptr<starsift::MedianStage> stage;  // depth 1: built once caps are known
-  // depth >= 2: the parameters last seen by stages_generation(), and how often they changed.
-  starsift::MedianParams seen;
-  guint64 generation = 0;
-};
-
 static void gst_sift_median_set_property(GObject* object, guint prop_id, const GValue* value,
                                          GParamSpec* pspec);
 static void gst_sift_median_get_property(GObject* object, guint prop_id, GValue* value,
@@ -68,97 +62,24 @@ GST_ELEMENT_REGISTER_DEFINE(siftmedian, "siftmedian", GST_RANK_NONE, GST_TYPE_SI
 
 /* helpers */
 
-static GstSiftMedianSettings gst_sift_median_copy_settings(GstSiftMedian* self) {
-  GST_OBJECT_LOCK(self);
-  const GstSiftMedianSettings settings = self->settings;
-  GST_OBJECT_UNLOCK(self);
-  return settings;
-}
-
-// Brings the stage in line with `settings` for frames of `shape` on the chosen backend: builds
-// it when there is none, passes new parameters through set_params(), and with `reconfigure`
-// (new caps) re-runs configure(). Throws starsift::Error.
-static void gst_sift_median_update_stage(GstSiftMedian* self, const GstSiftMedianSettings& settings,
-                                         const starsift::FrameShape& shape, bool reconfigure) {
-  if (self->state == nullptr) throw starsift::Error("median: frames before start", "start first");
-  GstSiftMedianState& state = *self->state;
-  if (!state.stage) {
-    const starsift::BackendChoice& choice = starsift::gst::backend_choice(GST_SIFT_TRANSFORM(self));
-    auto stage = starsift::make_median_stage(settings.params, choice);
-    stage->configure(shape);
-    state.stage = std::move(stage);
-    GST_DEBUG_OBJECT(self, "built the %s stage for %dx%d %s",
-                     std::string(starsift::to_string(choice.backend)).c_str(), shape.width,
-                     shape.height, std::string(starsift::to_string(shape.format)).c_str());
-  } else if (reconfigure) {
-    state.stage->set_params(settings.params);
-    state.stage->configure(shape);
-  } else if (settings.params != state.applied) {
-    settings.params.validate_for(shape.format);
-    state.stage->set_params(settings.params);
-    GST_DEBUG_OBJECT(self, "parameters now size=%d border=%s border-value=%g", settings.params.size,
-                     std::string(starsift::to_string(settings.params.border)).c_str(),
-                     settings.params.border_value);
-  }
-  state.applied = settings.params;
+static starsift::MedianParams gst_sift_median_copy_params(GstSiftMedian* self) {
+  const starsift::gst::ObjectLock lock(self);
+  return self->settings.params;
 }
 
 /* GstSiftTransform hooks */
 
-static void gst_sift_median_set_backend(GstSiftTransform* trans, const starsift::BackendChoice&) {
+// A one-stage chain: the median with the properties' parameters.
+static std::shared_ptr<const starsift::ChainConfig> gst_sift_median_describe_chain(
+    GstSiftTransform* trans, gboolean) {
   GstSiftMedian* self = GST_SIFT_MEDIAN(trans);
-  if (self->state == nullptr) self->state = new GstSiftMedianState();
-  self->state->stage.reset();  // rebuilt on the new backend once a shape is known
-}
-
-// depth >= 2: the stage the engine runs, with the parameters set now.
-static std::vector<std::unique_ptr<starsift::FilterStage>> gst_sift_median_build_stages(
-    GstSiftTransform* trans, const starsift::BackendChoice& choice) {
-  GstSiftMedian* self = GST_SIFT_MEDIAN(trans);
-  const GstSiftMedianSettings settings = gst_sift_median_copy_settings(self);
-  self->state->seen = settings.params;
-  std::vector<std::unique_ptr<starsift::FilterStage>> stages;
-  stages.push_back(starsift::make_median_stage(settings.params, choice));
-  return stages;
-}
-
-// depth >= 2: changes when a property did, so the base rebuilds the stage for the next frame.
-static guint64 gst_sift_median_stages_generation(GstSiftTransform* trans) {
-  GstSiftMedian* self = GST_SIFT_MEDIAN(trans);
-  const GstSiftMedianSettings settings = gst_sift_median_copy_settings(self);
-  GstSiftMedianState& state = *self->state;
-  if (settings.params != state.seen) {
-    state.seen = settings.params;
-    ++state.generation;
-  }
-  return state.generation;
-}
-
-static void gst_sift_median_configure(GstSiftTransform* trans, const starsift::FrameShape& shape) {
-  GstSiftMedian* self = GST_SIFT_MEDIAN(trans);
-  gst_sift_median_update_stage(self, gst_sift_median_copy_settings(self), shape, true);
-}
-
-static void gst_sift_median_filter(GstSiftTransform* trans, starsift::ConstImageView in,
-                                   starsift::ImageView out) {
-  GstSiftMedian* self = GST_SIFT_MEDIAN(trans);
-  gst_sift_median_update_stage(self, gst_sift_median_copy_settings(self),
-                               *starsift::gst::negotiated_shape(trans), false);
-  self->state->stage->process(in, out);
-}
-
-static void gst_sift_median_reset(GstSiftTransform* trans) {
-  GstSiftMedian* self = GST_SIFT_MEDIAN(trans);
-  delete self->state;
-  self->state = nullptr;
+  auto chain = std::make_shared<starsift::ChainConfig>();
+  const starsift::gst::ObjectLock lock(self);
+  chain->stages.push_back({"median", self->settings.params, {"siftmedian properties"}});
+  return chain;
 }
 
 /* GObject vfuncs */
-
-static void gst_sift_median_finalize(GObject* object) {
-  gst_sift_median_reset(GST_SIFT_TRANSFORM(object));
-  G_OBJECT_CLASS(parent_class)->finalize(object);
-}
 
 static void gst_sift_median_class_init(GstSiftMedianClass* klass) {
   GObjectClass* gobject_class = G_OBJECT_CLASS(klass);
@@ -169,7 +90,6 @@ static void gst_sift_median_class_init(GstSiftMedianClass* klass) {
 
   gobject_class->set_property = gst_sift_median_set_property;
   gobject_class->get_property = gst_sift_median_get_property;
-  gobject_class->finalize = gst_sift_median_finalize;
 
   const auto controllable =
       static_cast<GParamFlags>(G_PARAM_READWRITE | GST_PARAM_CONTROLLABLE |
@@ -194,12 +114,7 @@ static void gst_sift_median_class_init(GstSiftMedianClass* klass) {
       "Median of each pixel's size x size window per colour channel, on a CUDA GPU or the CPU",
       "starsift");
 
-  sift_class->set_backend = GST_DEBUG_FUNCPTR(gst_sift_median_set_backend);
-  sift_class->configure = GST_DEBUG_FUNCPTR(gst_sift_median_configure);
-  sift_class->filter = GST_DEBUG_FUNCPTR(gst_sift_median_filter);
-  sift_class->reset = GST_DEBUG_FUNCPTR(gst_sift_median_reset);
-  sift_class->build_stages = GST_DEBUG_FUNCPTR(gst_sift_median_build_stages);
-  sift_class->stages_generation = GST_DEBUG_FUNCPTR(gst_sift_median_stages_generation);
+  sift_class->describe_chain = GST_DEBUG_FUNCPTR(gst_sift_median_describe_chain);
 }
 
 static void gst_sift_median_init(GstSiftMedian* self) {
@@ -207,7 +122,6 @@ static void gst_sift_median_init(GstSiftMedian* self) {
   self->settings.params.size = DEFAULT_PROP_SIZE;
   self->settings.params.border = DEFAULT_PROP_BORDER;
   self->settings.params.border_value = DEFAULT_PROP_BORDER_VALUE;
-  self->state = nullptr;
 }
 
 static void gst_sift_median_set_property(GObject* object, guint prop_id, const GValue* value,
@@ -215,7 +129,8 @@ static void gst_sift_median_set_property(GObject* object, guint prop_id, const G
   GstSiftMedian* self = GST_SIFT_MEDIAN(object);
 
   // GObject enforces the ranges of the param specs; what they cannot say (odd sizes, whole
-  // border values) is checked here, and a refused value leaves the property unchanged.
+  // border values, a border value the negotiated format holds) is checked here, and a refused
+  // value leaves the property unchanged.
   try {
     switch (prop_id) {
       case PROP_SIZE: {
@@ -238,6 +153,11 @@ static void gst_sift_median_set_property(GObject* object, guint prop_id, const G
           throw starsift::Error("border-value " + std::to_string(border_value) + " is not whole",
                                 "whole numbers 0..255 for 8-bit formats, 0..65535 for GRAY16_LE");
         }
+        starsift::MedianParams candidate = gst_sift_median_copy_params(self);
+        candidate.border_value = border_value;
+        if (const auto shape = starsift::gst::negotiated_input(GST_SIFT_TRANSFORM(self))) {
+          candidate.validate_for(shape->format);
+        }
         GST_OBJECT_LOCK(self);
         self->settings.params.border_value = border_value;
         GST_OBJECT_UNLOCK(self);
@@ -245,8 +165,9 @@ static void gst_sift_median_set_property(GObject* object, guint prop_id, const G
       }
       default:
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
-        break;
+        return;
     }
+    starsift::gst::chain_changed(GST_SIFT_TRANSFORM(self));
   } catch (const std::exception& e) {
     starsift::gst::warn_refused_value(object, GST_CAT_DEFAULT, pspec, e.what());
   }

@@ -25,14 +25,9 @@ struct GstSiftMedianSettings {
 
 // Streaming state: built when the backend is chosen, dropped at stop. Defined in
 // siftmedian.cpp.
-struct GstSiftMedianState;
-
 struct _GstSiftMedian {
   GstSiftTransform parent;
 
   /* properties (object lock) */
   GstSiftMedianSettings settings;
-
-  /* streaming thread only */
-  GstSiftMedianState* state;
 };

@@ -19,9 +19,12 @@
  * and keep it; changes of history, fit, fit-subsample, shift, shift-window, reject,
  * noise-frames and history-format start a new one, as do caps of another size or format and a
  * flush.
- * #GstSiftWhiten:stats describes the last frame handed downstream (the noise amplification of the
- * weights, the measured shift, the pixels rejected); with #GstSiftWhiten:post-messages every frame
- * is also reported as an element message.
+ * Every change applies from the next frame at every depth, without waiting for the frames in
+ * flight. Each output buffer carries its frame's stats as a GstSiftResultMeta ("whiten-stats",
+ * one WhitenStats record; plugins/common/result_meta.hpp); #GstSiftWhiten:stats describes the
+ * last frame handed downstream (the noise amplification of the weights, the measured shift,
+ * the pixels rejected); with #GstSiftWhiten:post-messages every frame is also reported as an
+ * element message.
  *
  * The CUDA stage does not take reject=objects with shift=none (its single pass decides each
  * pixel before its neighbours' residuals are known): backend=cuda, and backend=auto on a host
@@ -46,17 +49,13 @@
 
 #include "plugins/siftwhiten.hpp"
 
-#include <array>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <new>
 #include <optional>
-#include <string>
 #include <type_traits>
-#include <utility>
-#include <vector>
 
+#include "pipeline/chain/chain_config.hpp"
 #include "pipeline/engine/streaming_chain.hpp"
 #include "pipeline/error.hpp"
 #include "pipeline/whiten/whiten_stage.hpp"
@@ -130,163 +129,6 @@ static GstStaticPadTemplate gst_sift_whiten_sink_template = GST_STATIC_PAD_TEMPL
 static_assert(std::is_trivially_destructible_v<GstSiftWhitenSettings>);
 static_assert(std::is_trivially_destructible_v<starsift::gst::WhitenReport>);
 
-namespace starsift::gst {
-class ReportingWhitenStage;
-}  // namespace starsift::gst
-using starsift::gst::ReportingWhitenStage;
-
-// Each frame's WhitenStats, from the thread that whitened it (the streaming thread at depth 1,
-// the engine's worker at depth >= 2 on the CPU) to the src pad probe, on the streaming thread,
-// when the frame leaves. Frames leave in the order they were whitened, so a FIFO pairs each
-// outgoing frame with its stats. A whitened frame that never leaves was dropped by an engine
-// reset (flush, stop, new caps: the stage's reset_state() or configure() drops its entries) or
-// at depth 1 by the next frame; a fixed ring holds the few in between (at most depth in the
-// engine plus one being pushed), so whitening never allocates for it. A frame queued on a
-// CUDA stream has no stats yet when it is queued: its entry names the stage and the frame,
-// and the stats are read from the stage (stats_of) when the frame leaves, by then finished.
-class GstSiftWhitenRelay {
- public:
-  // `owner`: the stage that whitened the frame, so that one stage's reset drops only its own
-  // frames (while an engine is replaced the new one starts before the old one's frames left).
-  void push(const void* owner, const starsift::WhitenStats& stats) {
-    add({owner, nullptr, 0, stats});
-  }
-  // A frame `stage` has queued but maybe not finished: its stats are looked up at pop().
-  void push_queued(const void* owner, const starsift::WhitenStage* stage, std::uint64_t frame) {
-    add({owner, stage, frame, {}});
-  }
-
-  // The oldest frame's stats, or nothing.
-  std::optional<starsift::WhitenStats> pop() {
-    const std::lock_guard lock(mutex_);
-    if (size_ == 0) return std::nullopt;
-    const Entry entry = ring_[head_];
-    head_ = (head_ + 1) % kCapacity;
-    --size_;
-    // The stage is alive: its destructor drops its entries under this lock.
-    if (entry.queued_on != nullptr) return entry.queued_on->stats_of(entry.frame);
-    return entry.stats;
-  }
-
-  // Forgets `owner`'s frames (every frame when `owner` is null), keeping the others' order.
-  void drop(const void* owner) {
-    const std::lock_guard lock(mutex_);
-    int kept = 0;
-    for (int i = 0; i < size_; ++i) {
-      const Entry& entry = ring_[(head_ + i) % kCapacity];
-      if (owner != nullptr && entry.owner != owner) ring_[(head_ + kept++) % kCapacity] = entry;
-    }
-    size_ = kept;
-  }
-
-  // The stage the running engine whitens with (depth >= 2), or null: update_stages() passes
-  // new parameters to it. Set by build_stages(), cleared by the stage's destructor, both on
-  // the streaming thread or the one starting and stopping the element.
-  void set_running(ReportingWhitenStage* stage) {
-    const std::lock_guard lock(mutex_);
-    running_ = stage;
-  }
-  ReportingWhitenStage* running() {
-    const std::lock_guard lock(mutex_);
-    return running_;
-  }
-  void forget_running(const ReportingWhitenStage* stage) {
-    const std::lock_guard lock(mutex_);
-    if (running_ == stage) running_ = nullptr;
-  }
-
- private:
-  struct Entry {
-    const void* owner = nullptr;
-    const starsift::WhitenStage* queued_on = nullptr;  // set: look the stats up at pop()
-    std::uint64_t frame = 0;                           // WhitenStats::frame, when queued
-    starsift::WhitenStats stats;                       // when finished
-  };
-  static constexpr int kCapacity = 2 * starsift::kMaxStreamingDepth;
-
-  void add(const Entry& entry) {
-    const std::lock_guard lock(mutex_);
-    if (size_ == kCapacity) {
-      // Not reachable while the pairing above holds; the newest stats win.
-      head_ = (head_ + 1) % kCapacity;
-      --size_;
-    }
-    ring_[(head_ + size_) % kCapacity] = entry;
-    ++size_;
-  }
-
-  std::mutex mutex_;
-  std::array<Entry, kCapacity> ring_{};
-  int head_ = 0;
-  int size_ = 0;
-  ReportingWhitenStage* running_ = nullptr;
-};
-
-namespace starsift::gst {
-
-// The WhitenStage the engine runs at depth >= 2, wrapped so that each frame's stats are
-// copied out on the thread that whitened it, right after it: the next frame overwrites
-// last_stats(), and at depth >= 2 the CPU engine whitens on its worker while the streaming
-// thread takes in the next frames.
-class ReportingWhitenStage final : public starsift::FilterStage {
- public:
-  ReportingWhitenStage(std::unique_ptr<starsift::WhitenStage> stage,
-                       std::shared_ptr<GstSiftWhitenRelay> relay)
-      : stage_(std::move(stage)), relay_(std::move(relay)) {}
-  ~ReportingWhitenStage() override {
-    relay_->forget_running(this);
-    relay_->drop(this);
-  }
-
-  starsift::WhitenStage& whiten() noexcept { return *stage_; }
-
-  std::string_view name() const override { return stage_->name(); }
-  starsift::Backend backend() const override { return stage_->backend(); }
-  bool supports(starsift::PixelFormat format) const override { return stage_->supports(format); }
-  starsift::FrameShape output_shape(const starsift::FrameShape& in) const override {
-    return stage_->output_shape(in);
-  }
-  void configure(const starsift::FrameShape& shape) override {
-    relay_->drop(this);  // a new history: frames not handed out yet were dropped
-    stage_->configure(shape);
-  }
-  void process(starsift::ConstImageView in, starsift::ImageView out) override {
-    stage_->process(in, out);
-    relay_->push(this, stage_->last_stats());
-  }
-  void reset_state() override {
-    stage_->reset_state();
-    relay_->drop(this);  // the engine dropped the frames in flight
-  }
-  void configure_device(const starsift::FrameShape& shape) override {
-    relay_->drop(this);
-    stage_->configure_device(shape);
-  }
-  // Never recorded into a CUDA graph: the stats are host work after every frame.
-  bool capturable() const override { return false; }
-  // enqueue() returns before the frame is done: the relay reads its stats when it leaves.
-  void enqueue(starsift::ConstImageView in, starsift::ImageView out, void* stream) override {
-    const std::uint64_t frame = stage_->next_frame();
-    stage_->enqueue(in, out, stream);
-    relay_->push_queued(this, stage_.get(), frame);
-  }
-
- private:
-  std::unique_ptr<starsift::WhitenStage> stage_;
-  std::shared_ptr<GstSiftWhitenRelay> relay_;
-};
-
-}  // namespace starsift::gst
-
-struct GstSiftWhitenState {
-  starsift::WhitenParams applied;                // depth 1: what the stage runs with
-  std::unique_ptr<starsift::WhitenStage> stage;  // depth 1: built once caps are known
-  starsift::FrameShape shape;                    // depth 1: what `stage` is configured for
-  // depth >= 2: the parameters last seen by stages_generation(), and how often they changed.
-  starsift::WhitenParams seen;
-  guint64 generation = 0;
-};
-
 static void gst_sift_whiten_set_property(GObject* object, guint prop_id, const GValue* value,
                                          GParamSpec* pspec);
 static void gst_sift_whiten_get_property(GObject* object, guint prop_id, GValue* value,
@@ -296,71 +138,36 @@ static void gst_sift_whiten_get_property(GObject* object, guint prop_id, GValue*
 G_DEFINE_TYPE(GstSiftWhiten, gst_sift_whiten, GST_TYPE_SIFT_TRANSFORM);
 GST_ELEMENT_REGISTER_DEFINE(siftwhiten, "siftwhiten", GST_RANK_NONE, GST_TYPE_SIFT_WHITEN);
 
-/* helpers */
+/* GstSiftTransform hooks */
 
-static GstSiftWhitenSettings gst_sift_whiten_copy_settings(GstSiftWhiten* self) {
+// A one-stage chain: whitening with the properties' parameters.
+static std::shared_ptr<const starsift::ChainConfig> gst_sift_whiten_describe_chain(
+    GstSiftTransform* trans, gboolean) {
+  GstSiftWhiten* self = GST_SIFT_WHITEN(trans);
+  auto chain = std::make_shared<starsift::ChainConfig>();
   const starsift::gst::ObjectLock lock(self);
-  return self->settings;
+  chain->stages.push_back({"whiten", self->settings.params, {"siftwhiten properties"}});
+  return chain;
 }
 
-static void gst_sift_whiten_log_params(GstSiftWhiten* self, const starsift::WhitenParams& p) {
-  GST_DEBUG_OBJECT(
-      self,
-      "parameters now history=%d gamma=%g fit=%s refit-interval=%d fit-subsample=%d "
-      "shift=%s shift-window=%d shift-max=%g reject=%s reject-sigma=%g "
-      "reject-object-sigma=%g noise-frames=%g warmup=%s offset=%g gain=%g despike=%d "
-      "history-format=%s",
-      p.history, p.gamma, std::string(starsift::to_string(p.fit)).c_str(), p.refit_interval,
-      p.fit_subsample, std::string(starsift::to_string(p.shift)).c_str(), p.shift_window,
-      p.shift_max, std::string(starsift::to_string(p.reject)).c_str(), p.reject_sigma,
-      p.reject_object_sigma, p.noise_frames, std::string(starsift::to_string(p.warmup)).c_str(),
-      p.offset.value_or(DEFAULT_PROP_OFFSET), p.gain, p.despike ? 1 : 0,
-      std::string(starsift::to_string(p.history_format)).c_str());
-}
-
-// depth 1: brings the stage in line with `params` for frames of `shape` on the chosen backend:
-// builds it when there is none or the shape changed (a new history), and passes new
-// parameters through set_params(), which keeps the history where the change allows. New caps
-// of the same shape (another frame rate) keep the history, as the engine does at depth >= 2.
-// Throws starsift::Error (the stage is then unchanged).
-static void gst_sift_whiten_update_stage(GstSiftWhiten* self, const starsift::WhitenParams& params,
-                                         const starsift::FrameShape& shape) {
-  if (self->state == nullptr) throw starsift::Error("whiten: frames before start", "start first");
-  GstSiftWhitenState& state = *self->state;
-  if (!state.stage || state.shape != shape) {
-    const starsift::BackendChoice& choice = starsift::gst::backend_choice(GST_SIFT_TRANSFORM(self));
-    auto stage = starsift::make_whiten_stage(params, choice);
-    stage->configure(shape);
-    state.stage = std::move(stage);
-    state.shape = shape;
-    GST_DEBUG_OBJECT(self, "built the %s stage for %dx%d %s",
-                     std::string(starsift::to_string(choice.backend)).c_str(), shape.width,
-                     shape.height, std::string(starsift::to_string(shape.format)).c_str());
-  } else if (params != state.applied) {
-    state.stage->set_params(params);
-    gst_sift_whiten_log_params(self, params);
+// Every frame as it leaves: its stats (the stage's result, also on the buffer as a meta)
+// become `stats`, and a message when post-messages is set.
+static void gst_sift_whiten_frame_out(GstSiftTransform* trans, GstBuffer* buffer,
+                                      const starsift::FinishedFrame& frame) {
+  GstSiftWhiten* self = GST_SIFT_WHITEN(trans);
+  const starsift::WhitenStats* stats = nullptr;
+  for (const starsift::FrameResult& result : frame.results) {
+    if (result.layout.kind == starsift::kWhitenStatsKind && result.header().count == 1) {
+      stats = result.view.records<starsift::WhitenStats>();
+    }
   }
-  state.applied = params;
-}
-
-/* pad probe */
-
-// Every frame leaves through the src pad, whichever path of GstSiftTransform pushes it (the
-// output of a submit, a full engine, a drain before an event or a rebuild): here its stats
-// become `stats`, and a message when post-messages is set. Streaming thread.
-static GstPadProbeReturn gst_sift_whiten_src_probe(GstPad*, GstPadProbeInfo* info,
-                                                   gpointer user_data) {
-  GstSiftWhiten* self = GST_SIFT_WHITEN(user_data);
-  const GstBuffer* buffer = GST_PAD_PROBE_INFO_BUFFER(info);
-  const std::optional<starsift::WhitenStats> stats = self->relay->pop();
-  if (!stats) return GST_PAD_PROBE_OK;
-
+  if (stats == nullptr) return;
   GstStructure* message = nullptr;
   {
     const starsift::gst::ObjectLock lock(self);
     self->report.stats = *stats;
     ++self->report.frames;
-    self->report.timestamp = buffer != nullptr ? GST_BUFFER_PTS(buffer) : GST_CLOCK_TIME_NONE;
+    self->report.timestamp = GST_BUFFER_PTS(buffer);
     if (self->settings.post_messages) {
       message = starsift::gst::whiten_report_to_structure(self->report,
                                                           starsift::gst::kWhitenMessageName);
@@ -369,88 +176,13 @@ static GstPadProbeReturn gst_sift_whiten_src_probe(GstPad*, GstPadProbeInfo* inf
   if (message != nullptr) {
     gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), message));
   }
-  return GST_PAD_PROBE_OK;
-}
-
-/* GstSiftTransform hooks */
-
-static void gst_sift_whiten_set_backend(GstSiftTransform* trans, const starsift::BackendChoice&) {
-  GstSiftWhiten* self = GST_SIFT_WHITEN(trans);
-  if (self->state == nullptr) self->state = new GstSiftWhitenState();
-  self->state->stage.reset();  // rebuilt on the new backend once a shape is known
-}
-
-// depth >= 2: the stage the engine runs, with the parameters set now, reporting each frame's
-// stats to the relay.
-static std::vector<std::unique_ptr<starsift::FilterStage>> gst_sift_whiten_build_stages(
-    GstSiftTransform* trans, const starsift::BackendChoice& choice) {
-  GstSiftWhiten* self = GST_SIFT_WHITEN(trans);
-  const GstSiftWhitenSettings settings = gst_sift_whiten_copy_settings(self);
-  self->state->seen = settings.params;
-  auto stage = std::make_unique<ReportingWhitenStage>(
-      starsift::make_whiten_stage(settings.params, choice), self->relay);
-  self->relay->set_running(stage.get());
-  std::vector<std::unique_ptr<starsift::FilterStage>> stages;
-  stages.push_back(std::move(stage));
-  return stages;
-}
-
-// depth >= 2: changes when a property did, so the base hands the new parameters to
-// update_stages() before the next frame.
-static guint64 gst_sift_whiten_stages_generation(GstSiftTransform* trans) {
-  GstSiftWhiten* self = GST_SIFT_WHITEN(trans);
-  const GstSiftWhitenSettings settings = gst_sift_whiten_copy_settings(self);
-  GstSiftWhitenState& state = *self->state;
-  if (settings.params != state.seen) {
-    state.seen = settings.params;
-    ++state.generation;
-  }
-  return state.generation;
-}
-
-// depth >= 2, no frame in flight (the engine's worker is idle): the new parameters go to the
-// running stage, whose set_params() keeps the history where the change allows, as at depth 1.
-// Without a running stage (a rebuild failed) the base builds one.
-static gboolean gst_sift_whiten_update_stages(GstSiftTransform* trans) {
-  GstSiftWhiten* self = GST_SIFT_WHITEN(trans);
-  ReportingWhitenStage* running = self->relay->running();
-  if (running == nullptr) return FALSE;
-  const starsift::WhitenParams params = gst_sift_whiten_copy_settings(self).params;
-  running->whiten().set_params(params);
-  gst_sift_whiten_log_params(self, params);
-  return TRUE;
-}
-
-static void gst_sift_whiten_configure(GstSiftTransform* trans, const starsift::FrameShape& shape) {
-  GstSiftWhiten* self = GST_SIFT_WHITEN(trans);
-  gst_sift_whiten_update_stage(self, gst_sift_whiten_copy_settings(self).params, shape);
-}
-
-static void gst_sift_whiten_filter(GstSiftTransform* trans, starsift::ConstImageView in,
-                                   starsift::ImageView out) {
-  GstSiftWhiten* self = GST_SIFT_WHITEN(trans);
-  gst_sift_whiten_update_stage(self, gst_sift_whiten_copy_settings(self).params,
-                               *starsift::gst::negotiated_shape(trans));
-  starsift::WhitenStage& stage = *self->state->stage;
-  stage.process(in, out);
-  // A frame filtered before that never left (a failed push) is not coming.
-  self->relay->drop(nullptr);
-  self->relay->push(&stage, stage.last_stats());
-}
-
-static void gst_sift_whiten_reset(GstSiftTransform* trans) {
-  GstSiftWhiten* self = GST_SIFT_WHITEN(trans);
-  delete self->state;
-  self->state = nullptr;
-  self->relay->drop(nullptr);
 }
 
 /* GstBaseTransform vfuncs */
 
-// The stats start over, then GstSiftTransform starts (and builds the stages at depth >= 2).
+// The stats start over, then GstSiftTransform starts.
 static gboolean gst_sift_whiten_start(GstBaseTransform* trans) {
   GstSiftWhiten* self = GST_SIFT_WHITEN(trans);
-  self->relay->drop(nullptr);
   {
     const starsift::gst::ObjectLock lock(self);
     self->report = starsift::gst::WhitenReport{};
@@ -458,28 +190,7 @@ static gboolean gst_sift_whiten_start(GstBaseTransform* trans) {
   return GST_BASE_TRANSFORM_CLASS(parent_class)->start(trans);
 }
 
-// depth 1: a flush starts a new history, as the engine's reset does at depth >= 2 (frames
-// after a seek do not continue the ones before). FLUSH_STOP comes with the stream lock held,
-// so the streaming thread is not filtering meanwhile.
-static gboolean gst_sift_whiten_sink_event(GstBaseTransform* trans, GstEvent* event) {
-  GstSiftWhiten* self = GST_SIFT_WHITEN(trans);
-  if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP &&
-      starsift::gst::streaming_depth(GST_SIFT_TRANSFORM(self)) == 1) {
-    if (self->state != nullptr && self->state->stage) self->state->stage->reset_state();
-    self->relay->drop(nullptr);
-    GST_DEBUG_OBJECT(self, "flushed: a new history starts");
-  }
-  return GST_BASE_TRANSFORM_CLASS(parent_class)->sink_event(trans, event);
-}
-
 /* GObject vfuncs */
-
-static void gst_sift_whiten_finalize(GObject* object) {
-  GstSiftWhiten* self = GST_SIFT_WHITEN(object);
-  gst_sift_whiten_reset(GST_SIFT_TRANSFORM(self));
-  self->relay.~shared_ptr();
-  G_OBJECT_CLASS(parent_class)->finalize(object);
-}
 
 static void gst_sift_whiten_class_init(GstSiftWhitenClass* klass) {
   GObjectClass* gobject_class = G_OBJECT_CLASS(klass);
@@ -492,7 +203,6 @@ static void gst_sift_whiten_class_init(GstSiftWhitenClass* klass) {
 
   gobject_class->set_property = gst_sift_whiten_set_property;
   gobject_class->get_property = gst_sift_whiten_get_property;
-  gobject_class->finalize = gst_sift_whiten_finalize;
 
   // Parameters that apply from the next frame without a new history are controllable; the
   // others would restart the history at every controlled change.
@@ -577,8 +287,8 @@ static void gst_sift_whiten_class_init(GstSiftWhitenClass* klass) {
       "offset", "Offset",
       "Output level of a zero residual, in the format's units: -1 (negative) is mid-range (128 "
       "for GRAY8, 32768 for GRAY16_LE); otherwise 0..255 for GRAY8, 0..65535 for GRAY16_LE "
-      "(checked against the negotiated format: a value that does not fit stops the stream with "
-      "an error). Applies from the next frame, keeping the history",
+      "(checked against the negotiated format: a value that does not fit is refused). Applies "
+      "from the next frame, keeping the history",
       DEFAULT_PROP_OFFSET, MAX_PROP_OFFSET, DEFAULT_PROP_OFFSET, live);
   properties[PROP_GAIN] = g_param_spec_double(
       "gain", "Gain",
@@ -634,40 +344,40 @@ static void gst_sift_whiten_class_init(GstSiftWhitenClass* klass) {
   gst_element_class_add_static_pad_template(element_class, &gst_sift_whiten_sink_template);
   gst_element_class_add_static_pad_template(element_class, &gst_sift_whiten_src_template);
 
-  sift_class->set_backend = GST_DEBUG_FUNCPTR(gst_sift_whiten_set_backend);
-  sift_class->configure = GST_DEBUG_FUNCPTR(gst_sift_whiten_configure);
-  sift_class->filter = GST_DEBUG_FUNCPTR(gst_sift_whiten_filter);
-  sift_class->reset = GST_DEBUG_FUNCPTR(gst_sift_whiten_reset);
-  sift_class->build_stages = GST_DEBUG_FUNCPTR(gst_sift_whiten_build_stages);
-  sift_class->stages_generation = GST_DEBUG_FUNCPTR(gst_sift_whiten_stages_generation);
-  sift_class->update_stages = GST_DEBUG_FUNCPTR(gst_sift_whiten_update_stages);
+  sift_class->describe_chain = GST_DEBUG_FUNCPTR(gst_sift_whiten_describe_chain);
+  sift_class->frame_out = GST_DEBUG_FUNCPTR(gst_sift_whiten_frame_out);
   trans_class->start = GST_DEBUG_FUNCPTR(gst_sift_whiten_start);
-  trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_sift_whiten_sink_event);
 }
 
 static void gst_sift_whiten_init(GstSiftWhiten* self) {
   new (&self->settings) GstSiftWhitenSettings();
   new (&self->report) starsift::gst::WhitenReport();
-  new (&self->relay) std::shared_ptr<GstSiftWhitenRelay>(std::make_shared<GstSiftWhitenRelay>());
   // WhitenParams' defaults are the DEFAULT_PROP_* above; the property only ever writes
   // residual frames.
   self->settings.params.output = starsift::WhitenOutput::Residual;
   self->settings.post_messages = DEFAULT_PROP_POST_MESSAGES;
-  self->state = nullptr;
-
-  gst_pad_add_probe(GST_BASE_TRANSFORM_SRC_PAD(self), GST_PAD_PROBE_TYPE_BUFFER,
-                    gst_sift_whiten_src_probe, self, nullptr);
 }
 
-// Stores `value` in the parameter `field` when WhitenParams::validate() accepts the settings
-// with it; otherwise throws starsift::Error and the property keeps its value.
+// Stores `value` in the parameter `field` when WhitenParams accepts the settings with it (for
+// the negotiated frames, once caps are set); otherwise throws starsift::Error and the property
+// keeps its value. The next frame runs with it.
 template <class T>
 static void gst_sift_whiten_store(GstSiftWhiten* self, T starsift::WhitenParams::*field, T value) {
-  starsift::WhitenParams candidate = gst_sift_whiten_copy_settings(self).params;
+  starsift::WhitenParams candidate;
+  {
+    const starsift::gst::ObjectLock lock(self);
+    candidate = self->settings.params;
+  }
   candidate.*field = value;
   candidate.validate();
-  const starsift::gst::ObjectLock lock(self);
-  self->settings.params.*field = value;
+  if (const auto shape = starsift::gst::negotiated_input(GST_SIFT_TRANSFORM(self))) {
+    candidate.validate_for(*shape);
+  }
+  {
+    const starsift::gst::ObjectLock lock(self);
+    self->settings.params.*field = value;
+  }
+  starsift::gst::chain_changed(GST_SIFT_TRANSFORM(self));
 }
 
 template <class Enum>

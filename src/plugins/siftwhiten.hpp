@@ -3,8 +3,6 @@
 
 #include <gst/gst.h>
 
-#include <memory>
-
 #include "pipeline/whiten/params.hpp"
 #include "plugins/common/transform.hpp"
 #include "plugins/common/whiten_report.hpp"
@@ -45,10 +43,4 @@ struct _GstSiftWhiten {
   /* results (object lock): the last frame handed downstream; written on the streaming
    * thread as it leaves, reset at start, kept after stop */
   starsift::gst::WhitenReport report;
-
-  /* any thread (locks itself); shared with the stages the engine runs */
-  std::shared_ptr<GstSiftWhitenRelay> relay;
-
-  /* streaming thread only */
-  GstSiftWhitenState* state;
 };

@@ -5,8 +5,7 @@
 
 #include <cstring>
 
-#include "pipeline/chain/chain_runner.hpp"
-#include "pipeline/chain/stage_shapes.hpp"
+#include "pipeline/engine/stage_shapes.hpp"
 #include "pipeline/engine/streaming_chain.hpp"
 #include "pipeline/error.hpp"
 #include "support/test_image.hpp"
@@ -95,28 +94,34 @@ TEST_CASE("stage shapes follow each stage's output", "[chain][convert]") {
                       Catch::Contains("GRAY32F"));
 }
 
-TEST_CASE("a converting chain runs on the CPU chain and engine", "[chain][convert]") {
+TEST_CASE("a converting chain runs on the CPU engine at every depth", "[chain][convert]") {
   const BackendChoice cpu{Backend::Cpu, 0, "test"};
   const FrameShape shape{23, 11, PixelFormat::Gray16, 16};
   TestImage in(shape.width, shape.height, shape.format, 6);
   fill(in, Fill::Random, 5);
 
-  auto runner = make_chain_runner(converting_chain(), cpu);
-  runner->configure(shape);
-  REQUIRE(runner->output_shape().format == PixelFormat::Gray32F);
-  TestImage out(shape.width, shape.height, PixelFormat::Gray32F, 4);
-  runner->process(in.cview(), out.view());
-  check_converted(in, out.cview());
-
-  for (int depth : {3, 8}) {
+  for (int depth : {1, 2, 3, 8}) {
     auto engine = make_streaming_chain(converting_chain(), cpu, depth);
     engine->configure(shape);
     REQUIRE(engine->output_shape().format == PixelFormat::Gray32F);
     TestImage held(shape.width, shape.height, PixelFormat::Gray32F, 12);
     engine->submit(in.cview(), 0);
+    if (depth == 1) {
+      check_converted(in, engine->wait_oldest().output);
+      engine->pop();
+    }
     engine->submit(in.cview(), 1, InputMemory::Any, held.view());
-    REQUIRE_THROWS_WITH(engine->submit(in.cview(), 2, InputMemory::Any, in.view()),
-                        Catch::Contains("differs from the chain's output"));
+    if (depth == 1) {
+      const FinishedFrame done = engine->wait_oldest();
+      check_converted(in, done.output);
+      REQUIRE(done.output.data == held.cview().data);
+      engine->pop();
+      continue;
+    }
+    if (depth >= 3) {
+      REQUIRE_THROWS_WITH(engine->submit(in.cview(), 2, InputMemory::Any, in.view()),
+                          Catch::Contains("differs from the chain's output"));
+    }
     for (int i = 0; i < 2; ++i) {
       const FinishedFrame done = engine->wait_oldest();
       check_converted(in, done.output);

@@ -35,7 +35,6 @@
 #include "pipeline/backend.hpp"
 #include "pipeline/engine/streaming_chain.hpp"
 #include "pipeline/sky/sky_generator.hpp"
-#include "pipeline/whiten/stats_ring.hpp"
 #include "pipeline/whiten/whiten_stage.hpp"
 #include "whiten/whiten_sequence.hpp"
 
@@ -89,9 +88,7 @@ WhitenRun run_cuda(const WhitenParams& params, const FrameShape& shape, int coun
     stage->process(in.cview(), out.view());
     run.out.push_back(to_plane(out));
     run.stats.push_back(stage->last_stats());
-    const auto own = stage->stats_of(static_cast<std::uint64_t>(t));
-    REQUIRE(own.has_value());  // process() is synchronous: the frame has finished
-    CHECK(own->frame == static_cast<std::uint64_t>(t));
+    CHECK(run.stats.back().frame == static_cast<std::uint64_t>(t));
   }
   return run;
 }
@@ -658,7 +655,7 @@ TEST_CASE("CUDA whitening: reset, live and restarting parameters, new shapes",
   // reset_state(): the next frame starts a new history.
   cpu->reset_state();
   cuda->reset_state();
-  CHECK_FALSE(cuda->stats_of(5).has_value());
+  CHECK(cuda->last_stats().frame == 0);
   step(sky, 6);
   CHECK(cuda->last_stats().frame == 0);
   CHECK(cuda->last_stats().history_used == 0);
@@ -745,27 +742,54 @@ TEST_CASE("CUDA whitening: reject: objects with shift: none is refused, with res
   CHECK(stage->last_stats().frame == 7);
 }
 
-TEST_CASE("CUDA whitening: the stats ring", "[whiten][cuda][stage]") {
-  const SkySequence sky = star_sky(48, 32);
+// The engine hands each frame's stats back with it: copied on the device after the frame,
+// before the next frame (on another slot's stream) may overwrite them, and downloaded with it.
+TEST_CASE("CUDA whitening: each frame's stats come back with it from the engine",
+          "[whiten][cuda][stage][engine]") {
+  SkySequence sky = star_sky(96, 64);
+  sky.jitter = 0.6;
   WhitenParams p;
-  p.history = 3;
-  auto stage = make_whiten_stage(p, gpu());
-  CHECK(stage->last_stats().frame == 0);
-  stage->configure(sky.shape());
-  CHECK_FALSE(stage->stats_of(0).has_value());
-  const int frames = kWhitenStatsRing + 3;
-  for (int t = 0; t < frames; ++t) {
-    const TestImage in = sky.frame(t);
-    TestImage out(sky.scene.width, sky.scene.height, sky.format);
-    CHECK(stage->next_frame() == static_cast<std::uint64_t>(t));
-    stage->process(in.cview(), out.view());
+  p.history = 4;
+  p.shift = WhitenShift::Resample;
+  p.shift_window = 32;
+  const int frames = 14;
+  const WhitenRun expected = run_cuda(p, sky, frames);
+  for (int depth : {1, 3, 8}) {
+    std::vector<std::unique_ptr<FilterStage>> stages;
+    stages.push_back(make_whiten_stage(p, gpu()));
+    auto engine = make_streaming_chain(std::move(stages), gpu(), depth);
+    engine->configure(sky.shape());
+    std::vector<TestImage> inputs;
+    for (int t = 0; t < frames; ++t) inputs.push_back(sky.frame(t));
+    int seen = 0;
+    auto take = [&] {
+      const FinishedFrame done = engine->wait_oldest();
+      REQUIRE(done.results.size() == 1);
+      REQUIRE(done.results[0].header().count == 1);
+      const WhitenStats stats = *done.results[0].view.records<WhitenStats>();
+      INFO("depth " << depth << ", frame " << done.tag);
+      CHECK(stats.frame == done.tag);
+      const WhitenStats& want = expected.stats[done.tag];
+      CHECK(stats.history_used == want.history_used);
+      CHECK(stats.weight_sq_sum == want.weight_sq_sum);
+      CHECK(stats.shift_x == want.shift_x);
+      CHECK(stats.shift_y == want.shift_y);
+      CHECK(stats.rejected == want.rejected);
+      TestImage got(done.output.width, done.output.height, done.output.format);
+      for (int y = 0; y < got.height; ++y) {
+        std::memcpy(got.view().row(y), done.output.row(y), done.output.row_bytes());
+      }
+      CHECK(to_plane(got).pixels == expected.out[done.tag].pixels);
+      engine->pop();
+      ++seen;
+    };
+    for (int t = 0; t < frames; ++t) {
+      if (engine->in_flight() == depth) take();
+      engine->submit(inputs[t].cview(), static_cast<std::uint64_t>(t));
+    }
+    while (engine->in_flight() > 0) take();
+    CHECK(seen == frames);
   }
-  CHECK(stage->last_stats().frame == static_cast<std::uint64_t>(frames - 1));
-  CHECK_FALSE(stage->stats_of(2).has_value());  // left the ring
-  REQUIRE(stage->stats_of(3).has_value());
-  CHECK(stage->stats_of(3)->history_used == 3);
-  stage->reset_state();
-  CHECK(stage->next_frame() == 0);
 }
 
 // Small and quick, for compute-sanitizer (memcheck, racecheck, synccheck):

@@ -5,11 +5,10 @@
 #include <string>
 
 #include "pipeline/chain/chain_config.hpp"
-#include "pipeline/chain/chain_runner.hpp"
 #include "pipeline/chain/chain_stages.hpp"
 #include "pipeline/error.hpp"
-#include "pipeline/whiten/stats_ring.hpp"
 #include "pipeline/whiten/whiten_stage.hpp"
+#include "support/run_frame.hpp"
 #include "whiten/whiten_sequence.hpp"
 
 using namespace starsift;
@@ -184,14 +183,14 @@ TEST_CASE("the CPU whiten stage through a YAML chain equals the reference", "[wh
       "gain: 2, offset: 1000}}]";
   const ChainConfig config = parse_chain_yaml(yaml, "chain property");
   const WhitenParams params = whiten_of(config.stages[0]);
-  auto chain = make_chain_runner(config, kCpu);
+  auto chain = make_streaming_chain(build_chain_stages(config, kCpu), kCpu, 1);
   chain->configure(sky.shape());
   const WhitenRun expected =
       run_whiten(params, sky.shape(), 14, [&](int t) { return sky.frame(t); });
   for (int t = 0; t < 14; ++t) {
     const TestImage in = sky.frame(t);
     TestImage out(in.width, in.height, in.format, /*pad_bytes=*/6);
-    chain->process(in.cview(), out.view());
+    run_frame(*chain, in.cview(), out.view());
     INFO("frame " << t);
     REQUIRE(to_plane(out).pixels == expected.out[t].pixels);
   }
@@ -303,33 +302,55 @@ TEST_CASE("the whiten stage needs a resolved backend, and CUDA in the build", "[
   // With CUDA the stage is tested on a GPU (tests/whiten/test_whiten_cuda.cpp).
 }
 
-TEST_CASE("the CPU whiten stage keeps the last frames' stats for stats_of()", "[whiten][stage]") {
+TEST_CASE("each frame's whitening stats come back with it from the engine at every depth",
+          "[whiten][stage][engine]") {
   const SkySequence sky = small_sky();
   WhitenParams p;
   p.history = 3;
-  auto stage = make_whiten_stage(p, kCpu);
-  stage->configure(sky.shape());
-  CHECK_FALSE(stage->stats_of(0).has_value());
-  const int frames = kWhitenStatsRing + 4;
-  for (int t = 0; t < frames; ++t) {
-    const TestImage in = sky.frame(t);
-    TestImage out(sky.scene.width, sky.scene.height, sky.format);
-    CHECK(stage->next_frame() == static_cast<std::uint64_t>(t));
-    stage->process(in.cview(), out.view());
-    const auto own = stage->stats_of(static_cast<std::uint64_t>(t));
-    REQUIRE(own.has_value());
-    CHECK(own->frame == static_cast<std::uint64_t>(t));
-    CHECK(own->history_used == stage->last_stats().history_used);
+  p.shift = WhitenShift::Resample;
+  const int frames = 12;
+  std::vector<WhitenStats> at_depth1;
+  for (int depth : {1, 2, 3, 8}) {
+    std::vector<std::unique_ptr<FilterStage>> stages;
+    stages.push_back(make_whiten_stage(p, kCpu));
+    auto engine = make_streaming_chain(std::move(stages), kCpu, depth);
+    engine->configure(sky.shape());
+    std::vector<WhitenStats> seen;
+    auto take = [&] {
+      const FinishedFrame done = engine->wait_oldest();
+      REQUIRE(done.results.size() == 1);
+      const FrameResult& r = done.results[0];
+      CHECK(r.stage == 0);
+      CHECK(r.stage_name == "whiten");
+      CHECK(r.layout.kind == kWhitenStatsKind);
+      REQUIRE(r.header().count == 1);
+      const WhitenStats stats = *r.view.records<WhitenStats>();
+      CHECK(stats.frame == done.tag);  // its own frame's numbers, not the newest
+      seen.push_back(stats);
+      engine->pop();
+    };
+    std::vector<TestImage> inputs;
+    for (int t = 0; t < frames; ++t) inputs.push_back(sky.frame(t));
+    for (int t = 0; t < frames; ++t) {
+      if (engine->in_flight() == depth) take();
+      engine->submit(inputs[t].cview(), static_cast<std::uint64_t>(t));
+    }
+    while (engine->in_flight() > 0) take();
+    REQUIRE(seen.size() == static_cast<std::size_t>(frames));
+    if (depth == 1) {
+      at_depth1 = seen;
+      CHECK(at_depth1.back().history_used == 3);
+      continue;
+    }
+    for (int t = 0; t < frames; ++t) {
+      INFO("depth " << depth << ", frame " << t);
+      CHECK(seen[t].frame == at_depth1[t].frame);
+      CHECK(seen[t].history_used == at_depth1[t].history_used);
+      CHECK(seen[t].weight_sq_sum == at_depth1[t].weight_sq_sum);
+      CHECK(seen[t].shift_x == at_depth1[t].shift_x);
+      CHECK(seen[t].rejected == at_depth1[t].rejected);
+    }
   }
-  // The oldest frames have left the ring; the newest are there with their own numbers.
-  CHECK_FALSE(stage->stats_of(0).has_value());
-  CHECK_FALSE(stage->stats_of(3).has_value());
-  REQUIRE(stage->stats_of(4).has_value());
-  CHECK(stage->stats_of(4)->history_used == 3);
-  CHECK_FALSE(stage->stats_of(frames).has_value());
-  stage->reset_state();  // a new history forgets them, and counts from 0 again
-  CHECK_FALSE(stage->stats_of(frames - 1).has_value());
-  CHECK(stage->next_frame() == 0);
 }
 
 TEST_CASE("the whitening example configuration parses", "[whiten][chain]") {

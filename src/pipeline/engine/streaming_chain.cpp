@@ -6,8 +6,8 @@
 #include <mutex>
 #include <thread>
 
-#include "pipeline/chain/chain_runner.hpp"
-#include "pipeline/chain/stage_shapes.hpp"
+#include "pipeline/engine/host_chain.hpp"
+#include "pipeline/engine/stage_shapes.hpp"
 #include "pipeline/error.hpp"
 
 namespace starsift {
@@ -53,12 +53,99 @@ void StreamingChain::check_submit(ConstImageView in, ImageView held_output) cons
 }
 
 std::vector<FrameShape> StreamingChain::configure_stages(const FrameShape& shape, bool device) {
+  shapes_.clear();
   std::vector<FrameShape> shapes = configure_stage_shapes(stages_, shape, device);
+  shapes_ = shapes;
+  device_ = device;
   input_shape_ = shapes.front();
   output_shape_ = shapes.back();
   counters_.stage_ms_last.assign(stages_.size(), 0.0);
   counters_.stage_ms_total.resize(stages_.size(), 0.0);
+  plan_results();
   return shapes;
+}
+
+void StreamingChain::plan_results() {
+  results_.clear();
+  result_bytes_ = 0;
+  for (std::size_t i = 0; i < stages_.size(); ++i) {
+    const std::optional<ResultLayout> layout = stages_[i]->result_layout();
+    if (!layout) continue;
+    results_.push_back({i, *layout, result_bytes_});
+    // Each area starts aligned like its records.
+    const std::size_t bytes = layout->bytes();
+    result_bytes_ +=
+        (bytes + kResultRecordsOffset - 1) / kResultRecordsOffset * kResultRecordsOffset;
+  }
+}
+
+void StreamingChain::describe_results(const std::byte* base, std::vector<FrameResult>& out) const {
+  out.clear();
+  for (const ResultPlacement& r : results_) {
+    out.push_back({r.stage, stages_[r.stage]->name(), r.layout,
+                   ConstResultView{base + r.offset, r.layout.bytes()}});
+  }
+}
+
+void StreamingChain::finish_results(std::byte* base) const noexcept {
+  for (const ResultPlacement& r : results_) {
+    if (!r.layout.fixed) continue;
+    auto* header = reinterpret_cast<ResultHeader*>(base + r.offset);
+    header->count = r.layout.capacity;
+    header->overflow = 0;
+  }
+}
+
+namespace {
+
+bool same_layout(const std::optional<ResultLayout>& a, const std::optional<ResultLayout>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  if (!a) return true;
+  return a->kind == b->kind && a->record_bytes == b->record_bytes && a->capacity == b->capacity &&
+         a->fixed == b->fixed;
+}
+
+}  // namespace
+
+void StreamingChain::update_stage(std::size_t index, std::function<void(FilterStage&)> change) {
+  if (index >= stages_.size()) {
+    throw Error("streaming chain: no stage " + std::to_string(index),
+                "0.." + std::to_string(stages_.size() - 1));
+  }
+  schedule([this, index, change = std::move(change)] { change(*stages_[index]); });
+  ++counters_.live_updates;
+}
+
+void StreamingChain::replace_stage(std::size_t index, std::unique_ptr<FilterStage> stage) {
+  if (index >= stages_.size()) {
+    throw Error("streaming chain: no stage " + std::to_string(index),
+                "0.." + std::to_string(stages_.size() - 1));
+  }
+  const FilterStage& running = *stages_[index];
+  if (!same_layout(running.result_layout(), stage->result_layout())) {
+    throw Error("streaming chain: stage '" + std::string(stage->name()) +
+                    "' hands back another result than '" + std::string(running.name()) + "'",
+                "a stage with the same result (else a new chain)");
+  }
+  if (!shapes_.empty()) {
+    const FrameShape& in = shapes_[index];
+    if (device_) {
+      stage->configure_device(in);
+    } else {
+      stage->configure(in);
+    }
+    if (stage->output_shape(in) != shapes_[index + 1]) {
+      throw Error("streaming chain: stage '" + std::string(stage->name()) +
+                      "' writes other frames than '" + std::string(running.name()) + "'",
+                  "a stage with the same output (else a new chain)");
+    }
+  }
+  // std::function needs a copyable callable: the stage travels in a shared holder.
+  auto holder = std::make_shared<std::unique_ptr<FilterStage>>(std::move(stage));
+  schedule([this, index, holder] {
+    std::swap(stages_[index], *holder);  // the old stage goes with the holder
+  });
+  ++counters_.stage_replaced;
 }
 
 void StreamingChain::count_stage_times(const double* stage_ms) {
@@ -95,14 +182,24 @@ void copy_frame(ConstImageView from, ImageView to) {
   for (int y = 0; y < from.height; ++y) std::memcpy(to.row(y), from.row(y), from.row_bytes());
 }
 
-// The CPU backend: one worker runs the queued frames in order (each stage itself uses the
-// CPU's threads), so the caller's thread fills and drains while the worker filters.
+// The CPU backend: at depth >= 2 one worker runs the queued frames in order (each stage
+// itself uses the CPU's threads), so the caller's thread fills and drains while the worker
+// filters; at depth 1 the frame runs in submit(), on the caller's thread, with no hand-over.
 class StreamingChainCpu final : public StreamingChain {
  public:
   StreamingChainCpu(std::vector<std::unique_ptr<FilterStage>> stages, int depth)
-      : StreamingChain(std::move(stages), depth), worker_([this] { work(); }) {}
+      : StreamingChain(std::move(stages), depth) {
+    for (const auto& s : stages_) {
+      if (s->backend() != Backend::Cpu) {
+        throw Error("streaming chain: stage '" + std::string(s->name()) + "' is not a CPU stage",
+                    "every stage on the chain's backend");
+      }
+    }
+    if (depth_ > 1) worker_ = std::thread([this] { work(); });
+  }
 
   ~StreamingChainCpu() override {
+    if (!worker_.joinable()) return;
     {
       std::lock_guard lock(mutex_);
       stopping_ = true;
@@ -115,6 +212,7 @@ class StreamingChainCpu final : public StreamingChain {
 
   void configure(const FrameShape& shape) override {
     reset();
+    run_edits(pending_);  // changes made before the first frame apply to the new stages
     const std::vector<FrameShape> shapes = configure_stages(shape, false);
     slots_.assign(static_cast<std::size_t>(depth_), Slot{});
     for (auto& slot : slots_) {
@@ -122,6 +220,8 @@ class StreamingChainCpu final : public StreamingChain {
       slot.output.allocate(shapes.back());
       slot.frames.allocate(shapes);
       slot.stage_ms.assign(stages_.size(), 0.0);
+      slot.results.assign(result_bytes_, std::byte{0});
+      describe_results(slot.results.data(), slot.handed_results);
     }
   }
 
@@ -143,13 +243,19 @@ class StreamingChainCpu final : public StreamingChain {
       ++counters_.copied;
     }
     slot.tag = tag;
-    {
-      std::lock_guard lock(mutex_);
-      slot.done = false;
-      slot.error = nullptr;
-      queue_.push_back(index);
+    slot.edits.swap(pending_);  // the changes made since the last frame go first
+    pending_.clear();
+    if (!worker_.joinable()) {
+      run(slot);
+    } else {
+      {
+        std::lock_guard lock(mutex_);
+        slot.done = false;
+        slot.error = nullptr;
+        queue_.push_back(index);
+      }
+      wake_.notify_all();
     }
-    wake_.notify_all();
     queued();
     ++counters_.submitted;
   }
@@ -161,10 +267,11 @@ class StreamingChainCpu final : public StreamingChain {
     if (slot.error) std::rethrow_exception(slot.error);
     oldest_waited_ = true;
     count_stage_times(slot.stage_ms.data());
-    return {const_view(slot.target), slot.tag};
+    return {const_view(slot.target), slot.tag, slot.handed_results};
   }
 
   void wait_slot(int index) override {
+    if (!worker_.joinable()) return;  // depth 1: done in submit()
     std::unique_lock lock(mutex_);
     done_.wait(lock, [&] { return slots_[index].done; });
   }
@@ -177,10 +284,37 @@ class StreamingChainCpu final : public StreamingChain {
     ImageView target;  // where the result goes: `output` or the caller's held memory
     HostChainFrames frames;
     std::vector<double> stage_ms;
+    std::vector<std::byte> results;            // the stages' result areas
+    std::vector<FrameResult> handed_results;   // views of them, built at configure
+    std::vector<std::function<void()>> edits;  // stage changes to apply before the frame
     std::uint64_t tag = 0;
     bool done = true;
     std::exception_ptr error;
   };
+
+  void schedule(std::function<void()> edit) override { pending_.push_back(std::move(edit)); }
+
+  static void run_edits(std::vector<std::function<void()>>& edits) {
+    for (auto& edit : edits) edit();
+    edits.clear();
+  }
+
+  // The slot's changes, then its frame. Errors stay with the slot's frame.
+  void run(Slot& slot) noexcept {
+    std::exception_ptr error;
+    try {
+      run_edits(slot.edits);
+      slot.frames.run(stages_, slot.source, slot.target, slot.results.data(), results_,
+                      slot.stage_ms.data());
+      finish_results(slot.results.data());
+    } catch (...) {
+      slot.edits.clear();
+      error = std::current_exception();
+    }
+    std::lock_guard lock(mutex_);
+    slot.error = error;
+    slot.done = true;
+  }
 
   void work() {
     for (;;) {
@@ -192,29 +326,19 @@ class StreamingChainCpu final : public StreamingChain {
         index = queue_.front();
         queue_.pop_front();
       }
-      Slot& slot = slots_[index];
-      std::exception_ptr error;
-      try {
-        slot.frames.run(stages_, slot.source, slot.target, slot.stage_ms.data());
-      } catch (...) {
-        error = std::current_exception();
-      }
-      {
-        std::lock_guard lock(mutex_);
-        slot.error = error;
-        slot.done = true;
-      }
+      run(slots_[index]);
       done_.notify_all();
     }
   }
 
   std::vector<Slot> slots_;
+  std::vector<std::function<void()>> pending_;  // changes for the next submitted frame
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
   std::deque<int> queue_;
   bool stopping_ = false;
-  std::thread worker_;
+  std::thread worker_;  // depth >= 2 only
 };
 
 }  // namespace

@@ -1,6 +1,13 @@
 // The streaming engine: a ring of `depth` frame slots so that successive frames overlap
 // (on CUDA: frame k's upload, frame k-1's kernels and frame k-2's download at once, each
-// slot on its own stream), with output order equal to input order, always.
+// slot on its own stream), with output order equal to input order, always. Depth 1 is the
+// same engine with one slot: every frame of every element takes this one path.
+//
+// A frame comes back with its stages' results (stage_result.hpp), from the slot it ran in:
+// on CUDA copied down on the slot's stream after the frame, so reading them waits for
+// nothing but the frame. Parameter changes are ordered like frames: update_stage() and
+// replace_stage() apply from the next submitted frame on; frames already in flight finish
+// with what they started with, and nothing is drained.
 //
 // Usage (one producer/consumer thread):
 //   engine->configure(shape);                 // allocates every slot once
@@ -13,7 +20,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "pipeline/backend.hpp"
@@ -40,6 +50,8 @@ struct StreamingCounters {
   double download_ms_last = 0.0;
   // CUDA: the stages run as one graph per slot (per-stage times then fold into the first).
   bool graphed = false;
+  std::uint64_t live_updates = 0;    // parameter changes applied without a drain
+  std::uint64_t stage_replaced = 0;  // stages replaced by new ones without a drain
 };
 
 // Where a submitted frame's pixels live.
@@ -59,9 +71,22 @@ enum class GraphPolicy {
 // nothing measurable (bench/results/streaming/).
 constexpr long long kGraphAutoPixels = 1024 * 1024;
 
+// A stage's result for one handed-out frame.
+struct FrameResult {
+  std::size_t stage = 0;        // index in the chain
+  std::string_view stage_name;  // FilterStage::name()
+  ResultLayout layout;
+  ConstResultView view;  // host memory, valid until pop()
+
+  const ResultHeader& header() const noexcept {
+    return *reinterpret_cast<const ResultHeader*>(view.data);
+  }
+};
+
 struct FinishedFrame {
-  ConstImageView output;  // valid until pop()
-  std::uint64_t tag;      // what submit() was given
+  ConstImageView output;                 // valid until pop()
+  std::uint64_t tag;                     // what submit() was given
+  std::span<const FrameResult> results;  // one per stage that declares a result, in order
 };
 
 class StreamingChain {
@@ -104,6 +129,22 @@ class StreamingChain {
   // history start a new one.
   void reset();
 
+  // The stages, in order (for reading their names and parameters; change them only through
+  // update_stage()).
+  const FilterStage& stage(std::size_t index) const { return *stages_.at(index); }
+  std::size_t size() const noexcept { return stages_.size(); }
+
+  // Applies `change` to stage `index` before the next submitted frame reaches it: frames in
+  // flight finish with the stage as it was (CPU: the worker applies it between frames; CUDA:
+  // the launches queued already carry their arguments). `change` must keep the stage's
+  // output shape and result layout. An exception from `change` fails the next frame (CPU) or
+  // this call (CUDA); validate first.
+  void update_stage(std::size_t index, std::function<void(FilterStage&)> change);
+  // Replaces stage `index` by `stage` (another filter, same output shape and result layout)
+  // from the next submitted frame on, configured here for what the running one receives.
+  // Throws Error, leaving the chain as it was, when `stage` does not fit.
+  void replace_stage(std::size_t index, std::unique_ptr<FilterStage> stage);
+
  protected:
   StreamingChain(std::vector<std::unique_ptr<FilterStage>> stages, int depth);
   void check_submit(ConstImageView in, ImageView held_output) const;
@@ -114,12 +155,24 @@ class StreamingChain {
   void count_stage_times(const double* stage_ms);
   // Blocks until slot `index`'s frame is done.
   virtual void wait_slot(int index) = 0;
+  // A change for the stages before the next frame; CPU engines run it on their worker.
+  virtual void schedule(std::function<void()> edit) = 0;
+  // Places the stages' results in one area per slot (results_, result_bytes_).
+  void plan_results();
+  // Builds the handed-out view of a slot's host result area at `base`.
+  void describe_results(const std::byte* base, std::vector<FrameResult>& out) const;
+  // Writes the engine's side of the results in a slot's host area (fixed layouts' headers).
+  void finish_results(std::byte* base) const noexcept;
   // Slot index of the oldest frame and of the next free slot.
   int oldest() const noexcept { return head_; }
   int next_free() const noexcept { return (head_ + in_flight_) % depth_; }
   void queued() noexcept { ++in_flight_; }
 
   std::vector<std::unique_ptr<FilterStage>> stages_;
+  std::vector<FrameShape> shapes_;  // [i]: stage i's input; back(): the chain's output
+  std::vector<ResultPlacement> results_;
+  std::size_t result_bytes_ = 0;  // one slot's result area
+  bool device_ = false;           // the stages are configured for device frames
   int depth_;
   int head_ = 0;
   int in_flight_ = 0;

@@ -8,12 +8,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <thread>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_buffer.hpp"
-#include "pipeline/chain/device_chain.hpp"
+#include "pipeline/engine/device_chain.hpp"
 #include "pipeline/engine/streaming_chain.hpp"
 #include "pipeline/error.hpp"
 #include "pipeline/frame_memory.hpp"
@@ -27,33 +28,44 @@ namespace {
 constexpr std::size_t kParallelCopyBytes = 4u << 20;
 constexpr unsigned kParallelCopyThreads = 8;
 
-// Pinned (page-locked) host memory for one frame: the copies of a slot are true DMA.
-class PinnedFrame {
+// Pinned (page-locked) host memory: the copies of a slot are true DMA.
+class PinnedBytes {
  public:
-  PinnedFrame() = default;
-  ~PinnedFrame() { free_frame_memory(memory_); }
-  PinnedFrame(const PinnedFrame&) = delete;
-  PinnedFrame& operator=(const PinnedFrame&) = delete;
+  PinnedBytes() = default;
+  ~PinnedBytes() { free_frame_memory(memory_); }
+  PinnedBytes(const PinnedBytes&) = delete;
+  PinnedBytes& operator=(const PinnedBytes&) = delete;
 
-  void allocate(const FrameShape& shape) {
+  void allocate(std::size_t bytes) {
     free_frame_memory(memory_);
     memory_ = {};
-    const auto stride = static_cast<std::ptrdiff_t>(shape.width) * bytes_per_pixel(shape.format);
-    const FrameMemory memory =
-        allocate_frame_memory(static_cast<std::size_t>(stride) * shape.height);
+    if (bytes == 0) return;
+    const FrameMemory memory = allocate_frame_memory(bytes);
     if (!memory.pinned) {
       free_frame_memory(memory);
       throw Error("streaming chain: page-locked host memory is not available",
                   "a usable CUDA device for backend=cuda");
     }
     memory_ = memory;
-    view_ = {static_cast<std::byte*>(memory_.data), shape.width, shape.height, stride,
-             shape.format};
+  }
+  std::byte* data() const noexcept { return static_cast<std::byte*>(memory_.data); }
+
+ private:
+  FrameMemory memory_;
+};
+
+// One frame of pinned memory.
+class PinnedFrame {
+ public:
+  void allocate(const FrameShape& shape) {
+    const auto stride = static_cast<std::ptrdiff_t>(shape.width) * bytes_per_pixel(shape.format);
+    bytes_.allocate(static_cast<std::size_t>(stride) * shape.height);
+    view_ = {bytes_.data(), shape.width, shape.height, stride, shape.format};
   }
   ImageView view() const noexcept { return view_; }
 
  private:
-  FrameMemory memory_;
+  PinnedBytes bytes_;
   ImageView view_;
 };
 
@@ -91,10 +103,14 @@ class StreamingChainCuda final : public StreamingChain {
     reset();
     cuda::use_device(device_id_);
     const std::vector<FrameShape> shapes = configure_stages(shape, true);
+    retired_.clear();
     for (auto& slot : slots_) {
       slot->host_in.allocate(shapes.front());
       slot->host_out.allocate(shapes.back());
-      slot->frames.allocate(shapes);
+      slot->frames.allocate(shapes, results_, result_bytes_);
+      slot->results.allocate(result_bytes_);
+      if (result_bytes_ > 0) std::memset(slot->results.data(), 0, result_bytes_);
+      describe_results(slot->results.data(), slot->handed_results);
       slot->marks.resize(stages_.size() + 3);
       slot->mark_handles.clear();
       for (auto& m : slot->marks) {
@@ -110,12 +126,11 @@ class StreamingChainCuda final : public StreamingChain {
       copy_pool_ = std::make_unique<ThreadPool>(std::min(cores, kParallelCopyThreads));
     }
     const bool small = static_cast<long long>(shape.width) * shape.height <= kGraphAutoPixels;
-    const bool want_graphs =
+    want_graphs_ =
         graph_policy_ == GraphPolicy::Always || (graph_policy_ == GraphPolicy::Auto && small);
-    bool graphed = want_graphs;
+    bool graphed = want_graphs_;
     for (auto& slot : slots_) {
-      if (want_graphs)
-        graphed = slot->frames.capture_stages(stages_, slot->stream.get()) && graphed;
+      if (want_graphs_) graphed = capture(*slot) && graphed;
     }
     counters_.graphed = graphed;
   }
@@ -126,7 +141,11 @@ class StreamingChainCuda final : public StreamingChain {
               ImageView held_output) override {
     check_submit(in, held_output);
     cuda::use_device(device_id_);
+    release_retired();
     Slot& slot = *slots_[next_free()];
+    // A stage changed since this slot's graph was recorded: record it again (the slot is free,
+    // its last frame done).
+    if (want_graphs_ && slot.captured != stage_generation_) counters_.graphed = capture(slot);
     const ImageView pinned = slot.host_in.view();
     ConstImageView source = in;  // DMA straight from the caller's page-locked frame
     if (in.data == pinned.data || memory == InputMemory::HeldPinned) {
@@ -144,9 +163,10 @@ class StreamingChainCuda final : public StreamingChain {
     // Without stage timing only that one is recorded.
     const bool timed = timing_interval_ > 0 && counters_.submitted % timing_interval_ == 0;
     if (timed) {
-      slot.frames.enqueue(stages_, source, slot.target, s, slot.mark_handles.data());
+      slot.frames.enqueue(stages_, source, slot.target, slot.results.data(), s,
+                          slot.mark_handles.data());
     } else {
-      slot.frames.enqueue(stages_, source, slot.target, s);
+      slot.frames.enqueue(stages_, source, slot.target, slot.results.data(), s);
       cuda::check(cudaEventRecord(slot.done(), s), "cudaEventRecord");
     }
     slot.timed = timed;
@@ -160,14 +180,16 @@ class StreamingChainCuda final : public StreamingChain {
     Slot& slot = *slots_[oldest()];
     cuda::check(cudaEventSynchronize(slot.done()), "frame (cudaEventSynchronize)");
     oldest_waited_ = true;
-    if (!slot.timed) return {const_view(slot.target), slot.tag};
+    finish_results(slot.results.data());
+    const FinishedFrame done{const_view(slot.target), slot.tag, slot.handed_results};
+    if (!slot.timed) return done;
     const auto& marks = slot.mark_handles;
     for (std::size_t i = 0; i < stages_.size(); ++i)
       stage_ms_[i] = elapsed_ms(marks[i + 1], marks[i + 2]);
     count_stage_times(stage_ms_.data());
     counters_.upload_ms_last = elapsed_ms(marks[0], marks[1]);
     counters_.download_ms_last = elapsed_ms(marks[marks.size() - 2], marks.back());
-    return {const_view(slot.target), slot.tag};
+    return done;
   }
 
   void wait_slot(int index) override {
@@ -179,6 +201,9 @@ class StreamingChainCuda final : public StreamingChain {
   struct Slot {
     PinnedFrame host_in;
     PinnedFrame host_out;
+    PinnedBytes results;                      // the stages' results, downloaded with the frame
+    std::vector<FrameResult> handed_results;  // views of them, built at configure
+    std::uint64_t captured = 0;               // stage_generation_ its graph was recorded at
     ImageView target;  // where the result goes: host_out or the caller's held memory
     DeviceChainFrames frames;
     cuda::Stream stream;
@@ -192,6 +217,25 @@ class StreamingChainCuda final : public StreamingChain {
       return mark_handles.empty() ? nullptr : mark_handles.back();
     }
   };
+
+  // Frames are queued on this thread in order and launches carry their arguments: a change
+  // applies now, to every frame submitted after it. A replaced stage (held by its edit) lives
+  // on until the frames submitted before the change have left.
+  void schedule(std::function<void()> edit) override {
+    edit();
+    ++stage_generation_;
+    retired_.push_back({counters_.submitted, std::move(edit)});
+  }
+
+  void release_retired() {
+    const std::uint64_t gone = counters_.completed + counters_.dropped;
+    while (!retired_.empty() && retired_.front().submitted <= gone) retired_.pop_front();
+  }
+
+  bool capture(Slot& slot) {
+    slot.captured = stage_generation_;
+    return slot.frames.capture_stages(stages_, slot.stream.get());
+  }
 
   // Copies a frame that is not page-locked into a slot. One core moves ~5 GB/s, a 4096²
   // GRAY16 frame in ~6 ms: large frames are split by rows over a pool of threads (made at
@@ -217,6 +261,13 @@ class StreamingChainCuda final : public StreamingChain {
   };
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<double> stage_ms_;
+  bool want_graphs_ = false;
+  std::uint64_t stage_generation_ = 0;  // changes applied to the stages so far
+  struct Retired {
+    std::uint64_t submitted;  // frames submitted before the change
+    std::function<void()> edit;
+  };
+  std::deque<Retired> retired_;
 };
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include "pipeline/error.hpp"
 #include "pipeline/thread_pool.hpp"
 #include "pipeline/whiten/reference.hpp"
-#include "pipeline/whiten/stats_ring.hpp"
 
 #if STARSIFT_HAVE_CUDA
 #include "pipeline/whiten/whiten_stage_cuda.hpp"
@@ -21,7 +20,6 @@ class WhitenStageCpu final : public WhitenStage {
 
   void configure(const FrameShape& shape) override {
     state_.reset();  // a refused shape leaves the stage unconfigured, not half-configured
-    ring_.clear();
     state_ = std::make_unique<WhitenState>(params_, shape);
   }
 
@@ -30,19 +28,17 @@ class WhitenStageCpu final : public WhitenStage {
       throw Error("whiten: process() before configure()", "configure() with the frame shape");
     }
     state_->process(in, out, pool_);
-    ring_.push(state_->last_stats());
+  }
+
+  void write_result(ResultView result) const override {
+    *result.records<WhitenStats>() = last_stats();
   }
 
   void reset_state() override {
     if (state_) state_->reset();
-    ring_.clear();
   }
 
   WhitenStats last_stats() const override { return state_ ? state_->last_stats() : WhitenStats{}; }
-  std::optional<WhitenStats> stats_of(std::uint64_t frame) const override {
-    return ring_.find(frame);
-  }
-  std::uint64_t next_frame() const noexcept override { return state_ ? state_->frames() : 0; }
 
  private:
   void apply_params(const WhitenParams& params) override {
@@ -53,13 +49,11 @@ class WhitenStageCpu final : public WhitenStage {
       // Built before the old state goes, so a refusal keeps the old one.
       auto fresh = std::make_unique<WhitenState>(params, state_->shape());
       state_ = std::move(fresh);
-      ring_.clear();
     }
   }
 
   ThreadPool pool_;
   std::unique_ptr<WhitenState> state_;
-  WhitenStatsRing ring_;  // the last frames' stats, for stats_of()
 };
 
 }  // namespace

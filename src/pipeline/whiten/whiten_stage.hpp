@@ -3,7 +3,6 @@
 // reset_state() start a new history.
 #pragma once
 
-#include <cstdint>
 #include <memory>
 #include <optional>
 
@@ -13,6 +12,9 @@
 #include "pipeline/whiten/stats.hpp"
 
 namespace starsift {
+
+// ResultLayout::kind of whitening's per-frame result: one WhitenStats record.
+inline constexpr std::string_view kWhitenStatsKind = "whiten-stats";
 
 class WhitenStage : public FilterStage {
  public:
@@ -35,18 +37,14 @@ class WhitenStage : public FilterStage {
   }
   const WhitenParams& params() const noexcept { return params_; }
 
-  // What the last finished frame did (its WhitenStats); all zero before the first frame. On
-  // the CPU the last frame processed; on CUDA the newest frame whose work has finished on the
-  // GPU (enqueue() returns before it is; this never waits).
+  // Each frame's WhitenStats come back with it as the stage's result: one record.
+  std::optional<ResultLayout> result_layout() const override {
+    return ResultLayout{kWhitenStatsKind, sizeof(WhitenStats), 1, true};
+  }
+
+  // What the last frame filtered by process() did; all zero before the first. Frames queued
+  // with enqueue() report through their result instead.
   virtual WhitenStats last_stats() const = 0;
-  // The stats of frame `frame` (WhitenStats::frame, counted from the start of the history)
-  // when that frame has finished and is among the last kWhitenStatsRing frames; nothing
-  // otherwise. A new history (configure(), reset_state(), a restarting set_params()) forgets
-  // the frames before it. Lets an element pair a frame it hands out with its own numbers.
-  virtual std::optional<WhitenStats> stats_of(std::uint64_t frame) const = 0;
-  // The WhitenStats::frame the next frame will have (0 after a new history): with
-  // stats_of(), how a caller that hands frames out later finds each one's stats.
-  virtual std::uint64_t next_frame() const noexcept = 0;
 
  protected:
   explicit WhitenStage(const WhitenParams& params) : params_(params) { params_.validate(); }

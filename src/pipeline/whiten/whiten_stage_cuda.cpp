@@ -3,7 +3,6 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <array>
 #include <string>
 
 #include "cuda/cuda_check.hpp"
@@ -13,7 +12,6 @@
 #include "pipeline/error.hpp"
 #include "pipeline/frame_memory.hpp"
 #include "pipeline/whiten/reference.hpp"
-#include "pipeline/whiten/stats_ring.hpp"
 
 namespace starsift {
 
@@ -26,15 +24,15 @@ std::string shape_text(int width, int height, PixelFormat format) {
 
 using cuda::SyncEvent;
 
-// Page-locked records the device copies each frame's stats into (frame memory: pinned
+// The page-locked record process() copies its frame's stats into (frame memory: pinned
 // whenever a device is usable, which a CUDA stage requires).
 class PinnedStats {
  public:
-  PinnedStats() : memory_(allocate_frame_memory(kWhitenStatsRing * sizeof(WhitenStats))) {}
+  PinnedStats() : memory_(allocate_frame_memory(sizeof(WhitenStats))) {}
   ~PinnedStats() { free_frame_memory(memory_); }
   PinnedStats(const PinnedStats&) = delete;
   PinnedStats& operator=(const PinnedStats&) = delete;
-  WhitenStats* at(int i) const noexcept { return static_cast<WhitenStats*>(memory_.data) + i; }
+  WhitenStats* get() const noexcept { return static_cast<WhitenStats*>(memory_.data); }
 
  private:
   FrameMemory memory_;
@@ -49,7 +47,7 @@ class WhitenStageCuda final : public WhitenStage {
     stream_ = std::make_unique<cuda::Stream>();
     state_done_ = std::make_unique<SyncEvent>();
     stats_ = std::make_unique<PinnedStats>();
-    for (auto& e : ring_events_) e = std::make_unique<SyncEvent>();
+    *stats_->get() = WhitenStats{};
   }
 
   ~WhitenStageCuda() override {
@@ -71,6 +69,17 @@ class WhitenStageCuda final : public WhitenStage {
       throw Error("whiten: enqueue() before configure_device()", "configure_device() first");
     }
     run_frame(in, out, static_cast<cudaStream_t>(stream));
+  }
+
+  // The stats live in the device state, which the next frame (maybe on another stream)
+  // overwrites once the state event allows it: the copy is queued before the event is
+  // recorded again, so the next frame also waits for it.
+  void enqueue_result(ResultView result, void* stream) const override {
+    const auto s = static_cast<cudaStream_t>(stream);
+    cuda::check(cudaMemcpyAsync(result.records<WhitenStats>(), buffers_->state().stats,
+                                sizeof(WhitenStats), cudaMemcpyDeviceToDevice, s),
+                "whiten stats (cudaMemcpyAsync)");
+    cuda::check(cudaEventRecord(state_done_->get(), s), "cudaEventRecord");
   }
 
   void process(ConstImageView in, ImageView out) override {
@@ -103,6 +112,9 @@ class WhitenStageCuda final : public WhitenStage {
     const ImageView d_out{output_.data(), out.width, out.height,
                           static_cast<std::ptrdiff_t>(output_.pitch()), out.format};
     run_frame(d_in, d_out, s);
+    cuda::check(cudaMemcpyAsync(stats_->get(), buffers_->state().stats, sizeof(WhitenStats),
+                                cudaMemcpyDeviceToHost, s),
+                "whiten stats (cudaMemcpyAsync)");
     cuda::check(cudaMemcpy2DAsync(out.data, out.stride, output_.data(), output_.pitch(),
                                   out.row_bytes(), out.height, cudaMemcpyDeviceToHost, s),
                 "download (cudaMemcpy2DAsync)");
@@ -110,25 +122,7 @@ class WhitenStageCuda final : public WhitenStage {
     cuda::check(cudaStreamSynchronize(s), "whiten (cudaStreamSynchronize)");
   }
 
-  WhitenStats last_stats() const override {
-    for (int i = 0; i < ring_size_; ++i) {
-      const int e = (ring_head_ + kWhitenStatsRing - 1 - i) % kWhitenStatsRing;
-      if (ring_events_[e]->done()) return *stats_->at(e);
-    }
-    return {};
-  }
-
-  std::optional<WhitenStats> stats_of(std::uint64_t frame) const override {
-    for (int i = 0; i < ring_size_; ++i) {
-      const int e = (ring_head_ + kWhitenStatsRing - 1 - i) % kWhitenStatsRing;
-      if (ring_frames_[e] != frame) continue;
-      if (!ring_events_[e]->done()) return std::nullopt;
-      return *stats_->at(e);
-    }
-    return std::nullopt;
-  }
-
-  std::uint64_t next_frame() const noexcept override { return frame_; }
+  WhitenStats last_stats() const override { return *stats_->get(); }
 
  private:
   // Device state (and, for the host form, staging) for frames of `shape`: a new history.
@@ -187,7 +181,7 @@ class WhitenStageCuda final : public WhitenStage {
     last_n_ = 0;
     stored_ = 0;
     head_ = 0;
-    ring_size_ = 0;
+    *stats_->get() = WhitenStats{};
   }
 
   int slot_of_lag(int lag) const noexcept {
@@ -258,15 +252,6 @@ class WhitenStageCuda final : public WhitenStage {
     const cuda::WhitenFrameView d_in{const_cast<std::byte*>(in.data), in.stride, in.format};
     const cuda::WhitenFrameView d_out{out.data, out.stride, out.format};
     cuda::check(cuda::launch_whiten_frame(state, plan, d_in, d_out, stream), "whiten kernels");
-    // The frame's stats into the next ring record, marked done by its event.
-    const int e = ring_head_;
-    cuda::check(cudaMemcpyAsync(stats_->at(e), state.stats, sizeof(WhitenStats),
-                                cudaMemcpyDeviceToHost, stream),
-                "whiten stats (cudaMemcpyAsync)");
-    cuda::check(cudaEventRecord(ring_events_[e]->get(), stream), "cudaEventRecord");
-    ring_frames_[e] = plan.frame;
-    ring_head_ = (ring_head_ + 1) % kWhitenStatsRing;
-    ring_size_ = std::min(ring_size_ + 1, kWhitenStatsRing);
     cuda::check(cudaEventRecord(state_done_->get(), stream), "cudaEventRecord");
     advance(plan);
   }
@@ -288,12 +273,7 @@ class WhitenStageCuda final : public WhitenStage {
   int stored_ = 0;  // history frames stored
   int head_ = 0;    // the slot the next frame goes to
 
-  // The stats ring.
-  std::unique_ptr<PinnedStats> stats_;
-  std::array<std::unique_ptr<SyncEvent>, kWhitenStatsRing> ring_events_;
-  std::array<std::uint64_t, kWhitenStatsRing> ring_frames_{};
-  int ring_head_ = 0;
-  int ring_size_ = 0;
+  std::unique_ptr<PinnedStats> stats_;  // process(): the last frame's stats
 };
 
 }  // namespace

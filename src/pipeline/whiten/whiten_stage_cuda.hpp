@@ -12,10 +12,9 @@
 // again after its own (cudaStreamWaitEvent: no device-wide sync). Not capturable into a
 // graph (the launch arguments change every frame).
 //
-// Stats: after each frame the device copies its WhitenStats into a ring of kWhitenStatsRing
-// page-locked host records, each with an event. last_stats() is the newest record whose
-// event has completed and stats_of(frame) that frame's record when it has; neither ever
-// waits. Call them from the thread that enqueues (or under the same lock).
+// Stats: a frame's WhitenStats stay on the device; enqueue_result() queues their copy into
+// the engine's result area after the frame, and process() copies them down with its frame
+// (last_stats()).
 #pragma once
 
 #include <memory>

@@ -1,10 +1,12 @@
 #include "plugins/common/stream.hpp"
 
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include "pipeline/error.hpp"
 #include "plugins/common/frame_allocator.hpp"
+#include "plugins/common/result_meta.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(sift_stream_debug);
 #define GST_CAT_DEFAULT sift_stream_debug
@@ -24,6 +26,8 @@ void add_counters(StreamingCounters& to, const StreamingCounters& from) {
   to.zero_copy += from.zero_copy;
   to.copied += from.copied;
   to.held_outputs += from.held_outputs;
+  to.live_updates += from.live_updates;
+  to.stage_replaced += from.stage_replaced;
 }
 
 }  // namespace
@@ -58,8 +62,11 @@ struct ElementStream::Pending {
   }
 };
 
-ElementStream::ElementStream(GstBaseTransform* element, int depth, PrepareOutput prepare)
-    : element_(element), depth_(depth), prepare_(prepare) {
+ElementStream::ElementStream(GstBaseTransform* element, int depth, PrepareOutput prepare,
+                             FrameOut frame_out)
+    : element_(element), depth_(depth), prepare_(prepare), frame_out_(frame_out) {
+  gst_video_info_init(&in_info_);
+  gst_video_info_init(&out_info_);
   snapshot_.depth = depth;
   static const bool category = [] {
     GST_DEBUG_CATEGORY_INIT(sift_stream_debug, "siftstream", 0,
@@ -73,32 +80,39 @@ ElementStream::~ElementStream() {
   discard();
 }
 
-GstFlowReturn ElementStream::replace_engine(std::unique_ptr<StreamingChain> engine,
-                                            const FrameShape* shape) {
-  if (shape != nullptr) engine->configure(*shape);
+GstFlowReturn ElementStream::replace_engine(std::unique_ptr<StreamingChain> engine) {
+  if (shape_) engine->configure(*shape_);
   GstFlowReturn ret = GST_FLOW_OK;
   if (engine_) {
     ret = drain();
     add_counters(past_, engine_->counters());
   }
   engine_ = std::move(engine);
-  shape_ = shape != nullptr ? std::optional(*shape) : std::nullopt;
   publish();
   return ret;
 }
 
-void ElementStream::configure(const FrameShape& shape) {
-  if (!engine_ || shape_ == shape) return;
+void ElementStream::configure(const FrameShape& shape, const GstVideoInfo& in,
+                              const GstVideoInfo& out) {
+  in_info_ = in;
+  out_info_ = out;
+  if (shape_ == shape) return;
   shape_.reset();
-  engine_->configure(shape);  // drops (and counts) what was in flight
-  pending_.clear();
+  if (engine_) {
+    engine_->configure(shape);  // drops (and counts) what was in flight
+    pending_.clear();
+  }
   shape_ = shape;
   publish();
 }
 
-GstFlowReturn ElementStream::submit(GstBuffer* buffer, const GstVideoInfo& info,
-                                    PixelFormat format) {
+GstFlowReturn ElementStream::submit(GstBuffer* buffer) {
+  if (failed_) {
+    gst_buffer_unref(buffer);
+    return GST_FLOW_ERROR;
+  }
   try {
+    if (!engine_ || !shape_) throw Error("a frame before the element was configured");
     if (full()) {
       // The oldest frame could not be handed out last time: push it now.
       GstBuffer* outbuf = nullptr;
@@ -118,24 +132,24 @@ GstFlowReturn ElementStream::submit(GstBuffer* buffer, const GstVideoInfo& info,
       GST_DEBUG_OBJECT(element_, "no output buffer: %s", gst_flow_get_name(ret));
       return ret != GST_FLOW_OK ? ret : GST_FLOW_ERROR;
     }
-    frame.out_map = std::make_unique<MappedFrame>(info, frame.out, GST_MAP_WRITE);
-    frame.in_map = std::make_unique<MappedFrame>(info, buffer, GST_MAP_READ);
+    frame.out_map = std::make_unique<MappedFrame>(out_info_, frame.out, GST_MAP_WRITE);
+    frame.in_map = std::make_unique<MappedFrame>(in_info_, buffer, GST_MAP_READ);
     if (!frame.in_map->ok() || !frame.out_map->ok()) {
       const bool in_ok = frame.in_map->ok();
-      gst_buffer_unref(buffer);
-      GST_ELEMENT_ERROR(
-          element_, STREAM, FAILED,
-          ("could not map the %s buffer as a video frame", in_ok ? "output" : "input"), (nullptr));
-      return GST_FLOW_ERROR;
+      gst_buffer_unref(std::exchange(buffer, nullptr));
+      throw Error(std::string("could not map the ") + (in_ok ? "output" : "input") +
+                  " buffer as a video frame");
     }
+    const PixelFormat in_format = shape_->format;
+    const PixelFormat out_format = engine_->output_shape().format;
     // Frames from the proposed pool are page-locked and stay alive until their output leaves:
     // the engine reads them in place. Any other input is copied into the engine at submit and
     // released at once, so upstream's buffers go back to their pool.
     const bool in_place = is_pinned_frame_memory(single_memory(buffer));
     const ImageView held_output = is_pinned_frame_memory(single_memory(frame.out))
-                                      ? frame.out_map->view(format)
+                                      ? frame.out_map->view(out_format)
                                       : ImageView{};
-    engine_->submit(frame.in_map->const_view(format), next_tag_++,
+    engine_->submit(frame.in_map->const_view(in_format), next_tag_++,
                     in_place ? InputMemory::HeldPinned : InputMemory::Any, held_output);
     if (in_place) {
       frame.in = std::exchange(buffer, nullptr);
@@ -146,7 +160,7 @@ GstFlowReturn ElementStream::submit(GstBuffer* buffer, const GstVideoInfo& info,
     pending_.push_back(std::move(frame));
   } catch (...) {
     if (buffer != nullptr) gst_buffer_unref(buffer);
-    STARSIFT_POST_CURRENT_EXCEPTION(element_, "filtering a frame");
+    post_failure("filtering a frame");
     return GST_FLOW_ERROR;
   }
   publish();
@@ -159,10 +173,12 @@ GstFlowReturn ElementStream::generate(GstBuffer** out) {
   return finish_oldest(out);
 }
 
-// Waits for the oldest frame and hands out its output buffer; the result is copied from the
-// engine's slot only when the buffer was not page-locked.
+// The one exit of every frame: waits for the oldest frame, copies its pixels into the output
+// buffer only when the engine could not write there itself (the buffer was not page-locked),
+// attaches its results and lets the element report it.
 GstFlowReturn ElementStream::finish_oldest(GstBuffer** out) {
   *out = nullptr;
+  if (failed_) return GST_FLOW_ERROR;
   try {
     const FinishedFrame done = engine_->wait_oldest();
     Pending& frame = pending_.front();
@@ -172,9 +188,13 @@ GstFlowReturn ElementStream::finish_oldest(GstBuffer** out) {
         std::memcpy(to.row(y), done.output.row(y), done.output.row_bytes());
       }
     }
-    engine_->pop();
-    *out = frame.take_output();
+    GstBuffer* buffer = frame.take_output();
     pending_.pop_front();
+    // The results live in the engine's slot until pop(): copied into metas first.
+    attach_results(buffer, done);
+    if (frame_out_ != nullptr) frame_out_(element_, buffer, done);
+    engine_->pop();
+    *out = buffer;
     {
       const std::lock_guard lock(snapshot_mutex_);
       ++snapshot_.frames_out;
@@ -182,9 +202,35 @@ GstFlowReturn ElementStream::finish_oldest(GstBuffer** out) {
     publish();
     return GST_FLOW_OK;
   } catch (...) {
-    STARSIFT_POST_CURRENT_EXCEPTION(element_, "filtering a frame");
+    post_failure("filtering a frame");
     return GST_FLOW_ERROR;
   }
+}
+
+void ElementStream::attach_results(GstBuffer* buffer, const FinishedFrame& frame) {
+  const std::span<const FrameResult> results = frame.results;
+  bool same = result_names_.size() == results.size();
+  for (std::size_t i = 0; same && i < results.size(); ++i) {
+    same = results[i].stage_name == result_names_[i].first &&
+           results[i].layout.kind == result_names_[i].second;
+  }
+  if (!same) {  // the first frame of an engine: names interned once, not per frame
+    result_names_.clear();
+    for (const FrameResult& r : results) {
+      result_names_.emplace_back(g_intern_string(std::string(r.stage_name).c_str()),
+                                 g_intern_string(std::string(r.layout.kind).c_str()));
+    }
+  }
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    add_result_meta(buffer, static_cast<unsigned>(results[i].stage), result_names_[i].first,
+                    result_names_[i].second, results[i].layout, results[i].view);
+  }
+}
+
+void ElementStream::post_failure(const char* context) noexcept {
+  if (failed_) return;
+  failed_ = true;
+  STARSIFT_POST_CURRENT_EXCEPTION(element_, context);
 }
 
 GstFlowReturn ElementStream::drain() {
@@ -211,6 +257,8 @@ void ElementStream::discard() noexcept {
     engine_->reset();
   } catch (const std::exception& e) {
     GST_WARNING_OBJECT(element_, "discarding the frames in flight: %s", e.what());
+  } catch (...) {
+    GST_WARNING_OBJECT(element_, "discarding the frames in flight failed");
   }
   pending_.clear();
   if (in_flight > 0) GST_DEBUG_OBJECT(element_, "dropped %d frames in flight", in_flight);

@@ -2,12 +2,15 @@
 
 #include <gst/video/video.h>
 
+#include <algorithm>
 #include <atomic>
 #include <new>
 #include <string>
+#include <vector>
 
+#include "pipeline/chain/chain_stages.hpp"
 #include "pipeline/engine/streaming_chain.hpp"
-
+#include "pipeline/error.hpp"
 #include "plugins/common/enums.hpp"
 #include "plugins/common/frame_allocator.hpp"
 #include "plugins/common/video.hpp"
@@ -18,8 +21,17 @@ GST_DEBUG_CATEGORY_STATIC(gst_sift_transform_debug);
 #define DEFAULT_PROP_BACKEND starsift::gst::kDefaultBackend
 #define DEFAULT_PROP_DEVICE_ID starsift::gst::kDefaultDeviceId
 #define DEFAULT_PROP_DEPTH 1
+#define DEFAULT_PROP_BIT_DEPTH 0
 
-enum { PROP_0, PROP_BACKEND, PROP_DEVICE_ID, PROP_ACTIVE_BACKEND, PROP_DEPTH, N_PROPERTIES };
+enum {
+  PROP_0,
+  PROP_BACKEND,
+  PROP_DEVICE_ID,
+  PROP_ACTIVE_BACKEND,
+  PROP_DEPTH,
+  PROP_BIT_DEPTH,
+  N_PROPERTIES
+};
 
 static GParamSpec* properties[N_PROPERTIES];
 
@@ -30,25 +42,28 @@ static GstStaticPadTemplate gst_sift_transform_sink_template = GST_STATIC_PAD_TE
     "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(STARSIFT_VIDEO_CAPS));
 
 struct GstSiftTransformPrivate {
-  /* properties (object lock) */
+  /* properties and what other threads read (object lock) */
   starsift::Backend backend;
   int device_id;
-  gchar* active_backend;  // "cpu", "cuda:0", or NULL when stopped
-  int depth;              // `depth`, read at start
-  int started_depth;      // the depth it started with
+  gchar* active_backend;     // "cpu", "cuda:0", or NULL when stopped
+  int depth;                 // `depth`, read at start
+  int bit_depth;             // `bit-depth`: 0 = from the caps (or the format's own)
+  int started_depth;         // the depth it started with
+  guint64 chain_generation;  // bumped by chain_changed()
+  std::shared_ptr<const starsift::ChainConfig> caps_chain;     // what transform_caps() maps by
+  std::optional<starsift::FrameShape> negotiated;              // the input shape, once caps are set
+  std::optional<starsift::gst::StreamSnapshot> last_snapshot;  // the stream's, at stop
   std::atomic<guint64> qos_dropped;
 
   /* streaming */
   starsift::Backend applied_backend;  // the properties `choice` was resolved from
   int applied_device_id;
   starsift::BackendChoice choice;
-  GstVideoInfo info;           // negotiated caps (same in and out), or gst_video_info_init()'s
-  starsift::FrameShape shape;  // from info
-  // depth >= 2 (and an element with build_stages): the frames in flight through the engine.
-  std::unique_ptr<starsift::gst::ElementStream> stream;
-  std::optional<starsift::gst::StreamSnapshot> last_snapshot;  // the stream's, at stop
-  guint64 built_generation;    // stages_generation() when the engine's stages were built
-  GstFlowReturn rebuild_flow;  // the drain before the last rebuild
+  std::shared_ptr<const starsift::ChainConfig> chain;  // what the engine runs
+  guint64 applied_generation;  // chain_generation when `chain` was described
+  starsift::FrameShape shape;  // negotiated input (valid when negotiated is set)
+  std::unique_ptr<starsift::gst::ElementStream> stream;  // from start to stop
+  GstFlowReturn rebuild_flow;                            // the drain before the last new engine
 };
 
 #define gst_sift_transform_parent_class parent_class
@@ -58,11 +73,6 @@ G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE(GstSiftTransform, gst_sift_transform, GST_TY
 
 static GstSiftTransformPrivate* gst_sift_transform_priv(GstSiftTransform* self) {
   return static_cast<GstSiftTransformPrivate*>(gst_sift_transform_get_instance_private(self));
-}
-
-static bool gst_sift_transform_negotiated(const GstSiftTransformPrivate& priv) {
-  return priv.info.finfo != nullptr &&
-         GST_VIDEO_INFO_FORMAT(&priv.info) != GST_VIDEO_FORMAT_UNKNOWN;
 }
 
 // Sets active-backend ("cpu", "cuda:0", or NULL) and notifies.
@@ -75,24 +85,77 @@ static void gst_sift_transform_publish_backend(GstSiftTransform* self, const cha
   g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_ACTIVE_BACKEND]);
 }
 
-// Builds the element's stages for the current backend into a new engine, which replaces the
-// running one once it is configured (the old one's frames are pushed downstream first; the
-// flow of that is kept in rebuild_flow). Throws starsift::Error.
-static void gst_sift_transform_rebuild_stream(GstSiftTransform* self) {
-  GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
-  GstSiftTransformClass* klass = GST_SIFT_TRANSFORM_GET_CLASS(self);
-  const guint64 generation = klass->stages_generation ? klass->stages_generation(self) : 0;
-  auto engine = starsift::make_streaming_chain(klass->build_stages(self, priv->choice),
-                                               priv->choice, priv->stream->depth());
-  const starsift::FrameShape* shape = gst_sift_transform_negotiated(*priv) ? &priv->shape : nullptr;
-  priv->rebuild_flow = priv->stream->replace_engine(std::move(engine), shape);
-  priv->built_generation = generation;
-  GST_INFO_OBJECT(self, "stages rebuilt on %s, depth %d", priv->choice.reason.c_str(),
-                  priv->stream->depth());
+// The formats a GStreamer video buffer of these elements can carry.
+static const std::vector<starsift::PixelFormat>& gst_sift_transform_formats() {
+  static const std::vector<starsift::PixelFormat> formats = [] {
+    std::vector<starsift::PixelFormat> all;
+    for (const GstVideoFormat f :
+         {GST_VIDEO_FORMAT_GRAY8, GST_VIDEO_FORMAT_GRAY16_LE, GST_VIDEO_FORMAT_RGBA,
+          GST_VIDEO_FORMAT_BGRA, GST_VIDEO_FORMAT_RGBx, GST_VIDEO_FORMAT_BGRx}) {
+      all.push_back(*starsift::gst::pixel_format_from_gst(f));
+    }
+    return all;
+  }();
+  return formats;
 }
 
-// Resolves the backend the properties ask for and hands it to the element, when they changed
-// since the last time (or `force`). Throws starsift::Error.
+// What the chain writes for frames of `format`, when it reads them and GStreamer can carry
+// the result.
+static std::optional<starsift::PixelFormat> gst_sift_transform_output_format(
+    const starsift::ChainConfig& chain, starsift::PixelFormat format) {
+  const std::optional<starsift::PixelFormat> out = starsift::chain_output_format(chain, format);
+  if (!out || !starsift::gst::gst_format_of(*out)) return std::nullopt;
+  return out;
+}
+
+// Refuses a chain whose output no GStreamer buffer can carry, whatever the input: the
+// element could never run it. Names the stage that writes the format. Throws starsift::Error.
+static void gst_sift_transform_check_output(const starsift::ChainConfig& chain) {
+  std::optional<starsift::PixelFormat> accepted;
+  for (const starsift::PixelFormat f : gst_sift_transform_formats()) {
+    if (gst_sift_transform_output_format(chain, f)) return;
+    if (!accepted && starsift::chain_output_format(chain, f)) accepted = f;
+  }
+  if (!accepted) {
+    throw starsift::Error("the chain reads none of the formats the element takes",
+                          STARSIFT_VIDEO_FORMATS);
+  }
+  const auto shapes =
+      starsift::chain_shapes(chain, {64, 64, *accepted, starsift::default_bit_depth(*accepted)});
+  std::size_t last = shapes.size() - 1;  // the stage that set the final format
+  while (last > 1 && shapes[last - 1].format == shapes.back().format) --last;
+  const starsift::StageConfig& stage = chain.stages[last - 1];
+  throw starsift::Error(
+      "stage " + std::to_string(last) + " (" + stage.filter + ") writes " +
+          std::string(starsift::to_string(shapes.back().format)) +
+          " frames, which a GStreamer video buffer cannot carry",
+      "a chain whose last stage writes GRAY8, GRAY16_LE, RGBA, BGRA, RGBx or BGRx (inside a "
+      "chain, float frames between stages are fine; whiten: output: residual writes the "
+      "input's format)");
+}
+
+// A new engine for `chain` on the current backend replaces the running one (whose frames
+// are pushed downstream first; that flow is kept in rebuild_flow). Throws starsift::Error,
+// leaving the running engine.
+static void gst_sift_transform_build_engine(GstSiftTransform* self,
+                                            std::shared_ptr<const starsift::ChainConfig> chain) {
+  GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+  gst_sift_transform_check_output(*chain);
+  if (priv->negotiated) starsift::chain_shapes(*chain, priv->shape);
+  auto engine = starsift::make_streaming_chain(starsift::build_chain_stages(*chain, priv->choice),
+                                               priv->choice, priv->stream->depth());
+  priv->rebuild_flow = priv->stream->replace_engine(std::move(engine));
+  priv->chain = chain;
+  {
+    const starsift::gst::ObjectLock lock(self);
+    priv->caps_chain = std::move(chain);
+  }
+  GST_INFO_OBJECT(self, "engine built on %s, depth %d, %zu stages", priv->choice.reason.c_str(),
+                  priv->stream->depth(), priv->chain->stages.size());
+}
+
+// Resolves the backend the properties ask for, when they changed since the last time (or
+// `force`), and builds the engine on it. Throws starsift::Error.
 static void gst_sift_transform_update_backend(GstSiftTransform* self, bool force) {
   GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
   GST_OBJECT_LOCK(self);
@@ -106,49 +169,163 @@ static void gst_sift_transform_update_backend(GstSiftTransform* self, bool force
   GST_INFO_OBJECT(self, "backend=%s runs on %s: %s",
                   std::string(starsift::to_string(backend)).c_str(), name.c_str(),
                   choice.reason.c_str());
-  gst_sift_transform_publish_backend(self, name.c_str());
+  const starsift::BackendChoice previous = priv->choice;
   priv->choice = choice;
-  GST_SIFT_TRANSFORM_GET_CLASS(self)->set_backend(self, choice);
-  if (priv->stream) gst_sift_transform_rebuild_stream(self);
+  try {
+    gst_sift_transform_build_engine(self, priv->chain);
+  } catch (...) {
+    priv->choice = previous;
+    throw;
+  }
+  gst_sift_transform_publish_backend(self, name.c_str());
   priv->applied_backend = backend;
   priv->applied_device_id = device_id;
 }
 
-// Before a frame at depth >= 2: stages with new parameters replace the running ones (the
-// frames in flight are pushed first). Throws starsift::Error.
-static void gst_sift_transform_update_stages(GstSiftTransform* self) {
+// Before a frame: a chain the properties changed is taken in. Stage by stage, new parameters
+// go to the running stages from the next frame on (live, or restarting a stage's state) and
+// a stage of another filter replaces its predecessor, all without a drain; a chain of another
+// length, another output or a stage that does not fit gets a new engine (after the frames in
+// flight) and, when its output format changed, new caps. A chain that cannot run here (a
+// value that does not fit the format) is refused with a warning; the running one goes on.
+// Throws starsift::Error when building fails.
+static void gst_sift_transform_sync_chain(GstSiftTransform* self) {
   GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
-  GstSiftTransformClass* klass = GST_SIFT_TRANSFORM_GET_CLASS(self);
-  if (klass->stages_generation == nullptr) return;
-  const guint64 generation = klass->stages_generation(self);
-  if (generation == priv->built_generation) return;
-  if (klass->update_stages != nullptr) {
-    priv->rebuild_flow = priv->stream->drain();
-    if (priv->rebuild_flow != GST_FLOW_OK) return;
-    if (klass->update_stages(self)) {
-      priv->built_generation = generation;
-      GST_DEBUG_OBJECT(self, "stages updated in place");
-      return;
+  GST_OBJECT_LOCK(self);
+  const guint64 generation = priv->chain_generation;
+  GST_OBJECT_UNLOCK(self);
+  if (generation == priv->applied_generation) return;
+  priv->applied_generation = generation;
+
+  std::shared_ptr<const starsift::ChainConfig> next;
+  std::vector<starsift::FrameShape> shapes;
+  try {
+    next = GST_SIFT_TRANSFORM_GET_CLASS(self)->describe_chain(self, FALSE);
+    gst_sift_transform_check_output(*next);
+    if (priv->negotiated) shapes = starsift::chain_shapes(*next, priv->shape);
+  } catch (const std::exception& e) {
+    GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("%s", e.what()), ("the running chain is kept"));
+    return;
+  }
+  starsift::StreamingChain& engine = *priv->stream->engine();
+  const auto plan = starsift::plan_chain_update(*priv->chain, *next);
+  bool rebuild = !plan.has_value();
+  if (!rebuild && priv->negotiated) rebuild = shapes.back() != engine.output_shape();
+  if (!rebuild) {
+    try {
+      for (std::size_t i = 0; i < plan->size(); ++i) {
+        const starsift::StageParams& params = next->stages[i].params;
+        switch ((*plan)[i]) {
+          case starsift::StageChange::Same:
+            break;
+          case starsift::StageChange::Live:
+          case starsift::StageChange::Restart:
+            engine.update_stage(i, [params](starsift::FilterStage& stage) {
+              starsift::apply_stage_params(stage, params);
+            });
+            break;
+          case starsift::StageChange::Replace:
+            engine.replace_stage(i, starsift::build_stage(params, priv->choice));
+            break;
+        }
+        GST_DEBUG_OBJECT(self, "stage %zu: %s", i,
+                         std::string(starsift::to_string((*plan)[i])).c_str());
+      }
+    } catch (const starsift::Error& e) {
+      // Stages before this one took their change already: a new engine makes it whole.
+      GST_INFO_OBJECT(self, "a stage could not change in place (%s): new engine", e.what());
+      rebuild = true;
     }
   }
-  gst_sift_transform_rebuild_stream(self);
+  if (!rebuild) {
+    priv->chain = next;
+    const starsift::gst::ObjectLock lock(self);
+    priv->caps_chain = std::move(next);
+    return;
+  }
+  const starsift::PixelFormat before = engine.output_shape().format;
+  gst_sift_transform_build_engine(self, std::move(next));
+  if (priv->negotiated && priv->stream->engine()->output_shape().format != before) {
+    // The caps must follow: renegotiated before the next buffer goes in.
+    gst_base_transform_reconfigure_src(GST_BASE_TRANSFORM(self));
+  }
 }
 
+// ElementStream's exit: the element's own report of the frame.
+static void gst_sift_transform_frame_out(GstBaseTransform* trans, GstBuffer* buffer,
+                                         const starsift::FinishedFrame& frame) {
+  GstSiftTransformClass* klass = GST_SIFT_TRANSFORM_GET_CLASS(trans);
+  if (klass->frame_out != nullptr) klass->frame_out(GST_SIFT_TRANSFORM(trans), buffer, frame);
+}
+
+// The formats of a caps structure's "format" field (every format when it has none).
+static std::vector<starsift::PixelFormat> gst_sift_transform_structure_formats(
+    const GstStructure* structure) {
+  const GValue* value = gst_structure_get_value(structure, "format");
+  if (value == nullptr) return gst_sift_transform_formats();
+  std::vector<starsift::PixelFormat> formats;
+  auto add = [&](const GValue* v) {
+    if (!G_VALUE_HOLDS_STRING(v)) return;
+    const auto f =
+        starsift::gst::pixel_format_from_gst(gst_video_format_from_string(g_value_get_string(v)));
+    if (f) formats.push_back(*f);
+  };
+  if (GST_VALUE_HOLDS_LIST(value)) {
+    for (guint i = 0; i < gst_value_list_get_size(value); ++i) {
+      add(gst_value_list_get_value(value, i));
+    }
+  } else {
+    add(value);
+  }
+  return formats;
+}
+
+// Sets a structure's "format" field to `formats` (one value or a list).
+static void gst_sift_transform_set_formats(GstStructure* structure,
+                                           const std::vector<starsift::PixelFormat>& formats) {
+  if (formats.size() == 1) {
+    gst_structure_set(structure, "format", G_TYPE_STRING,
+                      gst_video_format_to_string(*starsift::gst::gst_format_of(formats[0])),
+                      nullptr);
+    return;
+  }
+  GValue list = G_VALUE_INIT;
+  gst_value_list_init(&list, formats.size());
+  for (const starsift::PixelFormat f : formats) {
+    GValue item = G_VALUE_INIT;
+    g_value_init(&item, G_TYPE_STRING);
+    g_value_set_string(&item, gst_video_format_to_string(*starsift::gst::gst_format_of(f)));
+    gst_value_list_append_and_take_value(&list, &item);
+  }
+  gst_structure_take_value(structure, "format", &list);
+}
 /* GstBaseTransform vfuncs */
 
+// The chain is described and checked, the backend chosen and the engine built: a chain that
+// cannot run fails the start, with the reason, instead of the first frame.
 static gboolean gst_sift_transform_start(GstBaseTransform* trans) {
   GstSiftTransform* self = GST_SIFT_TRANSFORM(trans);
   GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
-  gst_video_info_init(&priv->info);
   GST_OBJECT_LOCK(self);
   priv->started_depth = priv->depth;
+  priv->negotiated.reset();
+  const guint64 generation = priv->chain_generation;
   GST_OBJECT_UNLOCK(self);
   priv->qos_dropped = 0;
-  std::unique_ptr<starsift::gst::ElementStream> stream;
-  if (priv->started_depth > 1 && GST_SIFT_TRANSFORM_GET_CLASS(self)->build_stages != nullptr) {
-    stream = std::make_unique<starsift::gst::ElementStream>(
-        trans, priv->started_depth, GST_BASE_TRANSFORM_CLASS(parent_class)->prepare_output_buffer);
+  priv->rebuild_flow = GST_FLOW_OK;
+  try {
+    std::shared_ptr<const starsift::ChainConfig> chain =
+        GST_SIFT_TRANSFORM_GET_CLASS(self)->describe_chain(self, TRUE);
+    gst_sift_transform_check_output(*chain);
+    priv->chain = std::move(chain);
+    priv->applied_generation = generation;
+  } catch (...) {
+    STARSIFT_POST_CURRENT_CONFIG_EXCEPTION(self, "starting");
+    return FALSE;
   }
+  auto stream = std::make_unique<starsift::gst::ElementStream>(
+      trans, priv->started_depth, GST_BASE_TRANSFORM_CLASS(parent_class)->prepare_output_buffer,
+      gst_sift_transform_frame_out);
   {
     const starsift::gst::ObjectLock lock(self);
     priv->stream = std::move(stream);
@@ -174,10 +351,104 @@ static gboolean gst_sift_transform_stop(GstBaseTransform* trans) {
     stream = std::move(priv->stream);
   }
   stream.reset();  // the engine and its memory go, outside the lock
-  GST_SIFT_TRANSFORM_GET_CLASS(self)->reset(self);
-  gst_video_info_init(&priv->info);
+  {
+    const starsift::gst::ObjectLock lock(self);
+    priv->negotiated.reset();
+    priv->caps_chain.reset();
+  }
+  priv->chain.reset();
   gst_sift_transform_publish_backend(self, nullptr);
   return TRUE;
+}
+
+// Caps follow the chain: an input format maps to what the chain writes for it; formats the
+// chain does not read, or whose output GStreamer cannot carry, are not offered. Size, rate and
+// the other fields pass through (no stage changes the frame size).
+static GstCaps* gst_sift_transform_transform_caps(GstBaseTransform* trans,
+                                                  GstPadDirection direction, GstCaps* caps,
+                                                  GstCaps* filter) {
+  GstSiftTransform* self = GST_SIFT_TRANSFORM(trans);
+  GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+  std::shared_ptr<const starsift::ChainConfig> chain;
+  {
+    const starsift::gst::ObjectLock lock(self);
+    chain = priv->caps_chain;
+  }
+  if (!chain) {  // not started: what the properties describe, if anything
+    try {
+      chain = GST_SIFT_TRANSFORM_GET_CLASS(self)->describe_chain(self, FALSE);
+    } catch (...) {
+    }
+  }
+
+  GstCaps* result = gst_caps_new_empty();
+  for (guint i = 0; i < gst_caps_get_size(caps); ++i) {
+    const GstStructure* structure = gst_caps_get_structure(caps, i);
+    std::vector<starsift::PixelFormat> mapped;
+    for (const starsift::PixelFormat given : gst_sift_transform_structure_formats(structure)) {
+      if (!chain) {
+        mapped.push_back(given);
+        continue;
+      }
+      if (direction == GST_PAD_SINK) {
+        if (const auto out = gst_sift_transform_output_format(*chain, given)) {
+          mapped.push_back(*out);
+        }
+        continue;
+      }
+      for (const starsift::PixelFormat in : gst_sift_transform_formats()) {
+        if (gst_sift_transform_output_format(*chain, in) == given) mapped.push_back(in);
+      }
+    }
+    std::vector<starsift::PixelFormat> unique;
+    for (const starsift::PixelFormat f : mapped) {
+      if (std::find(unique.begin(), unique.end(), f) == unique.end()) unique.push_back(f);
+    }
+    if (unique.empty()) continue;
+    GstStructure* out = gst_structure_copy(structure);
+    gst_sift_transform_set_formats(out, unique);
+    gst_caps_append_structure_full(result, out,
+                                   gst_caps_features_copy(gst_caps_get_features(caps, i)));
+  }
+  if (filter != nullptr) {
+    GstCaps* filtered = gst_caps_intersect_full(filter, result, GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref(result);
+    result = filtered;
+  }
+  GST_LOG_OBJECT(self, "%s %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
+                 direction == GST_PAD_SINK ? "sink" : "src", caps, result);
+  return result;
+}
+
+// Output buffers come from the decided pool; without one, a frame of the output caps.
+static gboolean gst_sift_transform_transform_size(GstBaseTransform*, GstPadDirection, GstCaps*,
+                                                  gsize, GstCaps* othercaps, gsize* othersize) {
+  GstVideoInfo info;
+  if (!gst_video_info_from_caps(&info, othercaps)) return FALSE;
+  *othersize = GST_VIDEO_INFO_SIZE(&info);
+  return TRUE;
+}
+
+// The input's shape, bit depth included: `bit-depth` when set, else the caps' "bit-depth"
+// field (siftskysrc writes it), else the format's own. Throws starsift::Error.
+static starsift::FrameShape gst_sift_transform_input_shape(GstSiftTransform* self,
+                                                           const GstVideoInfo& info,
+                                                           GstCaps* caps) {
+  GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+  starsift::FrameShape shape = starsift::gst::frame_shape_from_info(info);
+  GST_OBJECT_LOCK(self);
+  int bits = priv->bit_depth;
+  GST_OBJECT_UNLOCK(self);
+  if (bits == 0) gst_structure_get_int(gst_caps_get_structure(caps, 0), "bit-depth", &bits);
+  if (bits != 0 && shape.format == starsift::PixelFormat::Gray16) {
+    shape.bit_depth = bits;
+  } else if (bits != 0 && bits != shape.bit_depth) {
+    throw starsift::Error("bit-depth " + std::to_string(bits) + " does not fit " +
+                              std::string(starsift::to_string(shape.format)) + " frames",
+                          "0 (from the caps) or " + std::to_string(shape.bit_depth));
+  }
+  shape.validate();
+  return shape;
 }
 
 static gboolean gst_sift_transform_set_caps(GstBaseTransform* trans, GstCaps* incaps,
@@ -186,36 +457,37 @@ static gboolean gst_sift_transform_set_caps(GstBaseTransform* trans, GstCaps* in
   GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
   GstVideoInfo in_info;
   GstVideoInfo out_info;
-
   if (!gst_video_info_from_caps(&in_info, incaps) ||
       !gst_video_info_from_caps(&out_info, outcaps)) {
     GST_ERROR_OBJECT(self, "invalid caps: %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT, incaps,
                      outcaps);
     return FALSE;
   }
-  if (GST_VIDEO_INFO_FORMAT(&in_info) != GST_VIDEO_INFO_FORMAT(&out_info) ||
-      GST_VIDEO_INFO_WIDTH(&in_info) != GST_VIDEO_INFO_WIDTH(&out_info) ||
-      GST_VIDEO_INFO_HEIGHT(&in_info) != GST_VIDEO_INFO_HEIGHT(&out_info)) {
-    GST_ERROR_OBJECT(self, "input and output caps differ: %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
-                     incaps, outcaps);
-    return FALSE;
-  }
-
   try {
-    priv->shape = starsift::gst::frame_shape_from_info(in_info);
-    priv->info = in_info;
-    if (priv->stream) {
-      // The frames of the previous caps were pushed when the caps event came (sink_event).
-      priv->stream->configure(priv->shape);
-    } else {
-      GST_SIFT_TRANSFORM_GET_CLASS(self)->configure(self, priv->shape);
+    const starsift::FrameShape shape = gst_sift_transform_input_shape(self, in_info, incaps);
+    const std::vector<starsift::FrameShape> shapes = starsift::chain_shapes(*priv->chain, shape);
+    const starsift::FrameShape out = starsift::gst::frame_shape_from_info(out_info);
+    if (out.format != shapes.back().format || out.width != shape.width ||
+        out.height != shape.height) {
+      throw starsift::Error(
+          "output caps " + std::string(gst_video_format_to_string(out_info.finfo->format)) +
+              " do not match what the chain writes",
+          std::string(starsift::to_string(shapes.back().format)) + " of the input's size");
     }
+    {
+      const starsift::gst::ObjectLock lock(self);
+      priv->negotiated.reset();
+    }
+    // The frames of the previous caps were pushed when the caps event came (sink_event).
+    priv->stream->configure(shape, in_info, out_info);
+    priv->shape = shape;
+    const starsift::gst::ObjectLock lock(self);
+    priv->negotiated = shape;
   } catch (...) {
-    gst_video_info_init(&priv->info);  // not negotiated: no frame reaches the element
     STARSIFT_POST_CURRENT_EXCEPTION(self, "setting caps");
     return FALSE;
   }
-  GST_DEBUG_OBJECT(self, "configured for %" GST_PTR_FORMAT, incaps);
+  GST_DEBUG_OBJECT(self, "configured for %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT, incaps, outcaps);
   return TRUE;
 }
 
@@ -307,55 +579,37 @@ static gboolean gst_sift_transform_decide_allocation(GstBaseTransform* trans, Gs
   return TRUE;
 }
 
-static void gst_sift_transform_before_transform(GstBaseTransform* trans, GstBuffer* buffer) {
+// Controlled properties take their values for the buffer's time.
+static void gst_sift_transform_sync_values(GstBaseTransform* trans, GstBuffer* buffer) {
   const GstClockTime timestamp = GST_BUFFER_TIMESTAMP(buffer);
   const GstClockTime stream_time =
       gst_segment_to_stream_time(&trans->segment, GST_FORMAT_TIME, timestamp);
-  GST_LOG_OBJECT(trans, "sync to %" GST_TIME_FORMAT, GST_TIME_ARGS(timestamp));
   if (GST_CLOCK_TIME_IS_VALID(stream_time)) {
     gst_object_sync_values(GST_OBJECT(trans), stream_time);
   }
 }
 
-static GstFlowReturn gst_sift_transform_transform(GstBaseTransform* trans, GstBuffer* inbuf,
-                                                  GstBuffer* outbuf) {
-  GstSiftTransform* self = GST_SIFT_TRANSFORM(trans);
-  GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
-  if (!gst_sift_transform_negotiated(*priv)) {
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("no caps negotiated before a buffer"));
-    return GST_FLOW_NOT_NEGOTIATED;
-  }
-
-  try {
-    gst_sift_transform_update_backend(self, false);
-
-    starsift::gst::MappedFrame in(priv->info, inbuf, GST_MAP_READ);
-    starsift::gst::MappedFrame out(priv->info, outbuf, GST_MAP_WRITE);
-    if (!in.ok() || !out.ok()) {
-      GST_ELEMENT_ERROR(
-          self, STREAM, FAILED,
-          ("could not map the %s buffer as a video frame", in.ok() ? "output" : "input"),
-          (nullptr));
-      return GST_FLOW_ERROR;
-    }
-    GST_SIFT_TRANSFORM_GET_CLASS(self)->filter(self, in.const_view(priv->shape.format),
-                                               out.view(priv->shape.format));
-  } catch (...) {
-    STARSIFT_POST_CURRENT_EXCEPTION(self, "filtering a frame");
-    return GST_FLOW_ERROR;
-  }
-  return GST_FLOW_OK;
-}
-
-/* GstBaseTransform vfuncs for the streaming engine (depth >= 2) */
-
-// QoS drops are counted at every depth. At depth >= 2 the frame goes into the engine (after
-// backend and parameter changes, which push the frames in flight first); at depth 1 it stays
-// in queued_buf for transform().
+// Every frame goes into the engine. Property, backend and chain changes are taken in first,
+// so that a change of output format renegotiates (in the base class's submit) before the
+// frame; QoS drops are counted.
 static GstFlowReturn gst_sift_transform_submit_input_buffer(GstBaseTransform* trans,
                                                             gboolean is_discont, GstBuffer* inbuf) {
   GstSiftTransform* self = GST_SIFT_TRANSFORM(trans);
   GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+  gst_sift_transform_sync_values(trans, inbuf);
+  priv->rebuild_flow = GST_FLOW_OK;
+  try {
+    gst_sift_transform_update_backend(self, false);
+    gst_sift_transform_sync_chain(self);
+  } catch (...) {
+    gst_buffer_unref(inbuf);
+    priv->stream->post_failure("applying new parameters");
+    return GST_FLOW_ERROR;
+  }
+  if (priv->rebuild_flow != GST_FLOW_OK) {
+    gst_buffer_unref(inbuf);
+    return priv->rebuild_flow;
+  }
   // Renegotiation, QoS and the negotiated check; the buffer is left in queued_buf, unless QoS
   // dropped it as too late.
   const GstFlowReturn ret =
@@ -365,47 +619,41 @@ static GstFlowReturn gst_sift_transform_submit_input_buffer(GstBaseTransform* tr
     ++priv->qos_dropped;
     return GST_FLOW_OK;
   }
-  if (!priv->stream) return GST_FLOW_OK;
   GstBuffer* buffer = trans->queued_buf;
   trans->queued_buf = nullptr;
-  if (!gst_sift_transform_negotiated(*priv)) {
+  if (!priv->stream->configured()) {
     gst_buffer_unref(buffer);
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("no caps negotiated before a buffer"));
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  try {
-    gst_sift_transform_before_transform(trans, buffer);
-    priv->rebuild_flow = GST_FLOW_OK;
-    gst_sift_transform_update_backend(self, false);
-    gst_sift_transform_update_stages(self);
-  } catch (...) {
-    gst_buffer_unref(buffer);
-    STARSIFT_POST_CURRENT_EXCEPTION(self, "filtering a frame");
-    return GST_FLOW_ERROR;
-  }
-  if (priv->rebuild_flow != GST_FLOW_OK) {
-    gst_buffer_unref(buffer);
-    return priv->rebuild_flow;
-  }
-  return priv->stream->submit(buffer, priv->info, priv->shape.format);
+  return priv->stream->submit(buffer);
 }
 
-// depth >= 2: the oldest frame once `depth` are in flight, else nothing yet.
+// Never called: frames go through submit_input_buffer/generate_output. GstBaseTransform
+// treats an element without a transform function as passthrough (and then hands upstream's
+// allocation query downstream instead of proposing our frame-memory pool), so it must exist.
+static GstFlowReturn gst_sift_transform_transform(GstBaseTransform* trans, GstBuffer*, GstBuffer*) {
+  GST_ELEMENT_ERROR(trans, CORE, FAILED, (nullptr), ("a frame outside the streaming engine"));
+  return GST_FLOW_ERROR;
+}
+
+// The oldest frame once `depth` are in flight (at depth 1: the frame just submitted).
 static GstFlowReturn gst_sift_transform_generate_output(GstBaseTransform* trans,
                                                         GstBuffer** outbuf) {
   GstSiftTransformPrivate* priv = gst_sift_transform_priv(GST_SIFT_TRANSFORM(trans));
-  if (!priv->stream) return GST_BASE_TRANSFORM_CLASS(parent_class)->generate_output(trans, outbuf);
+  if (!priv->stream) return GST_FLOW_FLUSHING;
   return priv->stream->generate(outbuf);
 }
 
-// depth >= 2: a serialized event (EOS, CAPS, SEGMENT, GAP, tags, ...) first pushes the frames
-// in flight downstream, so that it stays behind them; FLUSH_STOP drops them (counted) and
-// stages with history start a new one.
+// A serialized event (EOS, CAPS, SEGMENT, GAP, tags, ...) first pushes the frames in flight
+// downstream, so that it stays behind them; FLUSH_STOP drops them (counted), stages with
+// history start a new one, and failures are reported again.
 static gboolean gst_sift_transform_sink_event(GstBaseTransform* trans, GstEvent* event) {
   GstSiftTransformPrivate* priv = gst_sift_transform_priv(GST_SIFT_TRANSFORM(trans));
   if (priv->stream) {
     if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
       priv->stream->discard();
+      priv->stream->recover();
     } else if (GST_EVENT_IS_SERIALIZED(event) && priv->stream->in_flight() > 0) {
       const GstFlowReturn ret = priv->stream->drain();
       GST_DEBUG_OBJECT(trans, "drained before %s: %s", GST_EVENT_TYPE_NAME(event),
@@ -424,7 +672,6 @@ static gboolean gst_sift_transform_query(GstBaseTransform* trans, GstPadDirectio
 
   GstSiftTransform* self = GST_SIFT_TRANSFORM(trans);
   GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
-  if (GST_SIFT_TRANSFORM_GET_CLASS(self)->build_stages == nullptr) return TRUE;
   GST_OBJECT_LOCK(self);
   const int depth = priv->stream ? priv->started_depth : priv->depth;
   GST_OBJECT_UNLOCK(self);
@@ -472,6 +719,9 @@ static void gst_sift_transform_set_property(GObject* object, guint prop_id, cons
     case PROP_DEPTH:
       priv->depth = g_value_get_int(value);
       break;
+    case PROP_BIT_DEPTH:
+      priv->bit_depth = g_value_get_int(value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
       break;
@@ -497,6 +747,9 @@ static void gst_sift_transform_get_property(GObject* object, guint prop_id, GVal
       break;
     case PROP_DEPTH:
       g_value_set_int(value, priv->depth);
+      break;
+    case PROP_BIT_DEPTH:
+      g_value_set_int(value, priv->bit_depth);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -536,6 +789,15 @@ static void gst_sift_transform_class_init(GstSiftTransformClass* klass) {
       1, starsift::kMaxStreamingDepth, DEFAULT_PROP_DEPTH,
       static_cast<GParamFlags>(G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
                                G_PARAM_STATIC_STRINGS));
+  properties[PROP_BIT_DEPTH] = g_param_spec_int(
+      "bit-depth", "Bit depth",
+      "Real bits of a GRAY16_LE sample (10, 12, 14 for most sensors; in the low bits), which "
+      "GStreamer caps cannot say: rules that depend on it (whitening's saturation, the offset "
+      "of its output) follow it. 0 takes it from the caps' bit-depth field when upstream writes "
+      "one (siftskysrc does), else 16; GRAY8 and colour formats have 8. Read at caps",
+      0, 16, DEFAULT_PROP_BIT_DEPTH,
+      static_cast<GParamFlags>(G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
+                               G_PARAM_STATIC_STRINGS));
   g_object_class_install_properties(gobject_class, N_PROPERTIES, properties);
 
   // Inherited by every element.
@@ -544,10 +806,11 @@ static void gst_sift_transform_class_init(GstSiftTransformClass* klass) {
 
   trans_class->start = GST_DEBUG_FUNCPTR(gst_sift_transform_start);
   trans_class->stop = GST_DEBUG_FUNCPTR(gst_sift_transform_stop);
+  trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_sift_transform_transform_caps);
+  trans_class->transform_size = GST_DEBUG_FUNCPTR(gst_sift_transform_transform_size);
   trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_sift_transform_set_caps);
   trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_sift_transform_propose_allocation);
   trans_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_sift_transform_decide_allocation);
-  trans_class->before_transform = GST_DEBUG_FUNCPTR(gst_sift_transform_before_transform);
   trans_class->transform = GST_DEBUG_FUNCPTR(gst_sift_transform_transform);
   trans_class->submit_input_buffer = GST_DEBUG_FUNCPTR(gst_sift_transform_submit_input_buffer);
   trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_sift_transform_generate_output);
@@ -568,11 +831,12 @@ static void gst_sift_transform_init(GstSiftTransform* self) {
   priv->applied_backend = DEFAULT_PROP_BACKEND;
   priv->applied_device_id = DEFAULT_PROP_DEVICE_ID;
   priv->depth = DEFAULT_PROP_DEPTH;
+  priv->bit_depth = DEFAULT_PROP_BIT_DEPTH;
   priv->started_depth = 1;
+  priv->chain_generation = 0;
+  priv->applied_generation = 0;
   priv->qos_dropped = 0;
-  priv->built_generation = 0;
   priv->rebuild_flow = GST_FLOW_OK;
-  gst_video_info_init(&priv->info);
 
   // The output is a new frame: never in place, never passthrough (no element has a neutral
   // setting that would leave every frame as it is).
@@ -583,24 +847,25 @@ static void gst_sift_transform_init(GstSiftTransform* self) {
 
 namespace starsift::gst {
 
-const BackendChoice& backend_choice(GstSiftTransform* self) {
-  return gst_sift_transform_priv(self)->choice;
+void chain_changed(GstSiftTransform* self) {
+  const ObjectLock lock(self);
+  ++gst_sift_transform_priv(self)->chain_generation;
 }
 
-const FrameShape* negotiated_shape(GstSiftTransform* self) {
-  const GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
-  return gst_sift_transform_negotiated(*priv) ? &priv->shape : nullptr;
+std::optional<FrameShape> negotiated_input(GstSiftTransform* self) {
+  const ObjectLock lock(self);
+  return gst_sift_transform_priv(self)->negotiated;
 }
 
-const GstVideoInfo* negotiated_info(GstSiftTransform* self) {
-  const GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
-  return gst_sift_transform_negotiated(*priv) ? &priv->info : nullptr;
+std::shared_ptr<const ChainConfig> running_chain(GstSiftTransform* self) {
+  const ObjectLock lock(self);
+  return gst_sift_transform_priv(self)->caps_chain;
 }
 
 int streaming_depth(GstSiftTransform* self) {
   const GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
   const ObjectLock lock(self);
-  return priv->stream ? priv->started_depth : 1;
+  return priv->stream ? priv->started_depth : priv->depth;
 }
 
 std::optional<StreamSnapshot> stream_snapshot(GstSiftTransform* self) {
@@ -608,6 +873,12 @@ std::optional<StreamSnapshot> stream_snapshot(GstSiftTransform* self) {
   const ObjectLock lock(self);
   if (priv->stream) return priv->stream->snapshot();
   return priv->last_snapshot;
+}
+
+std::string active_backend(GstSiftTransform* self) {
+  const GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
+  const ObjectLock lock(self);
+  return priv->active_backend != nullptr ? priv->active_backend : "";
 }
 
 guint64 qos_dropped(GstSiftTransform* self) {

@@ -1,9 +1,15 @@
-// GstSiftTransform: the abstract base of the starsift elements, a GstBaseTransform that keeps
-// the frame as it is (same caps in and out, a new output buffer). It owns what every element
-// means the same way: the `backend`, `device-id` and `active-backend` properties and the
-// backend's resolution, caps negotiation, allocation with GstVideoMeta, controlled properties
-// synced per buffer, frames mapped as image views, and exceptions turned into element errors.
-// An element fills in the hooks of GstSiftTransformClass with its own filtering.
+// GstSiftTransform: the abstract base of the starsift filter elements, a GstBaseTransform
+// that runs every frame through the streaming engine (depth 1 included: one path for every
+// element and every depth). It owns what every element means the same way: the `backend`,
+// `device-id`, `active-backend`, `depth` and `bit-depth` properties and the backend's
+// resolution, caps that follow the chain's output (a converting stage changes the format),
+// allocation with GstVideoMeta and frame-memory pools, controlled properties synced per
+// buffer, parameter changes applied live where the stages allow it, each stage's per-frame
+// result attached to its frame as a GstSiftResultMeta, and failures posted once as element
+// errors.
+//
+// An element describes what it runs as a chain (pipeline/chain/chain_config.hpp): siftmedian
+// a one-stage median chain, siftwhiten a whitening one, siftchain the YAML it was given.
 #pragma once
 
 #include <gst/base/gstbasetransform.h>
@@ -12,12 +18,11 @@
 
 #include <memory>
 #include <optional>
-#include <vector>
 
 #include "pipeline/backend.hpp"
-#include "pipeline/image.hpp"
+#include "pipeline/chain/chain_config.hpp"
+#include "pipeline/engine/streaming_chain.hpp"
 #include "pipeline/pixel_format.hpp"
-#include "pipeline/stage.hpp"
 #include "plugins/common/stream.hpp"
 
 G_BEGIN_DECLS
@@ -26,36 +31,20 @@ G_BEGIN_DECLS
 G_DECLARE_DERIVABLE_TYPE(GstSiftTransform, gst_sift_transform, GST, SIFT_TRANSFORM,
                          GstBaseTransform)
 
-// The hooks run on the streaming thread, except set_backend() at start and reset() at stop,
-// which run on the thread changing the state. Every hook but reset() may throw: the base
-// posts the exception as an element error (starsift::Error as LIBRARY/SETTINGS) and fails the
-// call it came from.
 struct _GstSiftTransformClass {
   GstBaseTransformClass parent_class;
 
-  // The backend is chosen: at start, and before the first frame after `backend` or
-  // `device-id` changed. Whatever ran on the previous backend must go.
-  void (*set_backend)(GstSiftTransform* self, const starsift::BackendChoice& choice);
-  // New caps: frames of `shape` from now on (allocate here, not per frame).
-  void (*configure)(GstSiftTransform* self, const starsift::FrameShape& shape);
-  // One frame in host memory, `out` of the same shape; apply property changes first.
-  void (*filter)(GstSiftTransform* self, starsift::ConstImageView in, starsift::ImageView out);
-  // Stop: drop all streaming state. Never throws.
-  void (*reset)(GstSiftTransform* self);
-
-  // With `depth` >= 2 the base runs the element through the streaming engine, on stages
-  // built here for `choice` (start, backend changes, and whenever stages_generation()
-  // changed: the base first pushes the frames in flight downstream). configure() and filter()
-  // then serve depth 1 only.
-  std::vector<std::unique_ptr<starsift::FilterStage>> (*build_stages)(
-      GstSiftTransform* self, const starsift::BackendChoice& choice);
-  // A number that changes whenever build_stages() would build something else (new parameters).
-  guint64 (*stages_generation)(GstSiftTransform* self);
-  // Optional, depth >= 2: takes the new parameters into the running stages instead of
-  // building new ones (stages with history keep it). Called with no frame in flight (the
-  // base pushes them downstream first), on the streaming thread. Returns false when the
-  // stages must be rebuilt after all. May throw starsift::Error (the frame then fails).
-  gboolean (*update_stages)(GstSiftTransform* self);
+  // The chain the element's properties describe now, its parameters validated (the format is
+  // checked once caps are known). Called at start (`starting`: re-read what may have changed
+  // on disk) and, on the streaming thread, before the first frame after chain_changed().
+  // Throws starsift::Error when there is no valid chain to run.
+  std::shared_ptr<const starsift::ChainConfig> (*describe_chain)(GstSiftTransform* self,
+                                                                 gboolean starting);
+  // Optional: every frame just before it goes downstream, its result metas attached
+  // (`frame.results` holds the same results, in the engine's memory). Streaming thread; the
+  // one place an element reports a frame (messages, a stats property). Never throws.
+  void (*frame_out)(GstSiftTransform* self, GstBuffer* buffer,
+                    const starsift::FinishedFrame& frame);
 
   gpointer padding[GST_PADDING];
 };
@@ -64,23 +53,28 @@ G_END_DECLS
 
 namespace starsift::gst {
 
-// The backend the element runs on; valid from start to stop.
-const BackendChoice& backend_choice(GstSiftTransform* self);
+// Property setters call this after storing a value that changes describe_chain(): the next
+// frame runs with it (live where the stages allow it, else after the frames in flight).
+void chain_changed(GstSiftTransform* self);
 
-// The negotiated frame shape, or NULL before caps (and after caps that were refused).
-const FrameShape* negotiated_shape(GstSiftTransform* self);
+// The negotiated input shape (bit depth included), or nothing before caps; any thread. For
+// refusing property values that do not fit the running format.
+std::optional<FrameShape> negotiated_input(GstSiftTransform* self);
 
-// The negotiated caps as video info (same in and out), or NULL before caps. Streaming thread.
-const GstVideoInfo* negotiated_info(GstSiftTransform* self);
+// The chain the element runs (or will run, from start), nothing when stopped; any thread.
+std::shared_ptr<const ChainConfig> running_chain(GstSiftTransform* self);
 
-// The `depth` the element started with (1 before start).
+// The depth the element started with (the property's value before start).
 int streaming_depth(GstSiftTransform* self);
 
-// The frames in flight through the engine and their counters (depth >= 2), from any thread;
-// nullopt at depth 1 or when stopped.
+// The frames through the engine and their counters, from any thread; nothing before the
+// first start.
 std::optional<StreamSnapshot> stream_snapshot(GstSiftTransform* self);
 
-// Input buffers QoS dropped as too late since start (any depth), from any thread.
+// The backend the element runs on ("cpu", "cuda:0"; empty when stopped), any thread.
+std::string active_backend(GstSiftTransform* self);
+
+// Input buffers QoS dropped as too late since start, from any thread.
 guint64 qos_dropped(GstSiftTransform* self);
 
 // GST_OBJECT_LOCK for a scope, for code that may throw while holding it (C++ copies).

@@ -26,6 +26,26 @@ std::optional<PixelFormat> pixel_format_from_gst(GstVideoFormat format) noexcept
   }
 }
 
+std::optional<GstVideoFormat> gst_format_of(PixelFormat format) noexcept {
+  switch (format) {
+    case PixelFormat::Gray8:
+      return GST_VIDEO_FORMAT_GRAY8;
+    case PixelFormat::Gray16:
+      return GST_VIDEO_FORMAT_GRAY16_LE;
+    case PixelFormat::Rgba:
+      return GST_VIDEO_FORMAT_RGBA;
+    case PixelFormat::Bgra:
+      return GST_VIDEO_FORMAT_BGRA;
+    case PixelFormat::Rgbx:
+      return GST_VIDEO_FORMAT_RGBx;
+    case PixelFormat::Bgrx:
+      return GST_VIDEO_FORMAT_BGRx;
+    case PixelFormat::Gray32F:
+      break;
+  }
+  return std::nullopt;
+}
+
 FrameShape frame_shape_from_info(const GstVideoInfo& info) {
   const std::optional<PixelFormat> format = pixel_format_from_gst(GST_VIDEO_INFO_FORMAT(&info));
   if (!format) {

@@ -19,8 +19,12 @@ namespace starsift::gst {
 // The starsift format of a GStreamer video format, or nothing when starsift has none.
 std::optional<PixelFormat> pixel_format_from_gst(GstVideoFormat format) noexcept;
 
-// The frame shape negotiated in `info`. GRAY16_LE carries no bit depth in its caps, so it is
-// taken as 16. Throws Error for a format outside STARSIFT_VIDEO_FORMATS.
+// The GStreamer format of a starsift format, or nothing when GStreamer has none (GRAY32F).
+std::optional<GstVideoFormat> gst_format_of(PixelFormat format) noexcept;
+
+// The frame shape negotiated in `info`, with the format's own bit depth (16 for GRAY16_LE:
+// the element base refines it from its bit-depth property or the caps). Throws Error for a
+// format outside STARSIFT_VIDEO_FORMATS.
 FrameShape frame_shape_from_info(const GstVideoInfo& info);
 
 // A buffer mapped as one video frame (GstVideoMeta strides honoured when present), unmapped

@@ -1,13 +1,15 @@
-#include "pipeline/chain/device_chain.hpp"
+#include "pipeline/engine/device_chain.hpp"
 
 #include <algorithm>
 
 #include "cuda/cuda_check.hpp"
-#include "pipeline/chain/stage_shapes.hpp"
+#include "pipeline/engine/stage_shapes.hpp"
 
 namespace starsift {
 
-void DeviceChainFrames::allocate(const std::vector<FrameShape>& shapes) {
+void DeviceChainFrames::allocate(const std::vector<FrameShape>& shapes,
+                                 std::span<const ResultPlacement> placements,
+                                 std::size_t result_bytes) {
   const FrameShape& in = shapes.front();
   frames_[0].allocate(static_cast<std::size_t>(in.width) * bytes_per_pixel(in.format), in.height);
   // Stage i writes frame 1 or 2, whichever it does not read; the last stage's result is
@@ -21,6 +23,14 @@ void DeviceChainFrames::allocate(const std::vector<FrameShape>& shapes) {
   } else {
     frames_[2].release();
   }
+  if (result_bytes > 0) {
+    results_.allocate(result_bytes, 1);
+    cuda::check(cudaMemset(results_.data(), 0, result_bytes), "cudaMemset");
+  } else {
+    results_.release();
+  }
+  placements_.assign(placements.begin(), placements.end());
+  result_bytes_ = result_bytes;
   shapes_ = shapes;
   graph_.reset();  // it names the frames just replaced
 }
@@ -34,9 +44,15 @@ int DeviceChainFrames::enqueue_stages(const std::vector<std::unique_ptr<FilterSt
                                       cudaStream_t stream, const cudaEvent_t* marks) {
   // Stage i reads frame src and writes frame dst; frame 0 is only ever read after upload.
   int src = 0;
+  auto placement = placements_.cbegin();
   for (std::size_t i = 0; i < stages.size(); ++i) {
     const int dst = src == 1 ? 2 : 1;
     stages[i]->enqueue(const_view(view(src, shapes_[i])), view(dst, shapes_[i + 1]), stream);
+    if (placement != placements_.cend() && placement->stage == i) {
+      stages[i]->enqueue_result({results_.data() + placement->offset, placement->layout.bytes()},
+                                stream);
+      ++placement;
+    }
     if (marks) cuda::check(cudaEventRecord(marks[i + 2], stream), "cudaEventRecord");
     src = dst;
   }
@@ -81,8 +97,8 @@ bool DeviceChainFrames::capture_stages(const std::vector<std::unique_ptr<FilterS
 }
 
 void DeviceChainFrames::enqueue(const std::vector<std::unique_ptr<FilterStage>>& stages,
-                                ConstImageView in, ImageView out, cudaStream_t stream,
-                                const cudaEvent_t* marks) {
+                                ConstImageView in, ImageView out, std::byte* results,
+                                cudaStream_t stream, const cudaEvent_t* marks) {
   auto mark = [&](std::size_t i) {
     if (marks) cuda::check(cudaEventRecord(marks[i], stream), "cudaEventRecord");
   };
@@ -102,6 +118,11 @@ void DeviceChainFrames::enqueue(const std::vector<std::unique_ptr<FilterStage>>&
   cuda::check(cudaMemcpy2DAsync(out.data, out.stride, frames_[src].data(), frames_[src].pitch(),
                                 out.row_bytes(), out.height, cudaMemcpyDeviceToHost, stream),
               "download (cudaMemcpy2DAsync)");
+  if (result_bytes_ > 0) {
+    cuda::check(
+        cudaMemcpyAsync(results, results_.data(), result_bytes_, cudaMemcpyDeviceToHost, stream),
+        "results download (cudaMemcpyAsync)");
+  }
   mark(stages.size() + 2);
 }
 

@@ -1,4 +1,4 @@
-#include "pipeline/chain/stage_shapes.hpp"
+#include "pipeline/engine/stage_shapes.hpp"
 
 #include <algorithm>
 #include <string>

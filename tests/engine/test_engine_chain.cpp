@@ -1,10 +1,12 @@
-// A CPU chain equals running its stages one by one, for any length, through its own scratch.
+// The CPU engine at depth 1 (how every element runs a frame at depth 1) equals running its
+// stages one by one, for any length, through its own scratch.
 #include <catch2/catch.hpp>
 
-#include "pipeline/chain/chain_runner.hpp"
+#include "pipeline/engine/streaming_chain.hpp"
 #include "pipeline/error.hpp"
 #include "pipeline/median/median_stage.hpp"
 #include "pipeline/median/reference.hpp"
+#include "support/run_frame.hpp"
 #include "support/test_image.hpp"
 
 using namespace starsift;
@@ -40,7 +42,7 @@ TestImage one_by_one(const TestImage& in, const std::vector<MedianParams>& param
 
 }  // namespace
 
-TEST_CASE("CPU chain equals its stages run one by one", "[chain][cpu]") {
+TEST_CASE("CPU engine at depth 1 equals its stages run one by one", "[chain][cpu]") {
   const BackendChoice cpu{Backend::Cpu, 0, "test"};
   const std::vector<std::vector<MedianParams>> chains = {
       {median(3)},
@@ -50,7 +52,7 @@ TEST_CASE("CPU chain equals its stages run one by one", "[chain][cpu]") {
   };
   for (const auto& params : chains) {
     for (PixelFormat format : {PixelFormat::Gray8, PixelFormat::Gray16, PixelFormat::Rgba}) {
-      auto chain = make_chain_runner(build(params, cpu), cpu);
+      auto chain = make_streaming_chain(build(params, cpu), cpu, 1);
       REQUIRE(chain->backend() == Backend::Cpu);
       REQUIRE(chain->size() == params.size());
       chain->configure({41, 23, format, default_bit_depth(format)});
@@ -58,21 +60,21 @@ TEST_CASE("CPU chain equals its stages run one by one", "[chain][cpu]") {
       fill(in, Fill::Impulse, static_cast<std::uint32_t>(params.size()));
       for (int frame = 0; frame < 3; ++frame) {
         TestImage out(41, 23, format, 4);
-        chain->process(in.cview(), out.view());
+        run_frame(*chain, in.cview(), out.view());
         const TestImage expected = one_by_one(in, params);
         INFO(params.size() << " stages, " << to_string(format) << ", frame " << frame
                            << ", first diff " << out.first_difference(expected));
         REQUIRE(out.same_pixels(expected));
       }
-      REQUIRE(chain->stats().frames == 3);
-      REQUIRE(chain->stats().stage_ms_total.size() == params.size());
+      REQUIRE(chain->counters().completed == 3);
+      REQUIRE(chain->counters().stage_ms_total.size() == params.size());
     }
   }
 }
 
 TEST_CASE("chains refuse to be empty or to mix backends", "[chain][cpu]") {
   const BackendChoice cpu{Backend::Cpu, 0, "test"};
-  REQUIRE_THROWS_WITH(make_chain_runner({}, cpu), Catch::Contains("at least one stage"));
+  REQUIRE_THROWS_WITH(make_streaming_chain({}, cpu, 1), Catch::Contains("at least one stage"));
 }
 
 TEST_CASE("a CPU stage has no device-resident form", "[chain][cpu]") {
