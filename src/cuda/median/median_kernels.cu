@@ -17,12 +17,15 @@
 //   rises smoothly with k, no network blow-up.
 //
 // Both read their input tile once into shared memory, where borders are resolved
-// (border_index(), shared with the CPU reference), so the inner loops never test borders.
+// (load_key_tile(), tile_loader.cuh: border_index(), shared with the CPU reference), so the
+// inner loops never test borders.
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <utility>
 
+#include "cuda/common/format_traits.cuh"
+#include "cuda/common/tile_loader.cuh"
 #include "cuda/cuda_check.hpp"
 #include "cuda/median/median.cuh"
 #include "cuda/median/median_tuning.hpp"
@@ -47,73 +50,9 @@ struct Frame {
   bool aligned;              // both images' base and stride are multiples of 16 bytes
 };
 
-// ---- Formats: how samples become ordered keys and back ------------------------------------
+// ---- Formats: how samples become ordered keys and back (format_traits.cuh) ----------------
 
-struct Gray8 {
-  static constexpr int kPlanes = 1;  // colour channels a filter computes
-  __device__ static void load(const std::byte* row, int x, std::uint32_t (&k)[kPlanes]) {
-    k[0] = reinterpret_cast<const std::uint8_t*>(row)[x];
-  }
-  __device__ static void store(std::byte* row, int x, int plane, std::uint32_t key) {
-    (void)plane;
-    reinterpret_cast<std::uint8_t*>(row)[x] = static_cast<std::uint8_t>(key);
-  }
-  static constexpr bool kPackable = true;
-  static constexpr bool kHasAlpha = false;
-  using Sample = std::uint8_t;  // gray formats: one sample per pixel, stored in runs
-  __device__ static std::uint32_t to_sample(std::uint32_t key) { return key; }
-};
-
-struct Gray16 {
-  static constexpr int kPlanes = 1;
-  __device__ static void load(const std::byte* row, int x, std::uint32_t (&k)[kPlanes]) {
-    k[0] = reinterpret_cast<const std::uint16_t*>(row)[x];
-  }
-  __device__ static void store(std::byte* row, int x, int plane, std::uint32_t key) {
-    (void)plane;
-    reinterpret_cast<std::uint16_t*>(row)[x] = static_cast<std::uint16_t>(key);
-  }
-  static constexpr bool kPackable = true;
-  static constexpr bool kHasAlpha = false;
-  using Sample = std::uint16_t;
-  __device__ static std::uint32_t to_sample(std::uint32_t key) { return key; }
-};
-
-struct Gray32F {
-  static constexpr int kPlanes = 1;
-  __device__ static void load(const std::byte* row, int x, std::uint32_t (&k)[kPlanes]) {
-    k[0] = float_bits_to_key(reinterpret_cast<const std::uint32_t*>(row)[x]);
-  }
-  __device__ static void store(std::byte* row, int x, int plane, std::uint32_t key) {
-    (void)plane;
-    reinterpret_cast<std::uint32_t*>(row)[x] = key_to_float_bits(key);
-  }
-  static constexpr bool kPackable = false;  // 32-bit keys need a whole register
-  static constexpr bool kHasAlpha = false;
-  using Sample = std::uint32_t;
-  __device__ static std::uint32_t to_sample(std::uint32_t key) { return key_to_float_bits(key); }
-};
-
-// RGBA/BGRA/RGBx/BGRx: bytes 0..2 are filtered channel by channel, byte 3 is copied.
-struct Color4x8 {
-  static constexpr int kPlanes = 3;
-  __device__ static void load(const std::byte* row, int x, std::uint32_t (&k)[kPlanes]) {
-    const std::uint32_t px = reinterpret_cast<const std::uint32_t*>(row)[x];
-    k[0] = px & 0xffu;
-    k[1] = (px >> 8) & 0xffu;
-    k[2] = (px >> 16) & 0xffu;
-  }
-  __device__ static void store(std::byte* row, int x, int plane, std::uint32_t key) {
-    reinterpret_cast<std::uint8_t*>(row)[4 * x + plane] = static_cast<std::uint8_t>(key);
-  }
-  __device__ static void copy_alpha(const std::byte* in_row, std::byte* out_row, int x) {
-    reinterpret_cast<std::uint8_t*>(out_row)[4 * x + 3] =
-        reinterpret_cast<const std::uint8_t*>(in_row)[4 * x + 3];
-  }
-  static constexpr bool kPackable = true;
-  static constexpr bool kHasAlpha = true;
-  using Sample = std::uint32_t;  // a whole pixel
-};
+using namespace key_formats;
 
 // ---- Registers: one key, or two 16-bit keys side by side ----------------------------------
 
@@ -194,58 +133,6 @@ template <class L, int N>
 __device__ __forceinline__ void sort_network(std::uint32_t (&v)[N]) {
   if constexpr (N > 1) {
     apply_network<L, N>(v, std::make_index_sequence<BatcherNetwork<N>::net.count>{});
-  }
-}
-
-// ---- Shared-memory tile: input keys with borders resolved ---------------------------------
-
-// Reads the keys of pixel (x, y), which may lie outside the frame.
-template <class F>
-__device__ __forceinline__ void read_keys(const Frame& f, int x, int y,
-                                          std::uint32_t (&k)[F::kPlanes]) {
-  const int sx = border_index(x, f.width, f.border);
-  const int sy = border_index(y, f.height, f.border);
-  if (sx < 0 || sy < 0) {
-#pragma unroll
-    for (int p = 0; p < F::kPlanes; ++p) k[p] = f.border_key;
-    return;
-  }
-  F::load(f.in + sy * f.in_stride, sx, k);
-}
-
-// Fills `planes` (kPlanes planes of rows x cols words, `pitch` words apart, `plane_words`
-// between planes) with the keys of input rows [oy, oy+rows) and columns [ox, ox+cols).
-// With two lanes, word (r, c) also holds, in its upper half, row oy + r + lane_offset.
-// Blocks whose tile lies inside the frame (almost all) skip the border arithmetic.
-template <class F, int kLanes>
-__device__ __forceinline__ void fill_tile(const Frame& f, std::uint32_t* planes, int plane_words,
-                                          int pitch, int rows, int cols, int ox, int oy,
-                                          int lane_offset) {
-  const int threads = blockDim.x * blockDim.y;
-  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-  const int last_row = oy + rows - 1 + (kLanes - 1) * lane_offset;
-  const bool inside = ox >= 0 && oy >= 0 && ox + cols <= f.width && last_row < f.height;
-  for (int i = tid; i < rows * cols; i += threads) {
-    const int r = i / cols;
-    const int c = i - r * cols;
-    std::uint32_t k[F::kPlanes];
-    if (inside) {
-      F::load(f.in + (oy + r) * f.in_stride, ox + c, k);
-    } else {
-      read_keys<F>(f, ox + c, oy + r, k);
-    }
-    if constexpr (kLanes == 2) {
-      std::uint32_t k2[F::kPlanes];
-      if (inside) {
-        F::load(f.in + (oy + r + lane_offset) * f.in_stride, ox + c, k2);
-      } else {
-        read_keys<F>(f, ox + c, oy + r + lane_offset, k2);
-      }
-#pragma unroll
-      for (int p = 0; p < F::kPlanes; ++p) k[p] |= k2[p] << 16;
-    }
-#pragma unroll
-    for (int p = 0; p < F::kPlanes; ++p) planes[p * plane_words + r * pitch + c] = k[p];
   }
 }
 
@@ -450,10 +337,10 @@ __global__ void __launch_bounds__(network_tuning(K).block_x* network_tuning(K).b
       fill_tile_vector<F, L::kLanes, ROWS, COLS, PITCH, LEAD, T.block_x * T.block_y>(f, tile, ox,
                                                                                      oy, HALF);
     } else {
-      fill_tile<F, L::kLanes>(f, tile, PLANE, PITCH, ROWS, COLS, ox, oy, HALF);
+      load_key_tile<F, L::kLanes>(f, tile, PLANE, PITCH, ROWS, COLS, ox, oy, HALF);
     }
   } else {
-    fill_tile<F, L::kLanes>(f, tile, PLANE, PITCH, ROWS, COLS, ox, oy, HALF);
+    load_key_tile<F, L::kLanes>(f, tile, PLANE, PITCH, ROWS, COLS, ox, oy, HALF);
   }
   __syncthreads();
 

@@ -1,5 +1,5 @@
-// Device functions shared by the whitening kernels (whiten_*.cu only): sample access, the
-// fixed-order block reduction of double sums, the invalid-mask bookkeeping, the per-camera-
+// Device functions shared by the whitening kernels (whiten_*.cu only): the fixed-order block
+// reduction of double sums, the invalid-mask bookkeeping, the per-camera-
 // pixel rules. Every kernel is compiled with -fmad=false (src/cuda/CMakeLists.txt) so that
 // float arithmetic rounds each operation as the CPU reference does: the prediction, the
 // residual and the noise update are then the same numbers on both backends.
@@ -11,68 +11,15 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cuda/common/format_traits.cuh"
+#include "cuda/common/pixel_reader.hpp"
+#include "cuda/common/tile_loader.cuh"
 #include "cuda/cuda_check.hpp"
 #include "cuda/whiten/whiten.cuh"
 #include "cuda/whiten/whiten_tuning.hpp"
 #include "pipeline/whiten/pixel_rules.hpp"
 
 namespace starsift::cuda::whiten_detail {
-
-// Sample x of a row of input format F, as float (F fixed at compile time, for passes that
-// read many samples a pixel).
-template <PixelFormat F>
-__device__ __forceinline__ float row_sample(const std::byte* row, int x) {
-  if constexpr (F == PixelFormat::Gray8) {
-    return static_cast<float>(__ldg(reinterpret_cast<const std::uint8_t*>(row) + x));
-  } else if constexpr (F == PixelFormat::Gray16) {
-    return static_cast<float>(__ldg(reinterpret_cast<const std::uint16_t*>(row) + x));
-  } else {
-    return __ldg(reinterpret_cast<const float*>(row) + x);
-  }
-}
-
-__device__ __forceinline__ float read_sample(WhitenFrameView f, int x, int y) {
-  const std::byte* row = f.data + static_cast<std::ptrdiff_t>(y) * f.stride;
-  switch (f.format) {
-    case PixelFormat::Gray8:
-      return row_sample<PixelFormat::Gray8>(row, x);
-    case PixelFormat::Gray16:
-      return row_sample<PixelFormat::Gray16>(row, x);
-    default:
-      return row_sample<PixelFormat::Gray32F>(row, x);
-  }
-}
-
-// `value` already rounded and clamped for integer formats.
-__device__ __forceinline__ void write_sample(WhitenFrameView f, int x, int y, float value) {
-  std::byte* row = f.data + static_cast<std::ptrdiff_t>(y) * f.stride;
-  switch (f.format) {
-    case PixelFormat::Gray8:
-      reinterpret_cast<std::uint8_t*>(row)[x] = static_cast<std::uint8_t>(value);
-      break;
-    case PixelFormat::Gray16:
-      reinterpret_cast<std::uint16_t*>(row)[x] = static_cast<std::uint16_t>(value);
-      break;
-    default:
-      reinterpret_cast<float*>(row)[x] = value;
-  }
-}
-
-// The input sample copied bit for bit (passthrough keeps NaN payloads as the CPU's memcpy).
-__device__ __forceinline__ void copy_sample(WhitenFrameView in, WhitenFrameView out, int x, int y) {
-  const std::byte* from = in.data + static_cast<std::ptrdiff_t>(y) * in.stride;
-  std::byte* to = out.data + static_cast<std::ptrdiff_t>(y) * out.stride;
-  switch (in.format) {
-    case PixelFormat::Gray8:
-      to[x] = from[x];
-      break;
-    case PixelFormat::Gray16:
-      reinterpret_cast<std::uint16_t*>(to)[x] = reinterpret_cast<const std::uint16_t*>(from)[x];
-      break;
-    default:
-      reinterpret_cast<std::uint32_t*>(to)[x] = reinterpret_cast<const std::uint32_t*>(from)[x];
-  }
-}
 
 // acc + t * h for the Gram sums, as one fused multiply-add: the product of two floats is
 // exact in double, so this is the reference's multiply then add, in one instruction.
@@ -294,7 +241,7 @@ __device__ __forceinline__ bool camera_pixel(const WhitenDeviceState& s,
   switch (plan.output) {
     case WhitenOutput::Residual:
       if (passthrough) {
-        copy_sample(in, out, x, y);
+        copy_sample(in.data, in.stride, out.data, out.stride, x, y, in.format);
         return rejected;
       }
       v = out.format != PixelFormat::Gray32F
@@ -303,7 +250,7 @@ __device__ __forceinline__ bool camera_pixel(const WhitenDeviceState& s,
       break;
     case WhitenOutput::Float:
       // The input as it came, despiked samples included.
-      v = passthrough ? read_sample(in, x, y) : (zeros ? 0.0f : rho);
+      v = passthrough ? read_pixel(in.data, in.stride, x, y, in.format) : (zeros ? 0.0f : rho);
       break;
     case WhitenOutput::Snr:
       // sigma (a square root) worked out only for the outputs that write it.
@@ -313,7 +260,7 @@ __device__ __forceinline__ bool camera_pixel(const WhitenDeviceState& s,
       v = passthrough || zeros ? 0.0f : pixel_sigma(var_before, plan.noise);
       break;
   }
-  write_sample(out, x, y, v);
+  write_sample(out.data, out.stride, x, y, out.format, v);
   return rejected;
 }
 
@@ -328,18 +275,6 @@ static_assert(kWhitenBlock % kTileW == 0 && kTileH % kThreadRows == 0 && kTileW 
 
 inline dim3 tile_grid(const WhitenDeviceState& s) {
   return dim3((s.width + kTileW - 1) / kTileW, (s.height + kTileH - 1) / kTileH);
-}
-
-// Calls body(r, c) for every cell of a Rows x Cols block of shared memory (Cols <= 2 kTileW),
-// spread over the block's threads by rows and columns: no division per cell.
-template <int Rows, int Cols, class Body>
-__device__ __forceinline__ void for_each_tile_cell(Body body) {
-  static_assert(Cols <= 2 * kTileW);
-  const int tx = static_cast<int>(threadIdx.x) % kTileW;
-  for (int r = static_cast<int>(threadIdx.x) / kTileW; r < Rows; r += kThreadRows) {
-    body(r, tx);
-    if (tx + kTileW < Cols) body(r, tx + kTileW);
-  }
 }
 
 // Calls body(r, c, x, y) for each of the thread's kRowsPerThread rows of the tile at (x0, y0):

@@ -40,8 +40,7 @@ __global__ void __launch_bounds__(kWhitenBlock)
   __shared__ float var[kRingH][kRingW];
   const int w = s.width, h = s.height;
   const int x0 = static_cast<int>(blockIdx.x) * kTileW, y0 = static_cast<int>(blockIdx.y) * kTileH;
-  for (int i = threadIdx.x; i < kRingW * kRingH; i += kWhitenBlock) {
-    const int r = i / kRingW, c = i - r * kRingW;
+  for_each_cell(kRingH, kRingW, threadIdx.x, kWhitenBlock, [&](int r, int c) {
     const int gy = y0 - 1 + r, gx = x0 - 1 + c;
     float rv = 0.0f, vv = 0.0f;
     if (gx >= 0 && gx < w && gy >= 0 && gy < h) {
@@ -51,7 +50,7 @@ __global__ void __launch_bounds__(kWhitenBlock)
     }
     rho[r][c] = rv;
     var[r][c] = vv;
-  }
+  });
   __syncthreads();
   for_each_thread_row(x0, y0, [&](int r, int tx, int x, int y) {
     if (x >= w || y >= h) return;
@@ -79,6 +78,8 @@ __global__ void __launch_bounds__(kWhitenBlock)
   __shared__ unsigned char box[kRingH][kRingW];
   const int w = s.width, h = s.height;
   const int x0 = static_cast<int>(blockIdx.x) * kTileW, y0 = static_cast<int>(blockIdx.y) * kTileH;
+  // (A plain loop, not for_each_cell(): through the lambda the compiler scheduled this kernel
+  // differently.)
   for (int i = threadIdx.x; i < kRingW * kRingH; i += kWhitenBlock) {
     const int r = i / kRingW, c = i - r * kRingW;
     const int gy = y0 - 1 + r, gx = x0 - 1 + c;

@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(kWhitenBlock)
   const bool predicted = plan.n >= 1;  // else the prediction is 0 (b is not read)
   if (predicted) {
     const int left = x0 + k.ox - 1, top = y0 + k.oy - 1;
-    for_each_tile_cell<kH, kW>([&](int r, int c) {
+    for_each_row_cell<kTileW, kThreadRows, kH, kW>([&](int r, int c) {
       taps[r][c] = __ldg(s.b + static_cast<std::size_t>(clamp_index(top + r, h)) * w +
                          clamp_index(left + c, w));
     });
