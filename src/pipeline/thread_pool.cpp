@@ -4,6 +4,27 @@
 
 namespace starsift {
 
+namespace {
+
+// The pool whose job this thread is running (a worker, or a caller inside parallel_for), to
+// recognise a nested call.
+thread_local const ThreadPool* running_in = nullptr;
+
+struct RunningIn {
+  explicit RunningIn(const ThreadPool* pool) : previous(running_in) { running_in = pool; }
+  ~RunningIn() { running_in = previous; }
+  RunningIn(const RunningIn&) = delete;
+  RunningIn& operator=(const RunningIn&) = delete;
+  const ThreadPool* previous;
+};
+
+}  // namespace
+
+ThreadPool& shared_thread_pool() {
+  static ThreadPool* const pool = new ThreadPool();
+  return *pool;
+}
+
 ThreadPool::ThreadPool(unsigned threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   workers_.reserve(threads - 1);
@@ -33,6 +54,7 @@ void ThreadPool::run_chunk(unsigned index) {
 }
 
 void ThreadPool::worker_loop(unsigned index) {
+  const RunningIn running(this);
   std::uint64_t seen = 0;
   for (;;) {
     {
@@ -51,6 +73,12 @@ void ThreadPool::worker_loop(unsigned index) {
 
 void ThreadPool::parallel_for(int count, const std::function<void(int, int)>& body) {
   if (count <= 0) return;
+  if (running_in == this) {
+    body(0, count);
+    return;
+  }
+  const std::lock_guard caller(caller_mutex_);
+  const RunningIn running(this);
   {
     std::lock_guard lock(mutex_);
     body_ = &body;

@@ -1,5 +1,7 @@
 // A fixed set of worker threads for the CPU backend: created once, reused for every frame,
-// so the per-frame path starts no threads and allocates nothing.
+// so the per-frame path starts no threads and allocates nothing. The CPU stages share one
+// process-wide pool (shared_thread_pool()), so a long chain or many elements start no more
+// threads than the machine has cores.
 #pragma once
 
 #include <condition_variable>
@@ -23,7 +25,11 @@ class ThreadPool {
 
   // Calls body(begin, end) over [0, count) split into contiguous chunks, on the workers and
   // the calling thread, and returns when all are done. The first exception thrown by a
-  // chunk is rethrown here. Not re-entrant.
+  // chunk is rethrown here.
+  // Callers on different threads are served one at a time: a second caller waits until the
+  // first one's loop is done (the pool has one set of workers and one job slot). A body that
+  // calls parallel_for on the same pool again runs that inner loop itself, serially, since
+  // waiting for the pool from inside one of its own jobs would never end.
   void parallel_for(int count, const std::function<void(int begin, int end)>& body);
 
  private:
@@ -31,6 +37,7 @@ class ThreadPool {
   void run_chunk(unsigned index);
 
   std::vector<std::thread> workers_;
+  std::mutex caller_mutex_;  // held for a whole parallel_for: one caller at a time
   std::mutex mutex_;
   std::condition_variable work_ready_;
   std::condition_variable work_done_;
@@ -41,5 +48,11 @@ class ThreadPool {
   bool stopping_ = false;
   std::exception_ptr error_;
 };
+
+// The process's pool for the CPU stages, one thread per hardware thread (the caller being
+// one of them), created on first use and never destroyed: stages on other threads may still
+// run while the process exits. Callers on several threads share it through parallel_for's
+// one-at-a-time rule, so frames of two streams are filtered in turn, each with every core.
+ThreadPool& shared_thread_pool();
 
 }  // namespace starsift

@@ -25,7 +25,7 @@ class MedianStageCpu final : public MedianStage {
   }
 
  private:
-  ThreadPool pool_;
+  ThreadPool& pool_ = shared_thread_pool();  // every CPU stage shares the process pool
   FrameShape shape_;
 };
 

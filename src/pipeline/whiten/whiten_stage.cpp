@@ -52,7 +52,7 @@ class WhitenStageCpu final : public WhitenStage {
     }
   }
 
-  ThreadPool pool_;
+  ThreadPool& pool_ = shared_thread_pool();  // every CPU stage shares the process pool
   std::unique_ptr<WhitenState> state_;
 };
 
