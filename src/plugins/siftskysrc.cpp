@@ -343,6 +343,16 @@ static gboolean gst_sift_sky_src_decide_allocation(GstBaseSrc* src, GstQuery* qu
   GstStructure* config = gst_buffer_pool_get_config(pool);
   gst_buffer_pool_config_set_params(config, caps, size, min, max);
   if (gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr)) {
+  // GRAY16_LE caps cannot say how many bits are real: a "bit-depth" field tells the starsift
+  // elements downstream (others ignore it).
+  const gchar* format = gst_structure_get_string(structure, "format");
+  if (format != nullptr && g_str_equal(format, "GRAY16_LE")) {
+    GstSiftSkySrc* self = GST_SIFT_SKY_SRC(src);
+    GST_OBJECT_LOCK(self);
+    const int bits = self->settings.params.bit_depth;
+    GST_OBJECT_UNLOCK(self);
+    gst_structure_set(structure, "bit-depth", G_TYPE_INT, bits, nullptr);
+  }
     gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
   }
   gst_buffer_pool_set_config(pool, config);

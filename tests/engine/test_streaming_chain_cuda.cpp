@@ -45,3 +45,16 @@ TEST_CASE("CUDA streaming chain copies large frames into its slots on several th
   engine->configure(shape);
   check_streaming(*engine, shape, 5, 11);
 }
+
+TEST_CASE("CUDA streaming chain applies parameter changes in frame order, graphs too",
+          "[engine][cuda][live]") {
+  const BackendChoice gpu = resolve_backend(Backend::Cuda, 0);
+  for (GraphPolicy graphs : {GraphPolicy::Never, GraphPolicy::Always}) {
+    for (int depth : {1, 3, 8}) {
+      auto engine = make_test_streaming_chain(gpu, depth);
+      engine->set_graph_policy(graphs);
+      check_live_changes(*engine, gpu, {131, 67, PixelFormat::Gray16, 12});
+      CHECK(engine->counters().graphed == (graphs == GraphPolicy::Always));
+    }
+  }
+}

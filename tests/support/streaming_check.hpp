@@ -130,4 +130,66 @@ inline void check_flush_and_caps_change(StreamingChain& engine, const FrameShape
   REQUIRE_THROWS_WITH(engine.submit(frame.cview(), 5), Catch::Contains("differs"));
 }
 
+// Parameter changes through the engine while frames are in flight: update_stage() (the second
+// median's size) and replace_stage() (a new first median) apply to the frames submitted after
+// them, never to those already in flight, and nothing is drained.
+inline void check_live_changes(StreamingChain& engine, const BackendChoice& choice,
+                               const FrameShape& shape) {
+  engine.configure(shape);
+  std::vector<MedianParams> before = streaming_test_chain();
+  std::vector<MedianParams> after = before;
+  after[0].size = 7;
+  after[1].size = 3;
+  const int frames = 4 * engine.depth() + 3;
+  const int changed_at = 2 * engine.depth() + 1;
+  std::vector<TestImage> inputs;
+  for (int i = 0; i < frames; ++i) {
+    inputs.emplace_back(shape.width, shape.height, shape.format);
+    fill(inputs.back(), Fill::Impulse, 500 + static_cast<std::uint32_t>(i));
+  }
+  auto expect = [&](const TestImage& in, const std::vector<MedianParams>& chain) {
+    static ThreadPool pool(2);
+    TestImage cur = in;
+    for (const auto& p : chain) {
+      TestImage next(in.width, in.height, in.format);
+      median_reference(p, cur.cview(), next.view(), pool);
+      cur = next;
+    }
+    return cur;
+  };
+  std::uint64_t next_out = 0;
+  auto collect = [&] {
+    const FinishedFrame done = engine.wait_oldest();
+    REQUIRE(done.tag == next_out);
+    TestImage got(shape.width, shape.height, shape.format);
+    for (int y = 0; y < shape.height; ++y) {
+      std::memcpy(got.view().row(y), done.output.row(y), done.output.row_bytes());
+    }
+    const bool changed = static_cast<int>(next_out) >= changed_at;
+    INFO("frame " << next_out << ", depth " << engine.depth());
+    REQUIRE(got.same_pixels(expect(inputs[next_out], changed ? after : before)));
+    engine.pop();
+    ++next_out;
+  };
+  const auto dropped = engine.counters().dropped;
+  for (int i = 0; i < frames; ++i) {
+    if (engine.in_flight() == engine.depth()) collect();
+    if (i == changed_at) {
+      const int in_flight = engine.in_flight();
+      const MedianParams second = after[1];
+      engine.update_stage(1, [second](FilterStage& stage) {
+        dynamic_cast<MedianStage&>(stage).set_params(second);
+      });
+      engine.replace_stage(0, make_median_stage(after[0], choice));
+      REQUIRE(engine.in_flight() == in_flight);  // no drain
+    }
+    engine.submit(inputs[i].cview(), static_cast<std::uint64_t>(i));
+  }
+  while (engine.in_flight() > 0) collect();
+  REQUIRE(engine.counters().dropped == dropped);
+  REQUIRE(engine.counters().live_updates >= 1);
+  REQUIRE(engine.counters().stage_replaced >= 1);
+  REQUIRE(engine.stage(0).name() == "median");
+}
+
 }  // namespace starsift::test

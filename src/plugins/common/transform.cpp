@@ -377,7 +377,11 @@ static GstCaps* gst_sift_transform_transform_caps(GstBaseTransform* trans,
   if (!chain) {  // not started: what the properties describe, if anything
     try {
       chain = GST_SIFT_TRANSFORM_GET_CLASS(self)->describe_chain(self, FALSE);
+      // A chain that can never run here links like any other: start() then refuses it with
+      // the reason, where empty caps would only say "not negotiated".
+      gst_sift_transform_check_output(*chain);
     } catch (...) {
+      chain.reset();
     }
   }
 
