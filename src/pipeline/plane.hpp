@@ -1,5 +1,7 @@
-// A float image owned by the quality harness: residuals, noise variances, matched-filter
-// outputs. Rows are packed (stride = width floats), so a plane is also a GRAY32F view.
+// A float image on the host that owns its pixels: residuals, noise variances, matched-filter
+// outputs (detection, the quality benchmark). Rows are packed (stride = width floats), so a
+// plane is also a GRAY32F view. Interior: the rectangle of a frame a detector scans and a
+// score looks at, a border left out.
 #pragma once
 
 #include <cstddef>
@@ -7,7 +9,7 @@
 
 #include "pipeline/image.hpp"
 
-namespace starsift::quality {
+namespace starsift {
 
 class Plane {
  public:
@@ -45,7 +47,8 @@ class Plane {
   std::vector<float> data_;
 };
 
-// The pixels a score looks at: [border, width - border) x [border, height - border).
+// The pixels a detector scans and a score looks at: [border, width - border) x [border, height -
+// border).
 struct Interior {
   int x0 = 0, y0 = 0, x1 = 0, y1 = 0;  // half-open
 
@@ -60,4 +63,4 @@ struct Interior {
   }
 };
 
-}  // namespace starsift::quality
+}  // namespace starsift

@@ -1,14 +1,14 @@
-// The quality benchmark's matched filter: its SNR is the analytic one for a known source, and
+// Detection's matched filter: its SNR is the analytic one for a known source, and
 // it is calibrated (unit sigma) on white noise.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <vector>
 
-#include "app/quality/matched_filter.hpp"
-#include "app/quality/psf_kernel.hpp"
 #include "app/quality/statistics.hpp"
 #include "app/rng.hpp"
+#include "pipeline/detect/matched_filter.hpp"
+#include "pipeline/detect/psf_kernel.hpp"
 #include "pipeline/sky/sky_psf.hpp"
 
 using namespace starsift;
@@ -31,7 +31,7 @@ Plane point_source(const sky::Psf& psf, int width, int height, int cx, int cy, d
 }  // namespace
 
 TEST_CASE("the PSF kernel is the sky's pixel-integrated PSF, and its sum of squares is analytic",
-          "[quality]") {
+          "[detect]") {
   const double fwhm = 3.0;
   const sky::Psf psf(PsfKind::Gaussian, fwhm, 3.0);
   const PsfKernel k = make_psf_kernel(psf);
@@ -47,7 +47,7 @@ TEST_CASE("the PSF kernel is the sky's pixel-integrated PSF, and its sum of squa
   CHECK(k.norm2 <= k.full_norm2);
 }
 
-TEST_CASE("a noise-free point source gives the analytic matched-filter SNR", "[quality]") {
+TEST_CASE("a noise-free point source gives the analytic matched-filter SNR", "[detect]") {
   const sky::Psf psf(PsfKind::Gaussian, 3.0, 3.0);
   const PsfKernel k = make_psf_kernel(psf);
   ThreadPool pool(2);
@@ -88,7 +88,7 @@ TEST_CASE("a noise-free point source gives the analytic matched-filter SNR", "[q
   }
 }
 
-TEST_CASE("the matched filter's SNR has unit sigma on white noise", "[quality]") {
+TEST_CASE("the matched filter's SNR has unit sigma on white noise", "[detect]") {
   const sky::Psf psf(PsfKind::Gaussian, 3.0, 3.0);
   const PsfKernel k = make_psf_kernel(psf);
   ThreadPool pool(2);

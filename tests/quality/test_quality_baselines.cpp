@@ -9,8 +9,8 @@
 #include "app/quality/baselines.hpp"
 #include "app/quality/cell_run.hpp"
 #include "app/quality/methods.hpp"
-#include "app/quality/psf_kernel.hpp"
 #include "app/rng.hpp"
+#include "pipeline/detect/psf_kernel.hpp"
 #include "pipeline/sky/sky_generator.hpp"
 
 using namespace starsift;

@@ -1,17 +1,18 @@
-// The quality benchmark's scoring: peaks, the hit/false-alarm matcher, the threshold at a
-// false-alarm rate, and the intervals the report quotes.
+// The quality benchmark's scoring: the hit/false-alarm matcher, the threshold at a
+// false-alarm rate, and the intervals the report quotes (the peak finder's own test is in
+// tests/detect/).
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <vector>
 
-#include "app/quality/matched_filter.hpp"
 #include "app/quality/matching.hpp"
-#include "app/quality/peaks.hpp"
-#include "app/quality/psf_kernel.hpp"
 #include "app/quality/statistics.hpp"
 #include "app/quality/threshold.hpp"
 #include "app/rng.hpp"
+#include "pipeline/detect/matched_filter.hpp"
+#include "pipeline/detect/peaks.hpp"
+#include "pipeline/detect/psf_kernel.hpp"
 #include "pipeline/sky/sky_psf.hpp"
 
 using namespace starsift;
@@ -41,23 +42,6 @@ std::vector<float> noise_peaks(std::uint64_t seed, int frames, int side, const I
 }
 
 }  // namespace
-
-TEST_CASE("peaks are strict local maxima inside the interior, one per flat top", "[quality]") {
-  Plane snr(12, 10, 0.0f);
-  snr.at(3, 3) = 6.0f;                 // a lone peak
-  snr.at(7, 5) = snr.at(8, 5) = 5.0f;  // a flat top of two pixels: one peak
-  snr.at(5, 8) = 9.0f;                 // on the border row of the interior below: not scanned
-  snr.at(2, 6) = 2.0f;                 // below the floor
-  std::vector<Peak> peaks;
-  find_peaks(snr, Interior::of(12, 10, 2), 3.0f, peaks);
-  REQUIRE(peaks.size() == 2);
-  CHECK(peaks[0].x == 3);
-  CHECK(peaks[0].y == 3);
-  CHECK(peaks[0].snr == 6.0f);
-  CHECK(peaks[1].x == 7);
-  CHECK(peaks[1].y == 5);
-  CHECK_THROWS(find_peaks(snr, Interior::of(12, 10, 0), 3.0f, peaks));
-}
 
 TEST_CASE("the matcher counts hits along the streak and false alarms elsewhere", "[quality]") {
   MoverTruth still;  // stationary at (10, 10)

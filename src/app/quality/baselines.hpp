@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "app/quality/plane.hpp"
+#include "pipeline/plane.hpp"
 #include "pipeline/thread_pool.hpp"
 
 namespace starsift::quality {

@@ -7,12 +7,12 @@
 #include <memory>
 #include <set>
 
-#include "app/quality/matched_filter.hpp"
 #include "app/quality/matching.hpp"
 #include "app/quality/methods.hpp"
-#include "app/quality/peaks.hpp"
 #include "app/quality/statistics.hpp"
 #include "app/rng.hpp"
+#include "pipeline/detect/matched_filter.hpp"
+#include "pipeline/detect/peaks.hpp"
 #include "pipeline/error.hpp"
 #include "pipeline/sky/sky_generator.hpp"
 

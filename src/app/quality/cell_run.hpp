@@ -9,8 +9,8 @@
 
 #include "app/quality/config.hpp"
 #include "app/quality/frame_layout.hpp"
-#include "app/quality/plane.hpp"
-#include "app/quality/psf_kernel.hpp"
+#include "pipeline/detect/psf_kernel.hpp"
+#include "pipeline/plane.hpp"
 #include "pipeline/sky/sky_truth.hpp"
 #include "pipeline/thread_pool.hpp"
 

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "app/quality/plane.hpp"
-#include "app/quality/psf_kernel.hpp"
+#include "pipeline/detect/psf_kernel.hpp"
+#include "pipeline/plane.hpp"
 #include "pipeline/sky/sky_generator.hpp"
 
 namespace starsift::quality {

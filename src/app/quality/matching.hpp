@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "app/quality/peaks.hpp"
+#include "pipeline/detect/peaks.hpp"
 #include "pipeline/sky/sky_truth.hpp"
 
 namespace starsift::quality {

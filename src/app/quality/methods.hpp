@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "app/quality/plane.hpp"
 #include "pipeline/image.hpp"
 #include "pipeline/pixel_format.hpp"
+#include "pipeline/plane.hpp"
 #include "pipeline/thread_pool.hpp"
 
 namespace starsift::quality {

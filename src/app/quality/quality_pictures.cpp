@@ -39,7 +39,7 @@ Panel input_panel(const quality::PictureFrame& p, int side) {
   return panel;
 }
 
-Panel residual_panel(const quality::Plane& residual, double sigma) {
+Panel residual_panel(const Plane& residual, double sigma) {
   Panel panel(residual.size());
   const double scale = 127.5 / (kResidualSigmas * sigma);
   for (std::size_t i = 0; i < residual.size(); ++i) {

@@ -7,8 +7,8 @@
 
 #include "app/quality/cell_run.hpp"
 #include "app/quality/config.hpp"
-#include "app/quality/psf_kernel.hpp"
 #include "app/quality/summary.hpp"
+#include "pipeline/detect/psf_kernel.hpp"
 #include "pipeline/sky/sky_params.hpp"
 #include "pipeline/thread_pool.hpp"
 

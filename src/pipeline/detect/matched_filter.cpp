@@ -1,4 +1,4 @@
-#include "app/quality/matched_filter.hpp"
+#include "pipeline/detect/matched_filter.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "pipeline/error.hpp"
 
-namespace starsift::quality {
+namespace starsift {
 
 void correlate(const Plane& in, const std::vector<float>& taps, int radius, Plane& out,
                ThreadPool& pool) {
@@ -57,4 +57,4 @@ void MatchedFilter::snr_with_sigma(const Plane& residual, double sigma, Plane& s
   for (float& s : std::span<float>(snr.data(), snr.size())) s *= scale;
 }
 
-}  // namespace starsift::quality
+}  // namespace starsift

@@ -6,11 +6,11 @@
 // Outside the frame the residual and the variance count as 0.
 #pragma once
 
-#include "app/quality/plane.hpp"
-#include "app/quality/psf_kernel.hpp"
+#include "pipeline/detect/psf_kernel.hpp"
+#include "pipeline/plane.hpp"
 #include "pipeline/thread_pool.hpp"
 
-namespace starsift::quality {
+namespace starsift {
 
 // out(p) = sum over the stamp of taps(q) in(p + q), zero outside `in`; `radius` as PsfKernel.
 // `in` and `out` of one size, distinct.
@@ -35,4 +35,4 @@ class MatchedFilter {
   Plane variance_sum_;
 };
 
-}  // namespace starsift::quality
+}  // namespace starsift

@@ -1,8 +1,8 @@
-#include "app/quality/peaks.hpp"
+#include "pipeline/detect/peaks.hpp"
 
 #include "pipeline/error.hpp"
 
-namespace starsift::quality {
+namespace starsift {
 
 void find_peaks(const Plane& snr, const Interior& interior, float floor, std::vector<Peak>& out) {
   if (interior.x0 < 1 || interior.y0 < 1 || interior.x1 > snr.width() - 1 ||
@@ -23,4 +23,4 @@ void find_peaks(const Plane& snr, const Interior& interior, float floor, std::ve
   }
 }
 
-}  // namespace starsift::quality
+}  // namespace starsift

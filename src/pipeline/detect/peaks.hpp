@@ -3,9 +3,9 @@
 
 #include <vector>
 
-#include "app/quality/plane.hpp"
+#include "pipeline/plane.hpp"
 
-namespace starsift::quality {
+namespace starsift {
 
 struct Peak {
   int x = 0;
@@ -19,4 +19,4 @@ struct Peak {
 // brighter than the sky. `interior` must leave a border of at least 1 pixel.
 void find_peaks(const Plane& snr, const Interior& interior, float floor, std::vector<Peak>& out);
 
-}  // namespace starsift::quality
+}  // namespace starsift

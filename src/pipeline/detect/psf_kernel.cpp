@@ -1,9 +1,9 @@
-#include "app/quality/psf_kernel.hpp"
+#include "pipeline/detect/psf_kernel.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace starsift::quality {
+namespace starsift {
 
 namespace {
 
@@ -61,4 +61,4 @@ double reach_radius(const PsfKernel& kernel, double flux, double level) {
   return 0.0;
 }
 
-}  // namespace starsift::quality
+}  // namespace starsift

@@ -1,12 +1,13 @@
-// The matched filter's template: the synthetic sky's own PSF (the truth's), integrated over
-// pixels exactly as the sky renders a point source, for a source on a pixel centre, unit flux.
+// The matched filter's template (matched_filter.hpp): a PSF integrated over pixels exactly as
+// the synthetic sky renders a point source (the quality benchmark uses the truth's own PSF),
+// for a source on a pixel centre, unit flux.
 #pragma once
 
 #include <vector>
 
 #include "pipeline/sky/sky_psf.hpp"
 
-namespace starsift::quality {
+namespace starsift {
 
 struct PsfKernel {
   int radius = 0;            // the stamp is (2 radius + 1)^2 pixels, centre at (radius, radius)
@@ -30,4 +31,4 @@ PsfKernel make_psf_kernel(const sky::Psf& psf, double relative_cutoff = 0.01);
 // (by the kernel's ring profile); 0 when even its peak is below `level`.
 double reach_radius(const PsfKernel& kernel, double flux, double level);
 
-}  // namespace starsift::quality
+}  // namespace starsift
