@@ -5,9 +5,11 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <string>
 #include <utility>
 
 #include "cuda/cuda_check.hpp"
+#include "pipeline/error.hpp"
 
 namespace starsift::cuda {
 
@@ -29,10 +31,22 @@ class DeviceImage {
   DeviceImage(const DeviceImage&) = delete;
   DeviceImage& operator=(const DeviceImage&) = delete;
 
+  // Throws Error naming the size and shape when the device has no room ("out of memory"
+  // alone does not say for what).
   void allocate(std::size_t row_bytes, int height) {
     release();
-    check(cudaMallocPitch(&ptr_, &pitch_, row_bytes, static_cast<std::size_t>(height)),
-          "cudaMallocPitch");
+    const cudaError_t status =
+        cudaMallocPitch(&ptr_, &pitch_, row_bytes, static_cast<std::size_t>(height));
+    if (status == cudaErrorMemoryAllocation) {
+      cudaGetLastError();  // clear it: the device stays usable for smaller requests
+      ptr_ = nullptr;
+      pitch_ = 0;
+      throw Error("cannot allocate a device image of " + std::to_string(height) + " rows of " +
+                  std::to_string(row_bytes) + " bytes (" +
+                  std::to_string(row_bytes * static_cast<std::size_t>(height)) +
+                  " bytes before row padding): the GPU is out of memory");
+    }
+    check(status, "cudaMallocPitch");
     row_bytes_ = row_bytes;
     height_ = height;
   }

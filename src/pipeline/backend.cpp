@@ -26,7 +26,7 @@ Backend parse_backend(std::string_view name) {
   if (name == "auto") return Backend::Auto;
   if (name == "cuda") return Backend::Cuda;
   if (name == "cpu") return Backend::Cpu;
-  throw Error("unknown backend '" + std::string(name) + "'", "auto, cuda, cpu");
+  throw Error("unknown backend '" + shown_value(name) + "'", "auto, cuda, cpu");
 }
 
 bool built_with_cuda() noexcept {

@@ -24,7 +24,7 @@ BorderMode parse_border_mode(std::string_view name) {
   if (name == "replicate") return BorderMode::Replicate;
   if (name == "reflect-101" || name == "reflect101") return BorderMode::Reflect101;
   if (name == "constant") return BorderMode::Constant;
-  throw Error("unknown border mode '" + std::string(name) + "'", border_mode_names());
+  throw Error("unknown border mode '" + shown_value(name) + "'", border_mode_names());
 }
 
 }  // namespace starsift

@@ -1,8 +1,10 @@
 // The one error type of starsift: every message says what is wrong and what is allowed.
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace starsift {
 
@@ -20,5 +22,14 @@ class Error : public std::runtime_error {
   std::string problem_;
   std::string allowed_;
 };
+
+// The most of a value that a message repeats: a refused property or YAML value may be
+// megabytes long, and a message that echoes it whole is unreadable and as large.
+inline constexpr std::size_t kMaxShownValueBytes = 64;
+
+// `value` as messages show it: whole when it has at most `max_bytes` bytes; otherwise its
+// first `max_bytes` bytes (fewer when that would split a UTF-8 character), then
+// "… (N bytes)" with N its full size. Every message that echoes a value takes it from here.
+std::string shown_value(std::string_view value, std::size_t max_bytes = kMaxShownValueBytes);
 
 }  // namespace starsift

@@ -1,6 +1,7 @@
 #include "pipeline/frame_memory.hpp"
 
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 #include "pipeline/error.hpp"
@@ -12,6 +13,12 @@
 namespace starsift {
 
 FrameMemory allocate_frame_memory(std::size_t bytes) {
+  constexpr std::size_t kAlign = 64;
+  // Rounding up to kAlign must not wrap around to a small size.
+  if (bytes > std::numeric_limits<std::size_t>::max() - (kAlign - 1)) {
+    throw Error("cannot allocate " + std::to_string(bytes) +
+                " bytes of frame memory: more than the address space holds");
+  }
   FrameMemory m;
   m.bytes = bytes;
 #if STARSIFT_HAVE_CUDA
@@ -22,10 +29,10 @@ FrameMemory allocate_frame_memory(std::size_t bytes) {
   cudaGetLastError();  // no driver or no device: ordinary memory serves the CPU backend
   m.data = nullptr;
 #endif
-  constexpr std::size_t kAlign = 64;
   m.data = std::aligned_alloc(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
   if (m.data == nullptr) {
-    throw Error("cannot allocate " + std::to_string(bytes) + " bytes of frame memory");
+    throw Error("cannot allocate " + std::to_string(bytes) + " bytes (" +
+                std::to_string(bytes >> 20) + " MiB) of frame memory: out of memory");
   }
   return m;
 }

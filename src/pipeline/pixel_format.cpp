@@ -42,7 +42,7 @@ PixelFormat parse_pixel_format(std::string_view name) {
     if (kFormats[i].name == name) return static_cast<PixelFormat>(i);
   }
   if (name == "GRAY16") return PixelFormat::Gray16;
-  throw Error("unknown pixel format '" + std::string(name) + "'", pixel_format_names());
+  throw Error("unknown pixel format '" + shown_value(name) + "'", pixel_format_names());
 }
 
 int default_bit_depth(PixelFormat format) noexcept {

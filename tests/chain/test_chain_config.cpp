@@ -1,6 +1,8 @@
 // Chain configurations from YAML: the stages and parameters read from valid chains (file and
 // inline style), and for every kind of mistake a message with the place, the key path, the
 // value received and what is allowed.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -349,9 +351,73 @@ TEST_CASE("long values are shortened in messages", "[chain]") {
     parse_chain_yaml("[{" + long_name + ": {}}]", "chain property");
     FAIL("accepted");
   } catch (const Error& e) {
-    CHECK_THAT(e.problem(), Contains("unknown filter '" + long_name.substr(0, 40) + "...'"));
-    CHECK(e.problem().size() < 120);
+    CHECK_THAT(e.problem(), Contains("unknown filter '" + long_name.substr(0, kMaxShownValueBytes) +
+                                     "\xE2\x80\xA6 (200 bytes)'"));
+    CHECK(e.problem().size() < 140);
   }
+}
+
+TEST_CASE("a huge value is cut wherever a message repeats it", "[chain]") {
+  // 5 MB of one value: every refusal that quotes it quotes 64 bytes and the size.
+  const std::string huge(5'000'000, 'w');
+  const std::string cut = huge.substr(0, kMaxShownValueBytes) + "\xE2\x80\xA6 (5000000 bytes)";
+  const std::string key(1000, 'k');
+  const std::string key_cut = key.substr(0, kMaxShownValueBytes) + "\xE2\x80\xA6 (1000 bytes)";
+  struct Case {
+    std::string yaml;
+    std::string says;
+  };
+  const Case cases[] = {
+      {"- median: {border: " + huge + "}\n", "unknown border mode '" + cut + "'"},
+      {"- median: {size: " + huge + "}\n", "expected an integer, got '" + cut + "'"},
+      {"- median: {size: 1" + std::string(5'000'000, '0') + "}\n",
+       "1" + std::string(kMaxShownValueBytes - 1, '0') +
+           "\xE2\x80\xA6 (5000001 bytes) is not allowed"},
+      {"- median: {border-value: 1" + std::string(5'000'000, '0') + "}\n",
+       "1" + std::string(kMaxShownValueBytes - 1, '0') +
+           "\xE2\x80\xA6 (5000001 bytes) is not allowed"},
+      {"- whiten: {shift: " + huge + "}\n", "unknown whiten shift '" + cut + "'"},
+      // Keys: YAML caps an implicit key at 1024 characters, so these are shorter.
+      {"- median: {" + key + ": 3}\n", "unknown key '" + key_cut + "'"},
+      {"- " + key + ":\n", "unknown filter '" + key_cut + "'"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.says.substr(0, 40));
+    try {
+      parse_chain_yaml(c.yaml, "chain.yaml");
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK_THAT(e.problem(), Contains(c.says));
+      CHECK(std::string(e.what()).size() < 400);
+    }
+  }
+}
+
+TEST_CASE("shown_value keeps short values and cuts long ones between UTF-8 characters", "[chain]") {
+  CHECK(shown_value("") == "");
+  CHECK(shown_value(std::string(64, 'a')) == std::string(64, 'a'));
+  CHECK(shown_value(std::string(65, 'a')) == std::string(64, 'a') + "\xE2\x80\xA6 (65 bytes)");
+  CHECK(shown_value("abcdef", 3) == "abc\xE2\x80\xA6 (6 bytes)");
+  // "a" then U+00E9 (2 bytes): a cut after 2 bytes would split it, so it falls after "a".
+  CHECK(shown_value("a\xC3\xA9zzz", 2) == "a\xE2\x80\xA6 (6 bytes)");
+}
+
+TEST_CASE("a chain holds at most kMaxChainStages stages", "[chain]") {
+  std::string at_limit = "[";
+  for (int i = 0; i < kMaxChainStages; ++i)
+    at_limit += std::string(i == 0 ? "" : ", ") + "{median: }";
+  CHECK(parse_chain_yaml(at_limit + "]", "chain.yaml").stages.size() ==
+        static_cast<std::size_t>(kMaxChainStages));
+  require_refused(at_limit + ", {median: }]",
+                  {"chain.yaml:1:1", "chain",
+                   std::to_string(kMaxChainStages + 1) + " stages, more than the limit of " +
+                       std::to_string(kMaxChainStages),
+                   "1 to " + std::to_string(kMaxChainStages) + " stages"});
+  // A few bytes of YAML aliases asking for 100000 stages: refused at once, nothing built.
+  std::string aliases = "chain:\n  - &m {median: {size: 3}}\n";
+  for (int i = 1; i < 100000; ++i) aliases += "  - *m\n";
+  require_refused(aliases, {"chain.yaml:2:3", "chain", "100000 stages, more than the limit of",
+                            "1 to " + std::to_string(kMaxChainStages) + " stages"});
 }
 
 // ---- files -------------------------------------------------------------------------------
@@ -374,6 +440,52 @@ TEST_CASE("load_chain_file reads a file and names it in messages", "[chain]") {
                         Contains("No such file or directory"));
   CHECK_THROWS_WITH(load_chain_file(dir.string()),
                     StartsWith(dir.string() + ": cannot read the chain file: it is a directory"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("load_chain_file reads only regular files of at most 1 MiB", "[chain]") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "starsift_test_chain_files";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string allowed = "allowed: a regular file of at most 1048576 bytes (1 MiB)";
+
+  // A FIFO with no writer: opening it would wait for ever, so it must be refused unopened.
+  const std::string fifo = (dir / "chain.fifo").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(
+      load_chain_file(fifo),
+      StartsWith(fifo + ": cannot read the chain file: it is a FIFO") && Contains(allowed));
+  // A device that never ends.
+  CHECK_THROWS_WITH(load_chain_file("/dev/zero"),
+                    StartsWith("/dev/zero: cannot read the chain file: it is a character device") &&
+                        Contains(allowed));
+  CHECK_THROWS_WITH(load_chain_file(dir.string()),
+                    StartsWith(dir.string() + ": cannot read the chain file: it is a directory") &&
+                        Contains(allowed));
+
+  // At the limit: read (and parsed: a comment fills it up).
+  const std::string full = (dir / "full.yaml").string();
+  {
+    std::ofstream out(full, std::ios::binary);
+    const std::string chain = "- median: {size: 5}\n#";
+    out << chain << std::string(kMaxChainFileBytes - chain.size() - 1, 'c') << '\n';
+  }
+  REQUIRE(std::filesystem::file_size(full) == kMaxChainFileBytes);
+  CHECK(load_chain_file(full).stages.size() == 1);
+  // One byte more: refused, naming the size.
+  const std::string large = (dir / "large.yaml").string();
+  {
+    std::ofstream out(large, std::ios::binary);
+    out << std::string(kMaxChainFileBytes + 1, '#');
+  }
+  CHECK_THROWS_WITH(load_chain_file(large),
+                    StartsWith(large + ": cannot read the chain file: it has 1048577 bytes") &&
+                        Contains(allowed));
+  // A symbolic link to a regular file is that file.
+  const std::string link = (dir / "link.yaml").string();
+  std::filesystem::create_symlink(full, link);
+  CHECK(load_chain_file(link).stages.size() == 1);
   std::filesystem::remove_all(dir);
 }
 

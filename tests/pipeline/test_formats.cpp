@@ -1,7 +1,14 @@
 #include <catch2/catch.hpp>
 
+#include <climits>
+#include <cstdint>
+#include <limits>
+#include <string>
+
 #include "pipeline/backend.hpp"
 #include "pipeline/error.hpp"
+#include "pipeline/frame_memory.hpp"
+#include "pipeline/host_frame.hpp"
 #include "pipeline/pixel_format.hpp"
 #include "pipeline/sample_key.hpp"
 
@@ -60,4 +67,38 @@ TEST_CASE("backends parse; cpu always resolves; auto never throws", "[backend]")
     REQUIRE_THROWS_WITH(resolve_backend(Backend::Cuda, 0), Catch::Contains("not usable"));
   }
   REQUIRE_FALSE(cuda_unusable_reason(999).empty());
+}
+
+TEST_CASE("a frame that cannot be allocated says what and how big", "[formats]") {
+  // Larger than any vector may be: refused before a byte is asked for (the shape is not
+  // validated here, which is what lets it be this large).
+  HostFrame frame;
+  const FrameShape huge{INT_MAX, INT_MAX, PixelFormat::Rgba, 8};
+  const std::string bytes = std::to_string(HostFrame::packed_bytes(huge));
+  REQUIRE_THROWS_AS(frame.allocate(huge), Error);
+  REQUIRE_THROWS_WITH(frame.allocate(huge),
+                      Catch::Contains("cannot allocate a 2147483647x2147483647 RGBA host frame") &&
+                          Catch::Contains(bytes + " bytes"));
+  CHECK(frame.bytes.empty());
+
+  // Frame memory for the GPU's copies: a size whose alignment would wrap around to a few
+  // bytes, and one no machine has.
+  const std::size_t max = std::numeric_limits<std::size_t>::max();
+  REQUIRE_THROWS_WITH(allocate_frame_memory(max),
+                      Catch::Contains("cannot allocate " + std::to_string(max) + " bytes"));
+  REQUIRE_THROWS_WITH(allocate_frame_memory(max - 10),
+                      Catch::Contains("cannot allocate " + std::to_string(max - 10) + " bytes"));
+  const std::size_t too_much = std::size_t{1} << 62;
+  REQUIRE_THROWS_WITH(allocate_frame_memory(too_much),
+                      Catch::Contains("cannot allocate " + std::to_string(too_much) + " bytes") &&
+                          Catch::Contains("frame memory"));
+}
+
+TEST_CASE("parsed names are cut in messages when long", "[formats]") {
+  const std::string long_name(1000, 'q');
+  const std::string cut = std::string(kMaxShownValueBytes, 'q') + "\xE2\x80\xA6 (1000 bytes)";
+  REQUIRE_THROWS_WITH(
+      parse_pixel_format(long_name),
+      Catch::Equals("unknown pixel format '" + cut + "'; allowed: " + pixel_format_names()));
+  REQUIRE_THROWS_WITH(parse_backend(long_name), Catch::StartsWith("unknown backend '" + cut + "'"));
 }

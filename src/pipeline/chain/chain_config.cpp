@@ -3,12 +3,14 @@
 // parameters of each filter are read by its own <filter>_yaml.cpp.
 #include "pipeline/chain/chain_config.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <utility>
 
 #include "pipeline/chain/chain_filters.hpp"
@@ -34,6 +36,32 @@ std::string stage_allowed() {
   return "one key, a filter name (" + chain_filter_names() +
          "), holding the filter's parameters, e.g. '- median: {size: 5}'";
 }
+
+// Paths are shown whole up to PATH_MAX: only a longer one, which no file has, is cut.
+constexpr std::size_t kMaxShownPathBytes = 4096;
+
+std::string file_allowed() {
+  return "a regular file of at most " + std::to_string(kMaxChainFileBytes) + " bytes (" +
+         std::to_string(kMaxChainFileBytes >> 20) + " MiB)";
+}
+
+std::string file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "it is a directory";
+  if (S_ISFIFO(mode)) return "it is a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "it is a character device";
+  if (S_ISBLK(mode)) return "it is a block device";
+  if (S_ISSOCK(mode)) return "it is a socket";
+  return "it is not a regular file";
+}
+
+// Closes the descriptor on every way out.
+struct FileDescriptor {
+  explicit FileDescriptor(int descriptor) : fd(descriptor) {}
+  ~FileDescriptor() { ::close(fd); }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int fd;
+};
 
 class ChainReader {
  public:
@@ -115,6 +143,13 @@ class ChainReader {
               stages_allowed());
     }
     if (stages.size() == 0) fail_empty(where, kChainKey);
+    // Before any stage is read: each stage costs memory and state when the chain is built.
+    if (stages.size() > static_cast<std::size_t>(kMaxChainStages)) {
+      fail_at(where, kChainKey,
+              std::to_string(stages.size()) + " stages, more than the limit of " +
+                  std::to_string(kMaxChainStages),
+              "1 to " + std::to_string(kMaxChainStages) + " stages");
+    }
     ChainConfig config;
     int number = 0;
     for (const YAML::Node& stage : stages) {
@@ -184,19 +219,40 @@ ChainConfig parse_chain_yaml(std::string_view yaml, std::string_view origin) {
 }
 
 ChainConfig load_chain_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw Error(path + ": cannot read the chain file: it is a directory");
+  const std::string shown = shown_value(path, kMaxShownPathBytes);
+  const auto refuse = [&](const std::string& reason) -> Error {
+    return Error(shown + ": cannot read the chain file: " + reason, file_allowed());
+  };
+  // Judged by stat() before opening: opening a FIFO waits for a writer, and reading a device
+  // such as /dev/zero never ends.
+  struct stat before {};
+  if (::stat(path.c_str(), &before) != 0) throw refuse(std::strerror(errno));
+  if (!S_ISREG(before.st_mode)) throw refuse(file_kind(before.st_mode));
+  if (static_cast<std::uintmax_t>(before.st_size) > kMaxChainFileBytes) {
+    throw refuse("it has " + std::to_string(before.st_size) + " bytes");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) {
-    const int reason = errno;
-    throw Error(path + ": cannot read the chain file: " + std::strerror(reason));
+  // O_NONBLOCK: should the path have become a FIFO since stat(), open() still returns, and
+  // fstat() below refuses it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw refuse(std::strerror(errno));
+  const FileDescriptor file{fd};
+  struct stat opened {};
+  if (::fstat(fd, &opened) != 0) throw refuse(std::strerror(errno));
+  if (!S_ISREG(opened.st_mode)) throw refuse(file_kind(opened.st_mode));
+  // Up to one byte past the limit, so a file that grew since stat() is refused too.
+  std::string text(kMaxChainFileBytes + 1, '\0');
+  std::size_t size = 0;
+  while (size < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + size, text.size() - size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw refuse(std::strerror(errno));
+    if (n == 0) break;
+    size += static_cast<std::size_t>(n);
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(path + ": cannot read the chain file: a read error");
-  return parse_chain_yaml(text.str(), path);
+  if (size > kMaxChainFileBytes)
+    throw refuse("it has more than " + std::to_string(kMaxChainFileBytes) + " bytes");
+  text.resize(size);
+  return parse_chain_yaml(text, path);
 }
 
 }  // namespace starsift

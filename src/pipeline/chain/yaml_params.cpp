@@ -9,8 +9,6 @@ namespace starsift {
 
 namespace {
 
-constexpr std::size_t kMaxShownChars = 40;  // longer scalars are shortened in messages
-
 enum class NumberText { Ok, NotANumber, OutOfRange };
 
 bool is_digit(char c) {
@@ -108,9 +106,7 @@ std::string describe_yaml_value(const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return "nothing";
   if (node.IsMap()) return "a map";
   if (node.IsSequence()) return "a sequence";
-  const std::string& text = node.Scalar();
-  if (text.size() <= kMaxShownChars) return "'" + text + "'";
-  return "'" + text.substr(0, kMaxShownChars) + "...'";
+  return "'" + shown_value(node.Scalar()) + "'";
 }
 
 std::string join_names(std::span<const std::string_view> names) {
@@ -133,8 +129,9 @@ void YamlParam::fail(std::string_view problem, std::string allowed) const {
 
 void YamlParam::fail_not_allowed(const Error& e) const {
   // The rule's allowed text says what is accepted; without one, its problem text says why.
-  if (e.allowed().empty()) fail(value_.Scalar() + " is not allowed (" + e.problem() + ")", "");
-  fail(value_.Scalar() + " is not allowed", e.allowed());
+  const std::string value = shown_value(value_.Scalar());
+  if (e.allowed().empty()) fail(value + " is not allowed (" + e.problem() + ")", "");
+  fail(value + " is not allowed", e.allowed());
 }
 
 void YamlParam::fail_type(std::string_view expected, const std::string& allowed) const {
@@ -156,7 +153,7 @@ int YamlParam::to_int(const std::string& allowed) const {
     case NumberText::Ok:
       return value;
     case NumberText::OutOfRange:
-      fail(value_.Scalar() + " is not allowed", allowed);
+      fail(shown_value(value_.Scalar()) + " is not allowed", allowed);
     case NumberText::NotANumber:
       break;
   }

@@ -32,7 +32,7 @@ struct YamlSource {
 [[noreturn]] void fail_at(const SourceLocation& where, std::string_view path,
                           std::string_view problem, std::string allowed);
 
-// A value as a message shows it: a scalar in single quotes (shortened when long), "a map",
+// A value as a message shows it: a scalar in single quotes (cut by shown_value()), "a map",
 // "a sequence", or "nothing" for a null or missing value.
 std::string describe_yaml_value(const YAML::Node& node);
 

@@ -55,7 +55,7 @@ std::string_view to_string(PsfKind kind) noexcept {
 PsfKind parse_psf_kind(std::string_view name) {
   if (name == "gaussian") return PsfKind::Gaussian;
   if (name == "moffat") return PsfKind::Moffat;
-  throw Error("unknown psf '" + std::string(name) + "'", "gaussian, moffat");
+  throw Error("unknown psf '" + shown_value(name) + "'", "gaussian, moffat");
 }
 
 void SkyParams::validate_fields() const {

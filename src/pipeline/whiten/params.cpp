@@ -58,7 +58,7 @@ Enum parse_named(std::span<const Named<Enum>> table, std::string_view what, std:
   for (const auto& entry : table) {
     if (entry.name == name) return entry.value;
   }
-  throw Error("unknown whiten " + std::string(what) + " '" + std::string(name) + "'",
+  throw Error("unknown whiten " + std::string(what) + " '" + shown_value(name) + "'",
               names_of(table));
 }
 
