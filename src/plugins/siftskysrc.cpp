@@ -10,7 +10,10 @@
  *
  * Every buffer carries the frame's truth as a GstSiftSkyTruthMeta (frame index, the field's
  * shift, each mover's id, position, velocity, flux, nominal peak SNR and noise); with
- * #GstSiftSkySrc:truth-file set, the same truth is written as one JSON line per frame.
+ * #GstSiftSkySrc:truth-file set, the same truth is written as one JSON line per frame pushed
+ * downstream (a live source drops the frame it was waiting to push when it stops; that frame
+ * has no line). A line is written whole or not at all: when the file cannot take one (a full
+ * disk), the element posts an error naming the file and the lines it holds, and stops.
  *
  * GRAY16_LE frames hold #GstSiftSkySrc:bit-depth bits in the low bits of each sample (the
  * caps do not say how many), saturating at 2^bit-depth - 1; GRAY8 frames have 8 bits. Sizes
@@ -28,7 +31,9 @@
 
 #include "plugins/siftskysrc.hpp"
 
+#include <fcntl.h>
 #include <gst/video/video.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -173,13 +178,15 @@ struct GstSiftSkySrcState {
   std::unique_ptr<starsift::SkyGenerator> generator;  // built when caps are set
   GstVideoInfo info{};
   starsift::PixelFormat format = starsift::PixelFormat::Gray16;
-  starsift::SkyTruth truth;  // of the frame being made; reused
-  std::string line;          // its JSON line; reused
-  std::FILE* truth_file = nullptr;
-  std::uint64_t frame = 0;  // index of the next frame
+  starsift::SkyTruth truth;       // of the frame being made; reused
+  std::string line;               // a pushed frame's JSON line; reused
+  int truth_fd = -1;              // the truth file; -1: none, or closed after a failed write
+  std::uint64_t truth_bytes = 0;  // its size: where the next line goes
+  std::uint64_t truth_lines = 0;  // the frames whose truth it holds
+  std::uint64_t frame = 0;        // index of the next frame
 
   ~GstSiftSkySrcState() {
-    if (truth_file != nullptr) std::fclose(truth_file);
+    if (truth_fd >= 0) ::close(truth_fd);
   }
 };
 
@@ -221,13 +228,65 @@ static GstClockTime gst_sift_sky_src_frame_time(const GstVideoInfo& info, std::u
                                static_cast<guint64>(GST_VIDEO_INFO_FPS_N(&info)));
 }
 
-// Writes the truth of the frame just made as one JSON line; false when the write fails.
-static bool gst_sift_sky_src_write_truth(GstSiftSkySrcState& state) {
+// Appends `truth` to the truth file as one JSON line, whole or not at all: the line is built
+// in memory and written at the file's end; when the file takes only part of it (a full disk,
+// a file size limit), that part is cut off again, so the file never ends in half a line.
+// Returns 0, or the errno of the failure.
+static int gst_sift_sky_src_write_truth(GstSiftSkySrcState& state,
+                                        const starsift::SkyTruth& truth) {
   state.line.clear();
-  starsift::append_json_line(state.truth, state.line);
-  return std::fwrite(state.line.data(), 1, state.line.size(), state.truth_file) ==
-             state.line.size() &&
-         std::fflush(state.truth_file) == 0;
+  starsift::append_json_line(truth, state.line);
+  std::size_t written = 0;
+  int error = 0;
+  while (written < state.line.size()) {
+    const ssize_t n =
+        ::write(state.truth_fd, state.line.data() + written, state.line.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error = n < 0 ? errno : ENOSPC;
+      break;
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (error == 0) {
+    state.truth_bytes += written;
+    ++state.truth_lines;
+    return 0;
+  }
+  if (written > 0) {
+    const auto end = static_cast<off_t>(state.truth_bytes);
+    if (::ftruncate(state.truth_fd, end) != 0 || ::lseek(state.truth_fd, end, SEEK_SET) != end) {
+      GST_WARNING("could not cut a partly written line off the truth file: %s", g_strerror(errno));
+    }
+  }
+  return error;
+}
+
+// On the src pad: a frame's truth goes to the file when the frame is pushed, not when it is
+// made, since a live source that stops drops the frame it made and was waiting to push.
+// When the line cannot be written the frame is not pushed either, so the file holds the
+// truth of exactly the frames that went downstream.
+static GstPadProbeReturn gst_sift_sky_src_pushing(GstPad*, GstPadProbeInfo* info, gpointer data) {
+  GstSiftSkySrc* self = GST_SIFT_SKY_SRC(data);
+  GstSiftSkySrcState* state = self->state;
+  if (state == nullptr || state->truth_fd < 0) return GST_PAD_PROBE_OK;
+  GstBuffer* buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+  const GstSiftSkyTruthMeta* meta = gst_buffer_get_sift_sky_truth_meta(buffer);
+  if (meta == nullptr) return GST_PAD_PROBE_OK;
+  const int error = gst_sift_sky_src_write_truth(*state, meta->truth);
+  if (error == 0) return GST_PAD_PROBE_OK;
+  ::close(state->truth_fd);  // no more lines: the file stays a record of whole lines
+  state->truth_fd = -1;
+  GST_ELEMENT_ERROR(
+      self, RESOURCE, WRITE,
+      ("cannot write to truth-file '%s': %s; it holds the truth of the %" G_GUINT64_FORMAT
+       " frames pushed before, each a whole line",
+       state->settings.truth_file.c_str(), g_strerror(error), state->truth_lines),
+      ("frame %" G_GUINT64_FORMAT " and later ones are not pushed", meta->truth.frame));
+  gst_buffer_unref(buffer);
+  GST_PAD_PROBE_INFO_DATA(info) = nullptr;
+  GST_PAD_PROBE_INFO_FLOW_RETURN(info) = GST_FLOW_ERROR;
+  return GST_PAD_PROBE_HANDLED;
 }
 
 /* GstBaseSrc vfuncs */
@@ -252,8 +311,8 @@ static gboolean gst_sift_sky_src_start(GstBaseSrc* src) {
   }
   const std::string& path = state->settings.truth_file;
   if (!path.empty()) {
-    state->truth_file = std::fopen(path.c_str(), "w");
-    if (state->truth_file == nullptr) {
+    state->truth_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (state->truth_fd < 0) {
       const int error = errno;
       GST_ELEMENT_ERROR(
           self, RESOURCE, OPEN_WRITE,
@@ -283,6 +342,16 @@ static GstCaps* gst_sift_sky_src_fixate(GstBaseSrc* src, GstCaps* caps) {
   gst_structure_fixate_field_nearest_fraction(structure, "framerate", DEFAULT_FPS_N, DEFAULT_FPS_D);
   if (gst_structure_has_field(structure, "format")) {
     gst_structure_fixate_field_string(structure, "format", DEFAULT_FORMAT);
+  }
+  // GRAY16_LE caps cannot say how many bits are real: a "bit-depth" field tells the starsift
+  // elements downstream (others ignore it).
+  const gchar* format = gst_structure_get_string(structure, "format");
+  if (format != nullptr && g_str_equal(format, "GRAY16_LE")) {
+    GstSiftSkySrc* self = GST_SIFT_SKY_SRC(src);
+    GST_OBJECT_LOCK(self);
+    const int bits = self->settings.params.bit_depth;
+    GST_OBJECT_UNLOCK(self);
+    gst_structure_set(structure, "bit-depth", G_TYPE_INT, bits, nullptr);
   }
   return GST_BASE_SRC_CLASS(parent_class)->fixate(src, caps);
 }
@@ -343,16 +412,6 @@ static gboolean gst_sift_sky_src_decide_allocation(GstBaseSrc* src, GstQuery* qu
   GstStructure* config = gst_buffer_pool_get_config(pool);
   gst_buffer_pool_config_set_params(config, caps, size, min, max);
   if (gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr)) {
-  // GRAY16_LE caps cannot say how many bits are real: a "bit-depth" field tells the starsift
-  // elements downstream (others ignore it).
-  const gchar* format = gst_structure_get_string(structure, "format");
-  if (format != nullptr && g_str_equal(format, "GRAY16_LE")) {
-    GstSiftSkySrc* self = GST_SIFT_SKY_SRC(src);
-    GST_OBJECT_LOCK(self);
-    const int bits = self->settings.params.bit_depth;
-    GST_OBJECT_UNLOCK(self);
-    gst_structure_set(structure, "bit-depth", G_TYPE_INT, bits, nullptr);
-  }
     gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
   }
   gst_buffer_pool_set_config(pool, config);
@@ -418,7 +477,6 @@ static GstFlowReturn gst_sift_sky_src_fill(GstPushSrc* push_src, GstBuffer* buff
     GST_BUFFER_OFFSET_END(buffer) = state.frame + 1;
     if (state.frame == 0) GST_BUFFER_FLAG_SET(buffer, GST_BUFFER_FLAG_DISCONT);
 
-    if (state.truth_file != nullptr && !gst_sift_sky_src_write_truth(state)) goto write_failed;
     ++state.frame;
   }
   return GST_FLOW_OK;
@@ -431,14 +489,6 @@ map_failed:
   GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("could not map the output buffer for writing"),
                     (nullptr));
   return GST_FLOW_ERROR;
-write_failed : {
-  const int error = errno;
-  GST_ELEMENT_ERROR(self, RESOURCE, WRITE,
-                    ("cannot write to truth-file '%s': %s",
-                     self->state->settings.truth_file.c_str(), g_strerror(error)),
-                    (nullptr));
-  return GST_FLOW_ERROR;
-}
 }
 
 /* GObject vfuncs */
@@ -520,6 +570,8 @@ static void gst_sift_sky_src_init(GstSiftSkySrc* self) {
   self->state = nullptr;
   gst_base_src_set_format(GST_BASE_SRC(self), GST_FORMAT_TIME);
   gst_base_src_set_live(GST_BASE_SRC(self), DEFAULT_PROP_IS_LIVE);
+  gst_pad_add_probe(GST_BASE_SRC_PAD(self), GST_PAD_PROBE_TYPE_BUFFER, gst_sift_sky_src_pushing,
+                    self, nullptr);
 }
 
 // GObject refuses values outside a property's range; what it lets through and SkyParams

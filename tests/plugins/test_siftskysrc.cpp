@@ -6,10 +6,17 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+
+#include <atomic>
+#include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -380,6 +387,141 @@ TEST_CASE("siftskysrc frames are SkyGenerator's frames and carry their truth", "
     CHECK(starsift::to_json_line(meta->truth) == starsift::to_json_line(truth));
     CHECK(lines[k] == starsift::to_json_line(truth));
   }
+  std::remove(truth_path.c_str());
+}
+
+namespace {
+
+// Buffers that reached a fakesink, counted as they arrive (read from the test's thread while
+// the pipeline runs).
+struct Arrivals {
+  std::atomic<int> count{0};
+  std::mutex mutex;
+  std::vector<guint64> offsets;  // GST_BUFFER_OFFSET: the frame index
+};
+
+void on_arrival(GstElement*, GstBuffer* buffer, GstPad*, gpointer data) {
+  auto* arrivals = static_cast<Arrivals*>(data);
+  {
+    const std::lock_guard lock(arrivals->mutex);
+    arrivals->offsets.push_back(GST_BUFFER_OFFSET(buffer));
+  }
+  ++arrivals->count;
+}
+
+// Plays a live siftskysrc until `frames` frames reached the sink, then sends EOS, as an
+// application stopping a camera does, and waits for it.
+void run_live_until(const std::string& truth_path, int frames, Arrivals& arrivals) {
+  init_gstreamer();
+  const std::string description =
+      "siftskysrc name=sky is-live=true movers=2 truth-file=" + truth_path +
+      " ! video/x-raw,width=32,height=32,framerate=50/1 ! fakesink name=sink";
+  GError* failure = nullptr;
+  GstElement* pipeline = gst_parse_launch(description.c_str(), &failure);
+  REQUIRE(failure == nullptr);
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  g_object_set(sink, "signal-handoffs", TRUE, nullptr);
+  g_signal_connect(sink, "handoff", G_CALLBACK(on_arrival), &arrivals);
+  gst_object_unref(sink);
+  GstBus* bus = gst_element_get_bus(pipeline);
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  for (int waited_ms = 0; arrivals.count < frames && waited_ms < 20000; ++waited_ms) {
+    g_usleep(1000);
+  }
+  CHECK(arrivals.count >= frames);
+  // The source has made the next frame and waits for the clock to push it: EOS now makes
+  // it drop that frame.
+  gst_element_send_event(pipeline, gst_event_new_eos());
+  GstMessage* message = gst_bus_timed_pop_filtered(
+      bus, 20 * GST_SECOND, static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+  REQUIRE(message != nullptr);
+  CHECK(GST_MESSAGE_TYPE(message) == GST_MESSAGE_EOS);
+  gst_message_unref(message);
+  gst_element_set_state(pipeline, GST_STATE_NULL);  // stop(): the truth file is closed
+  gst_object_unref(bus);
+  gst_object_unref(pipeline);
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The frame index a truth line names: {"frame":12,...}
+guint64 frame_of_line(const std::string& line) {
+  const std::string prefix = "{\"frame\":";
+  REQUIRE(line.rfind(prefix, 0) == 0);
+  return std::stoull(line.substr(prefix.size()));
+}
+
+}  // namespace
+
+TEST_CASE("siftskysrc's truth file has one line per frame pushed, also when a live sky stops",
+          "[plugin][sky]") {
+  const std::string truth_path = temp_path("starsift-siftskysrc-live-truth.jsonl");
+  std::remove(truth_path.c_str());
+  // Three stops, so a line written for the frame dropped at EOS cannot slip through by luck.
+  for (int round = 0; round < 3; ++round) {
+    INFO("round " << round);
+    Arrivals arrivals;
+    run_live_until(truth_path, 3 + round, arrivals);
+    const std::vector<std::string> lines = read_lines(truth_path);
+    const std::lock_guard lock(arrivals.mutex);
+    REQUIRE(lines.size() == arrivals.offsets.size());
+    for (std::size_t k = 0; k < lines.size(); ++k) {
+      INFO("line " << k);
+      CHECK(frame_of_line(lines[k]) == arrivals.offsets[k]);
+    }
+  }
+  std::remove(truth_path.c_str());
+}
+
+TEST_CASE("siftskysrc stops with an error naming a truth file it cannot write", "[plugin][sky]") {
+  Collected out;
+  collect(
+      "siftskysrc name=sky num-buffers=3 truth-file=/dev/full "
+      "! video/x-raw,width=32,height=32 ! fakesink name=sink",
+      out);
+  CHECK_FALSE(out.eos);
+  // The first frame's line could not be written, so the frame was not pushed either.
+  CHECK(out.buffers.empty());
+  CHECK_THAT(out.error, Catch::Contains("truth-file '/dev/full'") &&
+                            Catch::Contains(g_strerror(ENOSPC)) &&
+                            Catch::Contains("the truth of the 0 frames pushed before"));
+}
+
+TEST_CASE("siftskysrc writes each truth line whole or not at all", "[plugin][sky]") {
+  const std::string truth_path = temp_path("starsift-siftskysrc-partial-truth.jsonl");
+  const std::string description =
+      "siftskysrc name=sky num-buffers=4 movers=6 truth-file=" + truth_path +
+      " ! video/x-raw,width=64,height=64 ! fakesink name=sink";
+  std::vector<std::string> lines;
+  {
+    Collected out;
+    collect(description.c_str(), out);
+    REQUIRE(out.error.empty());
+    lines = read_lines(truth_path);
+    REQUIRE(lines.size() == 4);
+  }
+  // A file size limit in the middle of the second line: the disk takes half of it, then
+  // refuses. (SIGXFSZ ignored, so the write fails with EFBIG instead of ending the process.)
+  const std::size_t limit = lines[0].size() + 1 + lines[1].size() / 2;
+  rlimit saved{};
+  REQUIRE(getrlimit(RLIMIT_FSIZE, &saved) == 0);
+  void (*saved_handler)(int) = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit limited = saved;
+  limited.rlim_cur = limit;
+  REQUIRE(setrlimit(RLIMIT_FSIZE, &limited) == 0);
+  Collected out;
+  collect(description.c_str(), out);
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, saved_handler);
+
+  CHECK(file_text(truth_path) == lines[0] + "\n");
+  CHECK(out.buffers.size() == 1);  // the frame whose line failed was not pushed
+  CHECK_THAT(out.error, Catch::Contains("truth-file '" + truth_path + "'") &&
+                            Catch::Contains(g_strerror(EFBIG)) &&
+                            Catch::Contains("the truth of the 1 frames pushed before"));
   std::remove(truth_path.c_str());
 }
 
