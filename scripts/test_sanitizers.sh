@@ -33,8 +33,9 @@ cmake --build "$build_dir" --target starsift_tests starsift_plugin_tests -j"$(np
 # allocator_may_return_null: a malloc too large for the machine returns NULL, as it does
 # without ASan, so the code's own out-of-memory path runs (the tests ask for such sizes).
 # Every other report stops the test program with a non-zero status.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# Options already in the environment come last, so they override these.
+export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}
 # The element tests spawn gst-inspect-1.0, and GStreamer scans plugins in gst-plugin-scanner;
 # neither is built with ASan, and both load the instrumented plugin, which needs the ASan
 # runtime loaded first.
