@@ -169,7 +169,7 @@ static gboolean gst_sift_chain_start(GstBaseTransform* trans) {
       const starsift::gst::ObjectLock lock(self);
       if (self->settings.config == path) self->settings.config_parsed = std::move(chain);
     } catch (...) {
-      gchar* context = g_strdup_printf("loading config=%s", path.c_str());
+      gchar* context = g_strdup_printf("loading config=%s", starsift::shown_value(path).c_str());
       STARSIFT_POST_CURRENT_CONFIG_EXCEPTION(self, context);
       g_free(context);
       return FALSE;
@@ -277,7 +277,8 @@ static void gst_sift_chain_set_source(GstSiftChain* self, GParamSpec* pspec,
       }
     } catch (const std::exception& e) {
       starsift::gst::warn_refused_value(G_OBJECT(self), GST_CAT_DEFAULT, pspec, e.what());
-      refused = std::string(pspec->name) + "=" + text + " was refused: " + e.what();
+      refused = std::string(pspec->name) + "=" + starsift::shown_value(text) +
+                " was refused: " + e.what();
     }
 
     {

@@ -357,6 +357,23 @@ TEST_CASE("siftchain with an inline chain that does not parse does not start", "
   CHECK(warnings.messages().size() == 1);
 }
 
+TEST_CASE("siftchain cuts a huge refused value in its warning and its start error",
+          "[plugin][chain]") {
+  const std::string chain = "[{median: {border: " + std::string(5'000'000, 'w') + "}}]";
+  WarningCapture warnings;
+  GstElement* element = make_element("siftchain", {{"backend", "cpu"}});
+  g_object_set(element, "chain", chain.c_str(), nullptr);
+  REQUIRE(warnings.messages().size() == 1);
+  CHECK(warnings.messages()[0].size() < 1000);
+  CHECK(warnings.messages()[0].find("(5000000 bytes)") != std::string::npos);
+  const ErrorText error = start_error(element);
+  CHECK(error.message.size() + error.debug.size() < 2000);
+  // The property value and the YAML value, each cut.
+  CHECK(error.message.find("(" + std::to_string(chain.size()) + " bytes)") != std::string::npos);
+  CHECK(error.message.find("(5000000 bytes)") != std::string::npos);
+  gst_object_unref(element);
+}
+
 TEST_CASE("siftchain reads its config file again at start", "[plugin][chain]") {
   const ConfigDir dir;
   const std::string path = dir.write("chain.yaml", kFileChain);
