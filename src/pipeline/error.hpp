@@ -26,6 +26,8 @@ class Error : public std::runtime_error {
 // The most of a value that a message repeats: a refused property or YAML value may be
 // megabytes long, and a message that echoes it whole is unreadable and as large.
 inline constexpr std::size_t kMaxShownValueBytes = 64;
+// File paths are shown whole up to PATH_MAX: only a longer one, which no file has, is cut.
+inline constexpr std::size_t kMaxShownPathBytes = 4096;
 
 // `value` as messages show it: whole when it has at most `max_bytes` bytes; otherwise its
 // first `max_bytes` bytes (fewer when that would split a UTF-8 character), then

@@ -169,7 +169,8 @@ static gboolean gst_sift_chain_start(GstBaseTransform* trans) {
       const starsift::gst::ObjectLock lock(self);
       if (self->settings.config == path) self->settings.config_parsed = std::move(chain);
     } catch (...) {
-      gchar* context = g_strdup_printf("loading config=%s", starsift::shown_value(path).c_str());
+      gchar* context = g_strdup_printf(
+          "loading config=%s", starsift::shown_value(path, starsift::kMaxShownPathBytes).c_str());
       STARSIFT_POST_CURRENT_CONFIG_EXCEPTION(self, context);
       g_free(context);
       return FALSE;

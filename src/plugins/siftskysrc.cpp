@@ -316,7 +316,8 @@ static gboolean gst_sift_sky_src_start(GstBaseSrc* src) {
       const int error = errno;
       GST_ELEMENT_ERROR(
           self, RESOURCE, OPEN_WRITE,
-          ("cannot open truth-file '%s' for writing: %s", path.c_str(), g_strerror(error)),
+          ("cannot open truth-file '%s' for writing: %s",
+           starsift::shown_value(path, starsift::kMaxShownPathBytes).c_str(), g_strerror(error)),
           (nullptr));
       return FALSE;
     }

@@ -37,9 +37,6 @@ std::string stage_allowed() {
          "), holding the filter's parameters, e.g. '- median: {size: 5}'";
 }
 
-// Paths are shown whole up to PATH_MAX: only a longer one, which no file has, is cut.
-constexpr std::size_t kMaxShownPathBytes = 4096;
-
 std::string file_allowed() {
   return "a regular file of at most " + std::to_string(kMaxChainFileBytes) + " bytes (" +
          std::to_string(kMaxChainFileBytes >> 20) + " MiB)";
