@@ -2,6 +2,7 @@
 #include <gst/gst.h>
 
 #include "plugins/siftchain.hpp"
+#include "plugins/siftdetect.hpp"
 #include "plugins/siftmedian.hpp"
 #include "plugins/siftskysrc.hpp"
 #include "plugins/siftwhiten.hpp"
@@ -12,6 +13,7 @@ static gboolean plugin_init(GstPlugin* plugin) {
   registered |= GST_ELEMENT_REGISTER(siftchain, plugin);
   registered |= GST_ELEMENT_REGISTER(siftskysrc, plugin);
   registered |= GST_ELEMENT_REGISTER(siftwhiten, plugin);
+  registered |= GST_ELEMENT_REGISTER(siftdetect, plugin);
   return registered;
 }
 

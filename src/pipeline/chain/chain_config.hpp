@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "pipeline/detect/params.hpp"
 #include "pipeline/median/params.hpp"
 #include "pipeline/whiten/params.hpp"
 
@@ -25,7 +26,7 @@ struct SourceLocation {
 };
 
 // A stage's validated parameters: one alternative per filter (the filter's own params struct).
-using StageParams = std::variant<MedianParams, WhitenParams>;
+using StageParams = std::variant<MedianParams, WhitenParams, DetectParams>;
 
 // One stage: the filter's name and its validated parameters.
 struct StageConfig {

@@ -9,6 +9,7 @@ std::span<const ChainFilter> chain_filters() {
   static const ChainFilter filters[] = {
       median_chain_filter(),
       whiten_chain_filter(),
+      detect_chain_filter(),
   };
   return filters;
 }

@@ -3,6 +3,7 @@
 #include <string>
 #include <variant>
 
+#include "pipeline/detect/detect_stage.hpp"
 #include "pipeline/error.hpp"
 #include "pipeline/median/median_stage.hpp"
 #include "pipeline/whiten/whiten_stage.hpp"
@@ -19,12 +20,18 @@ std::unique_ptr<FilterStage> make_stage(const MedianParams& params, const Backen
 std::unique_ptr<FilterStage> make_stage(const WhitenParams& params, const BackendChoice& choice) {
   return make_whiten_stage(params, choice);
 }
+std::unique_ptr<FilterStage> make_stage(const DetectParams& params, const BackendChoice& choice) {
+  return make_detect_stage(params, choice);
+}
 
 bool supports(const MedianParams&, PixelFormat format) {
   return median_supports(format);
 }
 bool supports(const WhitenParams&, PixelFormat format) {
   return whiten_supports(format);
+}
+bool supports(const DetectParams&, PixelFormat format) {
+  return detect_supports(format);
 }
 
 FrameShape output_of(const MedianParams&, const FrameShape& in) {
@@ -33,11 +40,17 @@ FrameShape output_of(const MedianParams&, const FrameShape& in) {
 FrameShape output_of(const WhitenParams& params, const FrameShape& in) {
   return whiten_output_shape(params, in);
 }
+FrameShape output_of(const DetectParams& params, const FrameShape& in) {
+  return detect_output_shape(params, in);
+}
 
 void check_for(const MedianParams& params, const FrameShape& in) {
   params.validate_for(in.format);
 }
 void check_for(const WhitenParams& params, const FrameShape& in) {
+  params.validate_for(in);
+}
+void check_for(const DetectParams& params, const FrameShape& in) {
   params.validate_for(in);
 }
 
@@ -48,6 +61,12 @@ StageChange change_of(const MedianParams& from, const MedianParams& to) {
 StageChange change_of(const WhitenParams& from, const WhitenParams& to) {
   if (from == to) return StageChange::Same;
   return whiten_live_change(from, to) ? StageChange::Live : StageChange::Restart;
+}
+// Detection keeps nothing across frames but its buffers: a new output or capacity needs a new
+// stage (its frame or result changes size), the rest applies live.
+StageChange change_of(const DetectParams& from, const DetectParams& to) {
+  if (from == to) return StageChange::Same;
+  return detect_live_change(from, to) ? StageChange::Live : StageChange::Replace;
 }
 
 // The running stage as the filter `params` belongs to.
@@ -60,6 +79,11 @@ void apply(FilterStage& stage, const WhitenParams& params) {
   auto* whiten = dynamic_cast<WhitenStage*>(&stage);
   if (whiten == nullptr) throw Error("stage '" + std::string(stage.name()) + "' is not whiten");
   whiten->set_params(params);
+}
+void apply(FilterStage& stage, const DetectParams& params) {
+  auto* detect = dynamic_cast<DetectStage*>(&stage);
+  if (detect == nullptr) throw Error("stage '" + std::string(stage.name()) + "' is not detect");
+  detect->set_params(params);
 }
 
 std::string stage_label(std::size_t index, const StageConfig& stage) {

@@ -111,6 +111,31 @@ class YamlParams {
   // The parameter `key`, or nothing when the stage leaves it at its default.
   std::optional<YamlParam> find(std::string_view key) const;
 
+  // Reads `key`, when given, into params.*field: an integer, a number or a name converted by
+  // `parse`, checked with Params::validate() at the key (see YamlParam::validate_as).
+  // `allowed` says what is accepted, in validate()'s words.
+  template <class Params>
+  void read_int(std::string_view key, int Params::*field, const std::string& allowed,
+                Params& params) const {
+    if (const auto value = find(key)) {
+      params.*field = value->to_int(allowed);
+      value->validate_as(field, params.*field);
+    }
+  }
+  template <class Params>
+  void read_number(std::string_view key, double Params::*field, const std::string& allowed,
+                   Params& params) const {
+    if (const auto value = find(key)) {
+      params.*field = value->to_number(allowed);
+      value->validate_as(field, params.*field);
+    }
+  }
+  template <class Params, class Enum, class Parse>
+  void read_choice(std::string_view key, Enum Params::*field, Parse parse, const std::string& names,
+                   Params& params) const {
+    if (const auto value = find(key)) params.*field = value->to_choice(parse, names);
+  }
+
   // Runs params.validate() on the complete set (for rules that join parameters), reporting a
   // refusal at the stage.
   template <class Params>

@@ -7,16 +7,11 @@
 #include <sstream>
 
 #include "pipeline/error.hpp"
+#include "pipeline/named_values.hpp"
 
 namespace starsift {
 
 namespace {
-
-template <class Enum>
-struct Named {
-  std::string_view name;
-  Enum value;
-};
 
 // One table per enum: the names in the order messages list them.
 constexpr Named<WhitenShift> kShiftNames[] = {{"none", WhitenShift::None},
@@ -34,33 +29,6 @@ constexpr Named<WhitenOutput> kOutputNames[] = {{"residual", WhitenOutput::Resid
                                                 {"float", WhitenOutput::Float},
                                                 {"snr", WhitenOutput::Snr},
                                                 {"sigma", WhitenOutput::Sigma}};
-
-template <class Enum>
-std::string_view name_of(std::span<const Named<Enum>> table, Enum value) noexcept {
-  for (const auto& entry : table) {
-    if (entry.value == value) return entry.name;
-  }
-  return "?";
-}
-
-template <class Enum>
-std::string names_of(std::span<const Named<Enum>> table) {
-  std::string names;
-  for (const auto& entry : table) {
-    if (!names.empty()) names += ", ";
-    names += entry.name;
-  }
-  return names;
-}
-
-template <class Enum>
-Enum parse_named(std::span<const Named<Enum>> table, std::string_view what, std::string_view name) {
-  for (const auto& entry : table) {
-    if (entry.name == name) return entry.value;
-  }
-  throw Error("unknown whiten " + std::string(what) + " '" + shown_value(name) + "'",
-              names_of(table));
-}
 
 // Numbers in messages: shortest form that reads back ("0.001", "1e+300", "nan").
 std::string number(double value) {
@@ -118,23 +86,23 @@ std::string_view to_string(WhitenHistoryFormat value) noexcept {
 }
 
 WhitenShift parse_whiten_shift(std::string_view name) {
-  return parse_named<WhitenShift>(kShiftNames, "shift", name);
+  return parse_named<WhitenShift>(kShiftNames, "whiten shift", name);
 }
 WhitenFit parse_whiten_fit(std::string_view name) {
-  return parse_named<WhitenFit>(kFitNames, "fit", name);
+  return parse_named<WhitenFit>(kFitNames, "whiten fit", name);
 }
 WhitenReject parse_whiten_reject(std::string_view name) {
-  return parse_named<WhitenReject>(kRejectNames, "reject", name);
+  return parse_named<WhitenReject>(kRejectNames, "whiten reject", name);
 }
 WhitenWarmup parse_whiten_warmup(std::string_view name) {
-  return parse_named<WhitenWarmup>(kWarmupNames, "warmup", name);
+  return parse_named<WhitenWarmup>(kWarmupNames, "whiten warmup", name);
 }
 WhitenOutput parse_whiten_output(std::string_view name) {
-  return parse_named<WhitenOutput>(kOutputNames, "output", name);
+  return parse_named<WhitenOutput>(kOutputNames, "whiten output", name);
 }
 
 WhitenHistoryFormat parse_whiten_history_format(std::string_view name) {
-  return parse_named<WhitenHistoryFormat>(kHistoryFormatNames, "history-format", name);
+  return parse_named<WhitenHistoryFormat>(kHistoryFormatNames, "whiten history-format", name);
 }
 
 std::string whiten_shift_names() {

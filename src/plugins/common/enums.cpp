@@ -139,6 +139,58 @@ GType gst_sift_whiten_warmup_get_type(void) {
   return register_enum(&type_id, "GstSiftWhitenWarmup", values);
 }
 
+GType gst_sift_detect_background_get_type(void) {
+  static gsize type_id = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(starsift::DetectBackground::Mesh),
+       "Sigma-clipped mean and sigma per tile of mesh px, interpolated", "mesh"},
+      {static_cast<gint>(starsift::DetectBackground::Global),
+       "One sigma-clipped mean and sigma for the frame", "global"},
+      {static_cast<gint>(starsift::DetectBackground::None),
+       "The input is a significance image: background 0, sigma 1", "none"},
+      {0, nullptr, nullptr},
+  };
+  return register_enum(&type_id, "GstSiftDetectBackground", values);
+}
+
+GType gst_sift_detect_filter_get_type(void) {
+  static gsize type_id = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(starsift::DetectFilter::None), "Each pixel alone", "none"},
+      {static_cast<gint>(starsift::DetectFilter::Default), "Source Extractor's default 3x3 kernel",
+       "default"},
+      {static_cast<gint>(starsift::DetectFilter::Gaussian), "A Gaussian PSF of fwhm px",
+       "gaussian"},
+      {0, nullptr, nullptr},
+  };
+  return register_enum(&type_id, "GstSiftDetectFilter", values);
+}
+
+GType gst_sift_detect_threshold_get_type(void) {
+  static gsize type_id = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(starsift::DetectThreshold::Sigma),
+       "threshold in sigmas of the filtered noise", "sigma"},
+      {static_cast<gint>(starsift::DetectThreshold::Absolute),
+       "threshold in the input's units above the background", "absolute"},
+      {0, nullptr, nullptr},
+  };
+  return register_enum(&type_id, "GstSiftDetectThreshold", values);
+}
+
+GType gst_sift_detect_output_get_type(void) {
+  static gsize type_id = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(starsift::DetectOutput::Input), "The input frame, unchanged", "input"},
+      {static_cast<gint>(starsift::DetectOutput::Labels),
+       "GRAY16: each pixel its object's id, 0 background", "labels"},
+      {static_cast<gint>(starsift::DetectOutput::Overlay),
+       "GRAY8: the significance stretched, boxes drawn at 255", "overlay"},
+      {0, nullptr, nullptr},
+  };
+  return register_enum(&type_id, "GstSiftDetectOutput", values);
+}
+
 namespace starsift::gst {
 
 namespace {
@@ -180,6 +232,10 @@ std::string active_backend_name(const BackendChoice& choice) {
 }
 
 void mark_enums_as_plugin_api() {
+  gst_type_mark_as_plugin_api(GST_TYPE_SIFT_DETECT_BACKGROUND, static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(GST_TYPE_SIFT_DETECT_FILTER, static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(GST_TYPE_SIFT_DETECT_THRESHOLD, static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(GST_TYPE_SIFT_DETECT_OUTPUT, static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(GST_TYPE_SIFT_BACKEND, static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(GST_TYPE_SIFT_BORDER, static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(GST_TYPE_SIFT_WHITEN_FIT, static_cast<GstPluginAPIFlags>(0));

@@ -9,6 +9,7 @@
 
 #include "pipeline/backend.hpp"
 #include "pipeline/border.hpp"
+#include "pipeline/detect/params.hpp"
 #include "pipeline/whiten/params.hpp"
 
 G_BEGIN_DECLS
@@ -38,6 +39,16 @@ GType gst_sift_whiten_history_format_get_type(void);
 // GstSiftWhitenWarmup: passthrough | zeros | partial, values equal to starsift::WhitenWarmup.
 #define GST_TYPE_SIFT_WHITEN_WARMUP (gst_sift_whiten_warmup_get_type())
 GType gst_sift_whiten_warmup_get_type(void);
+
+// Detection's enums (siftdetect), values equal to the DetectParams enums, nicks as in YAML.
+#define GST_TYPE_SIFT_DETECT_BACKGROUND (gst_sift_detect_background_get_type())
+GType gst_sift_detect_background_get_type(void);
+#define GST_TYPE_SIFT_DETECT_FILTER (gst_sift_detect_filter_get_type())
+GType gst_sift_detect_filter_get_type(void);
+#define GST_TYPE_SIFT_DETECT_THRESHOLD (gst_sift_detect_threshold_get_type())
+GType gst_sift_detect_threshold_get_type(void);
+#define GST_TYPE_SIFT_DETECT_OUTPUT (gst_sift_detect_output_get_type())
+GType gst_sift_detect_output_get_type(void);
 
 G_END_DECLS
 

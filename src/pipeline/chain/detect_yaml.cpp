@@ -1,0 +1,47 @@
+// Detection in a chain: `- detect: {threshold: 5, background: mesh, mesh: 64, output: input}`.
+// Every key is optional; DetectParams holds the defaults and validate() the rules (a refusal
+// is reported at the key, in validate()'s words).
+#include <string>
+
+#include "pipeline/chain/chain_filters.hpp"
+#include "pipeline/detect/params.hpp"
+
+namespace starsift {
+
+namespace {
+
+constexpr std::string_view kDetectKeys[] = {
+    "background", "mesh",         "filter",   "fwhm",        "threshold-mode",
+    "threshold",  "connectivity", "min-area", "max-objects", "output"};
+
+using P = DetectParams;
+
+std::string range(int min, int max) {
+  return std::to_string(min) + ".." + std::to_string(max);
+}
+
+StageParams read_detect(const YamlParams& yaml) {
+  P params;
+  yaml.read_choice("background", &P::background, parse_detect_background, detect_background_names(),
+                   params);
+  yaml.read_int("mesh", &P::mesh, range(P::kMinMesh, P::kMaxMesh), params);
+  yaml.read_choice("filter", &P::filter, parse_detect_filter, detect_filter_names(), params);
+  yaml.read_number("fwhm", &P::fwhm, "0.5..4.67 (pixels)", params);
+  yaml.read_choice("threshold-mode", &P::threshold_mode, parse_detect_threshold,
+                   detect_threshold_names(), params);
+  yaml.read_number("threshold", &P::threshold, "a finite number > 0", params);
+  yaml.read_choice("connectivity", &P::connectivity, parse_connectivity, "4, 8", params);
+  yaml.read_int("min-area", &P::min_area, range(1, 1 << 20), params);
+  yaml.read_int("max-objects", &P::max_objects, range(1, P::kMaxMaxObjects), params);
+  yaml.read_choice("output", &P::output, parse_detect_output, detect_output_names(), params);
+  yaml.validate(params);
+  return params;
+}
+
+}  // namespace
+
+ChainFilter detect_chain_filter() {
+  return {"detect", kDetectKeys, &read_detect};
+}
+
+}  // namespace starsift

@@ -1,0 +1,322 @@
+#include "pipeline/detect/reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "pipeline/detect/labels.hpp"
+#include "pipeline/error.hpp"
+
+namespace starsift {
+
+namespace {
+
+float sample_at(ConstImageView in, int x, int y) {
+  switch (in.format) {
+    case PixelFormat::Gray8:
+      return static_cast<float>(in.row_as<std::uint8_t>(y)[x]);
+    case PixelFormat::Gray16:
+      return static_cast<float>(in.row_as<std::uint16_t>(y)[x]);
+    case PixelFormat::Gray32F: {
+      const float v = in.row_as<float>(y)[x];
+      return std::isfinite(v) ? v : 0.0f;
+    }
+    default:
+      return 0.0f;
+  }
+}
+
+// The tile grid of the background mesh along one axis: `count` tiles of `side`, the last one
+// shorter; centre of tile i.
+struct Tiles {
+  int side = 1;
+  int count = 1;
+  int size = 1;
+  int begin(int i) const { return i * side; }
+  int end(int i) const { return std::min(size, (i + 1) * side); }
+  double centre(int i) const { return 0.5 * (begin(i) + end(i) - 1); }
+};
+
+Tiles tiles_of(int size, int side) {
+  return {side, (size + side - 1) / side, size};
+}
+
+// Tile index below position p and the weight of the next one, for bilinear interpolation
+// between tile centres (constant beyond the outer centres).
+void locate(const Tiles& t, int p, int& i, double& w) {
+  if (t.count == 1 || p <= t.centre(0)) {
+    i = 0;
+    w = 0.0;
+    return;
+  }
+  if (p >= t.centre(t.count - 1)) {
+    i = t.count - 1;
+    w = 0.0;
+    return;
+  }
+  i = std::min(p / t.side, t.count - 1);
+  if (p < t.centre(i)) --i;
+  w = (p - t.centre(i)) / (t.centre(i + 1) - t.centre(i));
+}
+
+}  // namespace
+
+DetectKernel detect_kernel(const DetectParams& params) {
+  DetectKernel k;
+  if (params.filter == DetectFilter::None) return k;
+  if (params.filter == DetectFilter::Default) {
+    k.radius = 1;
+    k.taps = {1, 2, 1, 2, 4, 2, 1, 2, 1};
+  } else {
+    k.radius =
+        std::min(DetectParams::kMaxFilterRadius, static_cast<int>(std::ceil(1.5 * params.fwhm)));
+    const double s = params.fwhm / 2.354820045;
+    for (int dy = -k.radius; dy <= k.radius; ++dy) {
+      for (int dx = -k.radius; dx <= k.radius; ++dx) {
+        k.taps.push_back(static_cast<float>(std::exp(-(dx * dx + dy * dy) / (2.0 * s * s))));
+      }
+    }
+  }
+  double sum = 0.0;
+  for (float t : k.taps) sum += t;
+  double sum2 = 0.0;
+  for (float& t : k.taps) {
+    t = static_cast<float>(t / sum);
+    sum2 += static_cast<double>(t) * t;
+  }
+  k.norm = std::sqrt(sum2);
+  return k;
+}
+
+ClippedStats clipped_stats(std::vector<float>& values) {
+  ClippedStats s;
+  double lo = -HUGE_VAL, hi = HUGE_VAL;
+  std::size_t previous = 0;
+  for (int round = 0; round < DetectParams::kClipRounds; ++round) {
+    double sum = 0.0, sum2 = 0.0;
+    std::size_t n = 0;
+    for (const float v : values) {
+      if (v < lo || v > hi) continue;
+      sum += v;
+      sum2 += static_cast<double>(v) * v;
+      ++n;
+    }
+    if (n == 0) break;
+    s.mean = sum / n;
+    s.sigma = std::sqrt(std::max(0.0, sum2 / n - s.mean * s.mean));
+    if (n == previous) break;  // nothing more was clipped
+    previous = n;
+    lo = s.mean - DetectParams::kClipSigma * s.sigma;
+    hi = s.mean + DetectParams::kClipSigma * s.sigma;
+  }
+  return s;
+}
+
+DetectState::DetectState(const DetectParams& params, const FrameShape& shape)
+    : params_(params), shape_(shape) {
+  params.validate_for(shape);
+  kernel_ = detect_kernel(params);
+  const int w = shape.width, h = shape.height;
+  value_ = Plane(w, h);
+  background_ = Plane(w, h);
+  sigma_ = Plane(w, h);
+  significance_ = Plane(w, h);
+  const std::size_t n = static_cast<std::size_t>(w) * h;
+  mask_.assign(n, 0);
+  labels_.assign(n, 0);
+  parent_.reserve(n);
+  sums_.reserve(1024);
+  dense_.reserve(1024);
+  tile_values_.reserve(static_cast<std::size_t>(params.mesh) * params.mesh);
+}
+
+void DetectState::set_params(const DetectParams& params) {
+  params.validate_for(shape_);
+  if (!detect_live_change(params_, params)) {
+    throw Error("detect: output and max-objects need a new stage", "other parameters live");
+  }
+  params_ = params;
+  kernel_ = detect_kernel(params);
+}
+
+void DetectState::load(ConstImageView in, ThreadPool& pool) {
+  pool.parallel_for(shape_.height, [&](int begin, int end) {
+    for (int y = begin; y < end; ++y) {
+      float* row = value_.row(y);
+      for (int x = 0; x < shape_.width; ++x) row[x] = sample_at(in, x, y);
+    }
+  });
+}
+
+void DetectState::estimate_background(ThreadPool& pool) {
+  const int w = shape_.width, h = shape_.height;
+  if (params_.background == DetectBackground::None) {
+    background_.fill(0.0f);
+    sigma_.fill(1.0f);
+    return;
+  }
+  const bool mesh = params_.background == DetectBackground::Mesh;
+  const Tiles tx = tiles_of(w, mesh ? params_.mesh : w);
+  const Tiles ty = tiles_of(h, mesh ? params_.mesh : h);
+  std::vector<ClippedStats> grid(static_cast<std::size_t>(tx.count) * ty.count);
+  for (int j = 0; j < ty.count; ++j) {
+    for (int i = 0; i < tx.count; ++i) {
+      tile_values_.clear();
+      for (int y = ty.begin(j); y < ty.end(j); ++y) {
+        const float* row = value_.row(y);
+        tile_values_.insert(tile_values_.end(), row + tx.begin(i), row + tx.end(i));
+      }
+      grid[static_cast<std::size_t>(j) * tx.count + i] = clipped_stats(tile_values_);
+    }
+  }
+  // A tile with no spread (a constant or saturated region) takes its row's neighbours' noise
+  // when there are any: a sigma of 0 would make every pixel above it significant.
+  double sigma_floor = 0.0;
+  for (const ClippedStats& s : grid) sigma_floor = std::max(sigma_floor, s.sigma);
+  sigma_floor = sigma_floor > 0.0 ? sigma_floor * 1e-3 : 1e-6;
+  pool.parallel_for(h, [&](int begin, int end) {
+    for (int y = begin; y < end; ++y) {
+      int j = 0;
+      double wy = 0.0;
+      locate(ty, y, j, wy);
+      const int j1 = std::min(j + 1, ty.count - 1);
+      float* bg = background_.row(y);
+      float* sg = sigma_.row(y);
+      for (int x = 0; x < w; ++x) {
+        int i = 0;
+        double wx = 0.0;
+        locate(tx, x, i, wx);
+        const int i1 = std::min(i + 1, tx.count - 1);
+        const ClippedStats& a = grid[static_cast<std::size_t>(j) * tx.count + i];
+        const ClippedStats& b = grid[static_cast<std::size_t>(j) * tx.count + i1];
+        const ClippedStats& c = grid[static_cast<std::size_t>(j1) * tx.count + i];
+        const ClippedStats& d = grid[static_cast<std::size_t>(j1) * tx.count + i1];
+        const double m =
+            (1 - wy) * ((1 - wx) * a.mean + wx * b.mean) + wy * ((1 - wx) * c.mean + wx * d.mean);
+        const double s = (1 - wy) * ((1 - wx) * a.sigma + wx * b.sigma) +
+                         wy * ((1 - wx) * c.sigma + wx * d.sigma);
+        bg[x] = static_cast<float>(m);
+        sg[x] = static_cast<float>(std::max(s, sigma_floor));
+      }
+    }
+  });
+}
+
+void DetectState::filter_and_threshold(ThreadPool& pool) {
+  const int w = shape_.width, h = shape_.height, r = kernel_.radius;
+  const bool sigma_units = params_.threshold_mode == DetectThreshold::Sigma;
+  const auto threshold = static_cast<float>(params_.threshold);
+  pool.parallel_for(h, [&](int begin, int end) {
+    for (int y = begin; y < end; ++y) {
+      float* out = significance_.row(y);
+      std::uint8_t* m = mask_.data() + static_cast<std::size_t>(y) * w;
+      for (int x = 0; x < w; ++x) {
+        double f = 0.0;
+        if (kernel_.taps.empty()) {
+          f = value_.at(x, y) - background_.at(x, y);
+        } else {
+          // Pixels outside the frame count as background (0 above it).
+          for (int dy = -r; dy <= r; ++dy) {
+            const int yy = y + dy;
+            if (yy < 0 || yy >= h) continue;
+            for (int dx = -r; dx <= r; ++dx) {
+              const int xx = x + dx;
+              if (xx < 0 || xx >= w) continue;
+              const float tap =
+                  kernel_.taps[static_cast<std::size_t>(dy + r) * (2 * r + 1) + dx + r];
+              f += static_cast<double>(tap) * (value_.at(xx, yy) - background_.at(xx, yy));
+            }
+          }
+        }
+        const float s = sigma_units ? static_cast<float>(f / (sigma_.at(x, y) * kernel_.norm))
+                                    : static_cast<float>(f);
+        out[x] = s;
+        m[x] = s > threshold ? 1 : 0;
+      }
+    }
+  });
+}
+
+DetectCounts DetectState::measure(std::span<DetectedObject> records) {
+  const int w = shape_.width, h = shape_.height;
+  const std::uint32_t components =
+      label_reference(mask_.data(), w, w, h, params_.connectivity, labels_.data(), w, parent_);
+  sums_.assign(components + 1, ObjectSums{});
+  for (int y = 0; y < h; ++y) {
+    const std::uint32_t* l = labels_.data() + static_cast<std::size_t>(y) * w;
+    for (int x = 0; x < w; ++x) {
+      if (l[x] == 0) continue;
+      const float s = sigma_.at(x, y);
+      add_pixel(sums_[l[x]], x, y, value_.at(x, y) - background_.at(x, y), s * s);
+    }
+  }
+  // Objects below min-area are dropped; the others keep their raster order, numbered anew.
+  dense_.assign(components + 1, 0);
+  DetectCounts counts;
+  std::uint32_t kept = 0;
+  for (std::uint32_t c = 1; c <= components; ++c) {
+    if (sums_[c].npix < static_cast<std::uint32_t>(params_.min_area)) continue;
+    dense_[c] = ++kept;
+    if (kept <= records.size()) {
+      records[kept - 1] = finalize_object(sums_[c], kept, w, h);
+      ++counts.objects;
+    } else {
+      ++counts.overflow;
+    }
+  }
+  for (std::uint32_t& l : labels_) l = dense_[l];
+  return counts;
+}
+
+void DetectState::write_output(ConstImageView in, ImageView out,
+                               std::span<const DetectedObject> records) {
+  const int w = shape_.width, h = shape_.height;
+  switch (params_.output) {
+    case DetectOutput::Input:
+      for (int y = 0; y < h; ++y) std::memcpy(out.row(y), in.row(y), in.row_bytes());
+      return;
+    case DetectOutput::Labels:
+      for (int y = 0; y < h; ++y) {
+        auto* row = out.row_as<std::uint16_t>(y);
+        const std::uint32_t* l = labels_.data() + static_cast<std::size_t>(y) * w;
+        for (int x = 0; x < w; ++x) row[x] = static_cast<std::uint16_t>(std::min(l[x], 65535u));
+      }
+      return;
+    case DetectOutput::Overlay:
+      // The significance from -2 to +10 sigma on 0..254; boxes at 255.
+      for (int y = 0; y < h; ++y) {
+        auto* row = out.row_as<std::uint8_t>(y);
+        for (int x = 0; x < w; ++x) {
+          const float r = (value_.at(x, y) - background_.at(x, y)) / sigma_.at(x, y);
+          const float v = std::clamp((r + 2.0f) * (254.0f / 12.0f), 0.0f, 254.0f);
+          row[x] = static_cast<std::uint8_t>(std::lround(v));
+        }
+      }
+      for (const DetectedObject& o : records) {
+        for (int x = o.xmin; x <= o.xmax; ++x) {
+          out.row_as<std::uint8_t>(o.ymin)[x] = 255;
+          out.row_as<std::uint8_t>(o.ymax)[x] = 255;
+        }
+        for (int y = o.ymin; y <= o.ymax; ++y) {
+          out.row_as<std::uint8_t>(y)[o.xmin] = 255;
+          out.row_as<std::uint8_t>(y)[o.xmax] = 255;
+        }
+      }
+      return;
+  }
+}
+
+DetectCounts DetectState::process(ConstImageView in, ImageView out,
+                                  std::span<DetectedObject> records, ThreadPool& pool) {
+  if (in.width != shape_.width || in.height != shape_.height || in.format != shape_.format) {
+    throw Error("detect: a frame of another shape than configured");
+  }
+  load(in, pool);
+  estimate_background(pool);
+  filter_and_threshold(pool);
+  const DetectCounts counts = measure(records);
+  write_output(in, out, records.first(counts.objects));
+  return counts;
+}
+
+}  // namespace starsift

@@ -1,0 +1,310 @@
+// Detection on the CPU: each object's record against a direct computation over its pixels,
+// the background mesh against a known sky, the synthetic sky's movers recovered, capacity
+// overflow, empty frames, min-area, flags, the stage's result, and the YAML entry.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "pipeline/chain/chain_config.hpp"
+#include "pipeline/chain/chain_stages.hpp"
+#include "pipeline/detect/detect_stage.hpp"
+#include "pipeline/detect/reference.hpp"
+#include "pipeline/engine/streaming_chain.hpp"
+#include "pipeline/error.hpp"
+#include "pipeline/sky/sky_generator.hpp"
+#include "sky/sky_test_support.hpp"
+#include "support/test_image.hpp"
+
+using namespace starsift;
+using namespace starsift::test;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// A GRAY32F significance image: Gaussian blobs of the given peaks on zero, plus noise.
+struct Blob {
+  double x, y, sigma, peak;
+};
+TestImage blob_frame(int w, int h, const std::vector<Blob>& blobs, double noise,
+                     std::uint32_t seed) {
+  TestImage img(w, h, PixelFormat::Gray32F);
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> n(0.0, noise);
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      double v = noise > 0 ? n(rng) : 0.0;
+      for (const Blob& b : blobs) {
+        const double r2 = (x - b.x) * (x - b.x) + (y - b.y) * (y - b.y);
+        v += b.peak * std::exp(-r2 / (2 * b.sigma * b.sigma));
+      }
+      img.view().row_as<float>(y)[x] = static_cast<float>(v);
+    }
+  }
+  return img;
+}
+
+DetectParams significance_params(double threshold) {
+  DetectParams p;
+  p.background = DetectBackground::None;
+  p.filter = DetectFilter::None;
+  p.threshold = threshold;
+  p.min_area = 1;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("each record equals a direct computation over its object's pixels",
+          "[detect][reference]") {
+  const int w = 97, h = 61;
+  const TestImage in = blob_frame(
+      w, h, {{10.3, 12.7, 1.5, 40}, {50.0, 30.0, 2.5, 25}, {80.6, 50.2, 1.2, 60}, {0.4, 30, 1.3, 30}},
+      0.3, 7);
+  const DetectParams p = significance_params(3.0);
+  DetectState state(p, {w, h, PixelFormat::Gray32F, 32});
+  std::vector<DetectedObject> records(100);
+  TestImage out(w, h, PixelFormat::Gray32F);
+  const DetectCounts counts = state.process(in.cview(), out.view(), records, shared_thread_pool());
+  REQUIRE(counts.objects >= 4);
+  CHECK(counts.overflow == 0);
+  CHECK(out.same_pixels(in));  // output: input
+  const auto& labels = state.labels();
+  for (std::uint32_t k = 0; k < counts.objects; ++k) {
+    const DetectedObject& o = records[k];
+    INFO("object " << o.id);
+    CHECK(o.id == k + 1);
+    // Direct: every pixel of this label.
+    double f = 0, fx = 0, fy = 0, n = 0;
+    int xmin = w, xmax = -1, ymin = h, ymax = -1;
+    float peak = -1e30f;
+    int first = -1;
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) {
+        if (labels[static_cast<std::size_t>(y) * w + x] != o.id) continue;
+        if (first < 0) first = y * w + x;
+        const float v = in.cview().row_as<float>(y)[x];
+        f += v, fx += v * x, fy += v * y, ++n;
+        xmin = std::min(xmin, x), xmax = std::max(xmax, x);
+        ymin = std::min(ymin, y), ymax = std::max(ymax, y);
+        peak = std::max(peak, v);
+        CHECK(state.significance().at(x, y) > 3.0f);
+      }
+    }
+    CHECK(o.npix == static_cast<std::uint32_t>(n));
+    CHECK(o.xmin == xmin);
+    CHECK(o.xmax == xmax);
+    CHECK(o.ymin == ymin);
+    CHECK(o.ymax == ymax);
+    CHECK(o.flux == Approx(f).epsilon(1e-5));
+    CHECK(o.flux_err == Approx(std::sqrt(n)).epsilon(1e-6));  // sigma 1
+    CHECK(o.x == Approx(fx / f).margin(1e-4));
+    CHECK(o.y == Approx(fy / f).margin(1e-4));
+    CHECK(o.peak == peak);
+    CHECK(((o.flags & kObjectTouchesEdge) != 0) == (xmin == 0 || ymin == 0 || xmax == w - 1 ||
+                                                    ymax == h - 1));
+    if (k > 0) CHECK(first > static_cast<int>(records[k - 1].ymin) * 0);  // raster order below
+  }
+  // Dense ids in raster order of the first pixel.
+  std::vector<int> first_of(counts.objects + 1, -1);
+  for (int i = 0; i < w * h; ++i) {
+    const std::uint32_t l = labels[i];
+    if (l != 0 && first_of[l] < 0) first_of[l] = i;
+  }
+  for (std::uint32_t k = 2; k <= counts.objects; ++k) CHECK(first_of[k] > first_of[k - 1]);
+  // The round blob: a ~ b ~ its sigma over the pixels above threshold (less than sigma), the
+  // centroid within a few hundredths of a pixel of the truth.
+  const auto near = [&](double x, double y) {
+    for (std::uint32_t k = 0; k < counts.objects; ++k) {
+      if (std::hypot(records[k].x - x, records[k].y - y) < 0.5) return &records[k];
+    }
+    return static_cast<DetectedObject*>(nullptr);
+  };
+  const DetectedObject* b = near(50.0, 30.0);
+  REQUIRE(b != nullptr);
+  CHECK(std::hypot(b->x - 50.0, b->y - 30.0) < 0.05);
+  CHECK(b->elongation == Approx(1.0).margin(0.15));
+  CHECK(b->x_err > 0.0f);
+  CHECK(b->x_err < 0.1f);
+  CHECK((b->flags & kObjectTouchesEdge) == 0);
+  const DetectedObject* edge = near(0.4, 30.0);
+  REQUIRE(edge != nullptr);
+  CHECK((edge->flags & kObjectTouchesEdge) != 0);
+}
+
+TEST_CASE("a streak is one object with its length and angle", "[detect][reference]") {
+  // A uniform trail of 60 px at 30 degrees, 1.2 px wide (a mover at 60 px/frame).
+  const int w = 128, h = 96;
+  TestImage in(w, h, PixelFormat::Gray32F);
+  const double angle = 30.0 * M_PI / 180.0, length = 60.0, cx = 64.2, cy = 47.6;
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      double v = 0.0;
+      for (int s = 0; s <= 600; ++s) {
+        const double t = -0.5 + s / 600.0;
+        const double px = cx + t * length * std::cos(angle), py = cy + t * length * std::sin(angle);
+        const double r2 = (x - px) * (x - px) + (y - py) * (y - py);
+        v += std::exp(-r2 / (2 * 1.2 * 1.2)) * 0.05;
+      }
+      in.view().row_as<float>(y)[x] = static_cast<float>(v);
+    }
+  }
+  DetectParams p = significance_params(0.5);
+  DetectState state(p, {w, h, PixelFormat::Gray32F, 32});
+  std::vector<DetectedObject> records(10);
+  TestImage out(w, h, PixelFormat::Gray32F);
+  const DetectCounts counts = state.process(in.cview(), out.view(), records, shared_thread_pool());
+  REQUIRE(counts.objects == 1);
+  const DetectedObject& o = records[0];
+  CHECK(o.theta == Approx(angle).margin(0.01));
+  CHECK(o.length == Approx(length).epsilon(0.1));  // the threshold trims the ends
+  CHECK(o.elongation > 10.0f);
+  CHECK(std::hypot(o.x - cx, o.y - cy) < 0.2);
+  CHECK(std::hypot(o.x_end - o.x_start, o.y_end - o.y_start) == Approx(o.length).epsilon(1e-4));
+}
+
+TEST_CASE("capacity: the objects beyond max-objects are counted, never written",
+          "[detect][reference]") {
+  const int w = 64, h = 64;
+  TestImage in(w, h, PixelFormat::Gray32F);
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      in.view().row_as<float>(y)[x] = (x % 4 == 1 && y % 4 == 1) ? 10.0f : 0.0f;  // 256 dots
+    }
+  }
+  DetectParams p = significance_params(3.0);
+  p.max_objects = 100;
+  DetectState state(p, {w, h, PixelFormat::Gray32F, 32});
+  std::vector<DetectedObject> records(100);
+  TestImage out(w, h, PixelFormat::Gray32F);
+  DetectCounts counts = state.process(in.cview(), out.view(), records, shared_thread_pool());
+  CHECK(counts.objects == 100);
+  CHECK(counts.overflow == 156);
+  CHECK(records[99].id == 100);
+  CHECK((records[0].flags & kObjectSingular) != 0);  // one pixel
+  CHECK(records[0].a > 0.0f);
+
+  // min-area drops them all; an empty frame gives nothing.
+  p.min_area = 2;
+  state.set_params(p);
+  counts = state.process(in.cview(), out.view(), records, shared_thread_pool());
+  CHECK(counts.objects == 0);
+  CHECK(counts.overflow == 0);
+  TestImage empty(w, h, PixelFormat::Gray32F);
+  counts = state.process(empty.cview(), out.view(), records, shared_thread_pool());
+  CHECK(counts.objects == 0);
+}
+
+TEST_CASE("the background mesh follows a sky with a gradient", "[detect][reference]") {
+  SkyParams sp = flat_sky(256, 192);
+  sp.sky_gradient = 0.5;  // fraction across the frame
+  SkyGenerator sky(sp, 2);
+  SkyTruth truth;
+  const TestImage frame = render_frame(sky, 0, PixelFormat::Gray16, truth);
+  DetectParams p;
+  p.mesh = 32;
+  DetectState state(p, {256, 192, PixelFormat::Gray16, 16});
+  std::vector<DetectedObject> records(64);
+  TestImage out(256, 192, PixelFormat::Gray16);
+  const DetectCounts counts = state.process(frame.cview(), out.view(), records, shared_thread_pool());
+  // On pure noise a 5 sigma threshold of the filtered frame finds (nearly) nothing.
+  CHECK(counts.objects <= 1);
+  for (int y = 16; y < 192; y += 40) {
+    for (int x = 16; x < 256; x += 40) {
+      const double expected_adu = sky.sky_at(x, y) / sp.gain + sp.bias;
+      const double sigma_adu = sky.background_sigma(x, y) / sp.gain;
+      INFO("x " << x << " y " << y);
+      CHECK(state.background().at(x, y) == Approx(expected_adu).margin(0.5 * sigma_adu));
+      CHECK(state.sigma().at(x, y) == Approx(sigma_adu).epsilon(0.1));
+    }
+  }
+}
+
+TEST_CASE("the synthetic sky's movers are recovered", "[detect][reference]") {
+  SkyParams sp = flat_sky(384, 256);
+  sp.movers = 6;
+  sp.mover_snr_min = 20;
+  sp.mover_snr_max = 40;
+  sp.mover_speed_min = 0.5;
+  sp.mover_speed_max = 1.0;
+  SkyGenerator sky(sp, 2);
+  SkyTruth truth;
+  const TestImage frame = render_frame(sky, 3, PixelFormat::Gray16, truth);
+  DetectParams p;
+  DetectState state(p, {384, 256, PixelFormat::Gray16, 16});
+  std::vector<DetectedObject> records(64);
+  TestImage out(384, 256, PixelFormat::Gray16);
+  const DetectCounts counts = state.process(frame.cview(), out.view(), records, shared_thread_pool());
+  int found = 0, inside = 0;
+  double worst = 0.0;
+  for (const MoverTruth& m : truth.movers) {
+    if (m.x < 4 || m.y < 4 || m.x > 380 || m.y > 252) continue;
+    ++inside;
+    double best = 1e9;
+    for (std::uint32_t k = 0; k < counts.objects; ++k) {
+      best = std::min(best, std::hypot(records[k].x - m.x, records[k].y - m.y));
+    }
+    if (best < 0.5) ++found, worst = std::max(worst, best);
+  }
+  INFO("worst centroid error " << worst << " px");
+  CHECK(inside >= 4);
+  CHECK(found == inside);
+  CHECK(counts.objects == static_cast<std::uint32_t>(inside));  // no false detections
+  CHECK(worst < 0.25);
+}
+
+TEST_CASE("the detect stage hands back its catalogue through the engine", "[detect][stage]") {
+  const BackendChoice cpu{Backend::Cpu, 0, "test"};
+  const ChainConfig chain =
+      parse_chain_yaml("[{detect: {background: none, filter: none, threshold: 3, min-area: 1, "
+                       "max-objects: 2, output: labels}}]",
+                       "chain property");
+  const TestImage in = blob_frame(40, 30, {{10, 10, 1.2, 20}, {30, 20, 1.2, 20}, {20, 25, 1, 20}},
+                                  0.0, 1);
+  for (int depth : {1, 3}) {
+    auto engine = make_streaming_chain(build_chain_stages(chain, cpu), cpu, depth);
+    engine->configure({40, 30, PixelFormat::Gray32F, 32});
+    REQUIRE(engine->output_shape().format == PixelFormat::Gray16);
+    engine->submit(in.cview(), 7);
+    const FinishedFrame done = engine->wait_oldest();
+    REQUIRE(done.results.size() == 1);
+    const FrameResult& r = done.results[0];
+    CHECK(r.layout.kind == kCatalogueKind);
+    CHECK(r.layout.capacity == 2);
+    CHECK(r.header().count == 2);
+    CHECK(r.header().overflow == 1);
+    const DetectedObject* o = r.view.records<DetectedObject>();
+    CHECK(o[0].x == Approx(10).margin(0.01));
+    CHECK(o[1].id == 2);
+    // The labels frame: the object's id on its centre pixel.
+    CHECK(done.output.row_as<std::uint16_t>(10)[10] == 1);
+    CHECK(done.output.row_as<std::uint16_t>(0)[0] == 0);
+    engine->pop();
+  }
+}
+
+TEST_CASE("detect in YAML: keys, defaults and refusals", "[detect][chain]") {
+  const ChainConfig c = parse_chain_yaml(
+      "- detect: {background: global, mesh: 32, filter: gaussian, fwhm: 2.5, threshold: 4, "
+      "connectivity: 4, min-area: 2, max-objects: 10, output: overlay}",
+      "f.yaml");
+  const auto& p = std::get<DetectParams>(c.stages[0].params);
+  CHECK(p.background == DetectBackground::Global);
+  CHECK(p.fwhm == 2.5);
+  CHECK(p.connectivity == Connectivity::Four);
+  CHECK(p.output == DetectOutput::Overlay);
+  CHECK(std::get<DetectParams>(parse_chain_yaml("- detect:", "f").stages[0].params) ==
+        DetectParams{});
+  REQUIRE_THROWS_WITH(parse_chain_yaml("- detect: {threshold: 0}", "f.yaml"),
+                      Contains("f.yaml:1:") && Contains("threshold"));
+  REQUIRE_THROWS_WITH(parse_chain_yaml("- detect: {connectivity: 6}", "f.yaml"),
+                      Contains("connectivity") && Contains("4, 8"));
+  REQUIRE_THROWS_WITH(parse_chain_yaml("- detect: {fwhm: 9}", "f.yaml"), Contains("fwhm"));
+  REQUIRE_THROWS_WITH(parse_chain_yaml("- detect: {output: png}", "f.yaml"),
+                      Contains("input, labels, overlay"));
+  // Caps: detect reads grey frames and GRAY32F; the overlay is GRAY8.
+  CHECK(chain_output_format(c, PixelFormat::Gray16) == PixelFormat::Gray8);
+  CHECK_FALSE(chain_output_format(c, PixelFormat::Rgba).has_value());
+}
