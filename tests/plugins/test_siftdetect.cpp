@@ -1,0 +1,224 @@
+// siftdetect element tests: the catalogue, tracks and ROI metas on every buffer, the movers
+// of the synthetic sky confirmed as tracks after `confirm` frames, messages (rate-limited),
+// the JSON lines file (one valid line per frame, a file per pattern), caps of the output
+// modes, refused values, and the whole science chain in a pipeline.
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "element_support.hpp"
+#include "pipeline/detect/catalogue.hpp"
+#include "pipeline/detect/tracker.hpp"
+#include "pipeline/sky/sky_generator.hpp"
+#include "plugins/common/result_meta.hpp"
+
+using starsift::DetectedObject;
+using starsift::PixelFormat;
+using starsift::Track;
+using namespace starsift::test;
+
+namespace {
+
+constexpr GstClockTime kFrame = GST_SECOND / 30;
+
+// Frames of a synthetic sky with bright movers and no stars.
+std::vector<TestImage> sky_frames(int count, int width, int height) {
+  starsift::SkyParams p;
+  p.width = width;
+  p.height = height;
+  p.star_density = 0.0;
+  p.hot_pixel_fraction = 0.0;
+  p.jitter = 0.0;
+  p.movers = 3;
+  p.mover_snr_min = 25;
+  p.mover_snr_max = 40;
+  p.mover_speed_min = 1.0;
+  p.mover_speed_max = 2.0;
+  starsift::SkyGenerator sky(p, 2);
+  starsift::SkyTruth truth;
+  std::vector<TestImage> frames;
+  for (int i = 0; i < count; ++i) {
+    TestImage frame = make_frame(PixelFormat::Gray16, width, height, 0);
+    sky.render(static_cast<std::uint64_t>(i), frame.view(), truth);
+    frames.push_back(std::move(frame));
+  }
+  return frames;
+}
+
+std::string temp_path(const char* name) {
+  return std::string(g_get_tmp_dir()) + "/starsift_test_detect_" + std::to_string(getpid()) + "_" +
+         name;
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("siftdetect publishes the catalogue, tracks and regions on every buffer",
+          "[plugin][detect]") {
+  init_gstreamer();
+  const int frames = 10;
+  const auto inputs = sky_frames(frames, 256, 192);
+  const std::string json = temp_path("metas.jsonl");
+  std::remove(json.c_str());
+  GstElement* element = make_element(
+      "siftdetect", {{"backend", "cpu"}, {"json-file", json.c_str()}, {"post-messages", "true"}});
+  Harness harness(element);
+  GstBus* bus = harness.bus();
+  gst_harness_set_src_caps_str(harness.get(), caps_string(PixelFormat::Gray16, 256, 192).c_str());
+  int movers_seen = 0;
+  for (int i = 0; i < frames; ++i) {
+    GstBuffer* in = to_buffer(inputs[i]);
+    GST_BUFFER_PTS(in) = i * kFrame;
+    REQUIRE(gst_harness_push(harness.get(), in) == GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(harness.get());
+    REQUIRE(out != nullptr);
+    INFO("frame " << i);
+    // The frame itself passes unchanged (output: input).
+    CHECK(from_buffer(out, PixelFormat::Gray16, 256, 192).same_pixels(inputs[i]));
+    const auto catalogue = starsift::gst::find_buffer_result(out, starsift::kCatalogueKind);
+    REQUIRE(catalogue.has_value());
+    const auto objects = catalogue->as<DetectedObject>();
+    CHECK(objects.size() == 3);  // the three movers, nothing else
+    const auto tracks = starsift::gst::find_buffer_result(out, "tracks");
+    REQUIRE(tracks.has_value());
+    const auto movers = tracks->as<Track>();
+    // Confirmed from the third detection on (confirm = 3): then every object is a mover.
+    if (i >= 2) {
+      CHECK(movers.size() == 3);
+      for (const DetectedObject& o : objects) CHECK(o.track >= 0);
+      for (const Track& t : movers) {
+        CHECK(std::hypot(t.vx, t.vy) > 0.7);
+        CHECK(std::hypot(t.vx, t.vy) < 2.5);
+        CHECK(std::hypot(t.vx_s, t.vy_s) == Approx(30.0 * std::hypot(t.vx, t.vy)).epsilon(0.02));
+      }
+    } else {
+      CHECK(movers.empty());
+    }
+    movers_seen = static_cast<int>(movers.size());
+    int regions = 0;
+    gpointer state = nullptr;
+    while (GstMeta* meta = gst_buffer_iterate_meta_filtered(
+               out, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
+      auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
+      CHECK(g_quark_to_string(roi->roi_type) == std::string("object"));
+      CHECK(gst_video_region_of_interest_meta_get_param(roi, "starsift-object") != nullptr);
+      ++regions;
+    }
+    CHECK(regions == static_cast<int>(objects.size()));
+    gst_buffer_unref(out);
+  }
+  CHECK(movers_seen == 3);
+  // One message per frame.
+  int messages = 0;
+  while (GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ELEMENT)) {
+    if (gst_structure_has_name(gst_message_get_structure(m), "siftdetect")) ++messages;
+    gst_message_unref(m);
+  }
+  CHECK(messages == frames);
+  GstStructure* stats = nullptr;
+  g_object_get(harness.element(), "stats", &stats, nullptr);
+  REQUIRE(stats != nullptr);
+  guint64 value = 0;
+  CHECK(gst_structure_get_uint64(stats, "frames", &value));
+  CHECK(value == static_cast<guint64>(frames));
+  CHECK(gst_structure_get_uint64(stats, "tracks-confirmed", &value));
+  CHECK(value == 3);
+  CHECK(gst_structure_get_uint64(stats, "json-lines", &value));
+  CHECK(value == static_cast<guint64>(frames));
+  gst_structure_free(stats);
+  // The JSON lines: one per frame, in order, with the schema's fields.
+  const auto lines = read_lines(json);
+  REQUIRE(lines.size() == static_cast<std::size_t>(frames));
+  for (int i = 0; i < frames; ++i) {
+    CHECK(lines[i].rfind("{\"frame\":" + std::to_string(i) + ",", 0) == 0);
+    CHECK(lines[i].find("\"pts_ns\":" + std::to_string(i * kFrame)) != std::string::npos);
+    CHECK(lines[i].find("\"utc\":\"20") != std::string::npos);
+    CHECK(lines[i].find("\"objects\":[{\"id\":1,") != std::string::npos);
+    CHECK(lines[i].back() == '}');
+  }
+  std::remove(json.c_str());
+}
+
+TEST_CASE("siftdetect messages are rate-limited", "[plugin][detect]") {
+  init_gstreamer();
+  const auto inputs = sky_frames(6, 64, 48);
+  Harness harness("siftdetect", {{"backend", "cpu"},
+                                 {"post-messages", "true"},
+                                 {"message-interval", "100000"},
+                                 {"roi-metas", "false"}});
+  GstBus* bus = harness.bus();
+  gst_harness_set_src_caps_str(harness.get(), caps_string(PixelFormat::Gray16, 64, 48).c_str());
+  for (const TestImage& in : inputs) {
+    GstBuffer* out = gst_harness_push_and_pull(harness.get(), to_buffer(in));
+    REQUIRE(out != nullptr);
+    CHECK(gst_buffer_get_meta(out, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE) == nullptr);
+    gst_buffer_unref(out);
+  }
+  int messages = 0;
+  while (GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ELEMENT)) {
+    ++messages;
+    gst_message_unref(m);
+  }
+  CHECK(messages == 1);
+}
+
+TEST_CASE("siftdetect output modes set the caps", "[plugin][detect]") {
+  init_gstreamer();
+  const PipelineResult labels = run_pipeline(
+      "siftskysrc num-buffers=3 movers=2 ! video/x-raw,width=64,height=48 ! "
+      "siftdetect backend=cpu output=labels ! video/x-raw,format=GRAY16_LE ! fakesink");
+  CHECK(labels.error.empty());
+  CHECK(labels.eos);
+  const PipelineResult overlay = run_pipeline(
+      "siftskysrc num-buffers=3 movers=2 ! video/x-raw,width=64,height=48 ! "
+      "siftdetect backend=cpu output=overlay ! video/x-raw,format=GRAY8 ! fakesink");
+  CHECK(overlay.error.empty());
+  CHECK(overlay.eos);
+}
+
+TEST_CASE("siftdetect refuses values it cannot use", "[plugin][detect]") {
+  init_gstreamer();
+  GstElement* element = make_element("siftdetect", {});
+  WarningCapture warnings;
+  g_object_set(element, "connectivity", 6, "threshold", 0.0, nullptr);
+  gint connectivity = 0;
+  gdouble threshold = 0.0;
+  g_object_get(element, "connectivity", &connectivity, "threshold", &threshold, nullptr);
+  CHECK(connectivity == 8);
+  CHECK(threshold == 5.0);
+  CHECK_THAT(warnings.all(), Catch::Contains("connectivity") && Catch::Contains("threshold"));
+  gst_object_unref(element);
+}
+
+TEST_CASE("the science chain runs: siftskysrc ! siftwhiten ! siftdetect", "[plugin][detect]") {
+  init_gstreamer();
+  const std::string json = temp_path("chain-%Y.jsonl");
+  const PipelineResult result = run_pipeline(
+      ("siftskysrc num-buffers=24 movers=3 mover-snr-min=15 mover-snr-max=30 ! "
+       "video/x-raw,width=256,height=192 ! siftwhiten backend=cpu ! siftdetect backend=cpu "
+       "json-file=" +
+       json + " ! fakesink")
+          .c_str());
+  CHECK(result.error.empty());
+  CHECK(result.eos);
+  // The pattern's %Y became the year: a file per year here.
+  GDateTime* now = g_date_time_new_now_utc();
+  const std::string written =
+      temp_path(("chain-" + std::to_string(g_date_time_get_year(now)) + ".jsonl").c_str());
+  g_date_time_unref(now);
+  const auto lines = read_lines(written);
+  CHECK(lines.size() == 24);
+  std::remove(written.c_str());
+}
