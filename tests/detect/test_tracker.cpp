@@ -169,6 +169,34 @@ TEST_CASE("tracker: a mover with noisy centroids is confirmed and its velocity m
   CHECK(c.confirmed_ended == 0);
 }
 
+TEST_CASE("tracker: a tentative track's second detection gives its velocity", "[tracker]") {
+  Tracker tracker;
+  std::vector<DetectedObject> one{at(10.0, 20.0)};
+  tracker.update(0, 0, one);
+  REQUIRE(tracker.live_tracks().size() == 1);
+  CHECK(tracker.live_tracks()[0].vx == 0.0f);
+  // Within gate + max_speed = 13 px of the first: the same track, moving 6 px right, 8 down.
+  one[0] = at(16.0, 28.0);
+  tracker.update(1, 100'000'000, one);
+  REQUIRE(tracker.live_tracks().size() == 1);
+  const Track& t = tracker.live_tracks()[0];
+  CHECK(t.state == TrackState::Tentative);
+  CHECK(t.detections == 2);
+  CHECK(t.detection == 0);
+  CHECK(t.vx == Approx(6.0));
+  CHECK(t.vy == Approx(8.0));
+  CHECK(t.vx_s == Approx(60.0));
+  CHECK(one[0].track == -1);
+  // 14 px away is beyond it: the first track ends, another starts.
+  Tracker far;
+  one[0] = at(10.0, 20.0);
+  far.update(0, 0, one);
+  one[0] = at(24.0, 20.0);
+  far.update(1, 0, one);
+  CHECK(far.counters().tentative_dropped == 1);
+  CHECK(far.counters().tracks_started == 2);
+}
+
 TEST_CASE("tracker: a gap of coast frames keeps the id, a longer one ends the track", "[tracker]") {
   TrackerParams p;
   p.coast = 2;
