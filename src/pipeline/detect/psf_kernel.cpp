@@ -26,7 +26,9 @@ PsfKernel make_psf_kernel(const sky::Psf& psf, double relative_cutoff) {
   const int full_side = 2 * full_radius + 1;
 
   PsfKernel k;
-  k.ring.assign(static_cast<std::size_t>(full_radius) + 2, 0.0);
+  // Rings out to the stamp's corners, sqrt(2) full_radius away.
+  const auto corner = static_cast<std::size_t>(std::hypot(full_radius, full_radius));
+  k.ring.assign(corner + 2, 0.0);
   for (int y = 0; y < full_side; ++y) {
     for (int x = 0; x < full_side; ++x) {
       const double v = full[static_cast<std::size_t>(y) * full_side + x];
