@@ -1,0 +1,187 @@
+// CUDA labelling against the CPU reference: the same labels bit for bit and the same count,
+// 4 and 8 connectivity, small odd shapes and 4096^2-class frames, padded strides on both
+// sides (device padding never written), one scratch reused without clearing.
+#include <catch2/catch.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/detect/labels.cuh"
+#include "cuda/device_buffer.hpp"
+#include "detect/label_masks.hpp"
+#include "pipeline/detect/labels.hpp"
+
+using namespace starsift;
+using namespace starsift::test;
+
+namespace {
+
+constexpr std::uint8_t kPadByte = 0xAB;  // device label padding: every byte, checked after
+constexpr int kMaskPad = 13;             // bytes of device mask padding per row
+constexpr int kLabelPad = 9;             // words of device label padding per row
+
+struct DeviceMem {
+  explicit DeviceMem(std::size_t bytes) {
+    cuda::check(cudaMalloc(&ptr, bytes ? bytes : 1), "cudaMalloc");
+  }
+  ~DeviceMem() { cudaFree(ptr); }
+  DeviceMem(const DeviceMem&) = delete;
+  DeviceMem& operator=(const DeviceMem&) = delete;
+  void* ptr = nullptr;
+};
+
+// A star field: discs of radius 0..6 at random places, a few long streaks, 1 byte per pixel.
+Mask star_field(int w, int h, std::uint32_t seed) {
+  Mask m("star field", w, h);
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> px(0, w - 1), py(0, h - 1), radius(0, 6);
+  for (int s = 0; s < w * h / 300; ++s) {
+    const int cx = px(rng), cy = py(rng), r = radius(rng) / 2 + (radius(rng) == 6 ? 4 : 0);
+    for (int y = std::max(0, cy - r); y <= std::min(h - 1, cy + r); ++y)
+      for (int x = std::max(0, cx - r); x <= std::min(w - 1, cx + r); ++x)
+        if ((x - cx) * (x - cx) + (y - cy) * (y - cy) <= r * r) m.at(x, y) = 255;
+  }
+  for (int k = 0; k < 6; ++k) {
+    const double x0 = px(rng), y0 = py(rng), angle = k * 0.5 + 0.1, len = w * (0.1 + 0.08 * k);
+    for (double t = 0; t < len; t += 0.5) {
+      const int x = static_cast<int>(x0 + t * std::cos(angle));
+      const int y = static_cast<int>(y0 + t * std::sin(angle));
+      if (x >= 0 && y >= 0 && x < w && y < h) m.at(x, y) = 200;
+    }
+  }
+  return m;
+}
+
+struct Labeller {
+  Labeller(int max_w, int max_h)
+      : scratch_bytes(cuda::label_scratch_bytes(max_w, max_h)),
+        scratch(scratch_bytes),
+        mask(static_cast<std::size_t>(max_w + kMaskPad) * max_h),
+        labels(static_cast<std::size_t>(max_w + kLabelPad) * max_h * 4),
+        count(4) {
+    REQUIRE(scratch_bytes > 0);
+  }
+
+  // Labels `m` on the GPU; returns the labels without padding; checks the padding.
+  std::vector<std::uint32_t> run(const Mask& m, Connectivity c, std::uint32_t& n,
+                                 cudaStream_t stream) {
+    const std::ptrdiff_t mask_stride = m.width + kMaskPad, label_stride = m.width + kLabelPad;
+    const std::size_t label_bytes = static_cast<std::size_t>(label_stride) * m.height * 4;
+    cuda::check(cudaMemset(mask.ptr, 0x5A, static_cast<std::size_t>(mask_stride) * m.height),
+                "cudaMemset");
+    cuda::check(cudaMemcpy2D(mask.ptr, mask_stride, m.bytes.data(), m.stride, m.width, m.height,
+                             cudaMemcpyHostToDevice),
+                "upload");
+    cuda::check(cudaMemset(labels.ptr, kPadByte, label_bytes), "cudaMemset");
+    cuda::check(cudaMemset(count.ptr, 0xFF, 4), "cudaMemset");
+    cuda::check(cuda::launch_labels(static_cast<const std::uint8_t*>(mask.ptr), mask_stride,
+                                    m.width, m.height, c, static_cast<std::uint32_t*>(labels.ptr),
+                                    label_stride, static_cast<std::uint32_t*>(count.ptr),
+                                    {scratch.ptr, scratch_bytes}, stream),
+                "launch_labels");
+    cuda::check(cudaStreamSynchronize(stream), "sync");
+    std::vector<std::uint32_t> padded(static_cast<std::size_t>(label_stride) * m.height);
+    cuda::check(cudaMemcpy(padded.data(), labels.ptr, label_bytes, cudaMemcpyDeviceToHost),
+                "download");
+    cuda::check(cudaMemcpy(&n, count.ptr, 4, cudaMemcpyDeviceToHost), "download");
+    std::vector<std::uint32_t> out(static_cast<std::size_t>(m.width) * m.height);
+    bool padding_kept = true;
+    for (int y = 0; y < m.height; ++y) {
+      for (int x = 0; x < m.width; ++x) out[y * m.width + x] = padded[y * label_stride + x];
+      for (int x = m.width; x < label_stride; ++x)
+        padding_kept &= padded[y * label_stride + x] == 0xABABABABu;
+    }
+    REQUIRE(padding_kept);
+    return out;
+  }
+
+  std::size_t scratch_bytes;
+  DeviceMem scratch, mask, labels, count;
+};
+
+std::vector<std::uint32_t> reference(const Mask& m, Connectivity c, std::uint32_t& n) {
+  std::vector<std::uint32_t> parent, out(static_cast<std::size_t>(m.width) * m.height);
+  n = label_reference(m.bytes.data(), m.stride, m.width, m.height, c, out.data(), m.width, parent);
+  return out;
+}
+
+// Where two label images first differ, for the failure message.
+std::string first_difference(const std::vector<std::uint32_t>& a,
+                             const std::vector<std::uint32_t>& b, int width) {
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i])
+      return "(" + std::to_string(i % width) + ", " + std::to_string(i / width) + "): got " +
+             std::to_string(a[i]) + ", expected " + std::to_string(b[i]);
+  return "none";
+}
+
+void check_equal(Labeller& gpu, const Mask& m, cudaStream_t stream) {
+  for (Connectivity c : {Connectivity::Four, Connectivity::Eight}) {
+    std::uint32_t n_ref = 0, n_gpu = 0;
+    const auto expected = reference(m, c, n_ref);
+    const auto got = gpu.run(m, c, n_gpu, stream);
+    INFO(m.name << " " << m.width << "x" << m.height << " connectivity " << static_cast<int>(c)
+                << " components " << n_ref << " first difference "
+                << first_difference(got, expected, m.width));
+    REQUIRE(n_gpu == n_ref);
+    REQUIRE(got == expected);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("CUDA labels equal the CPU reference on small and odd masks", "[labels][cuda]") {
+  Labeller gpu(400, 300);
+  cuda::Stream stream;
+  int cases = 0;
+  for (const Mask& m : small_masks()) {
+    check_equal(gpu, m, stream.get());
+    ++cases;
+  }
+  REQUIRE(cases > 60);
+}
+
+TEST_CASE("CUDA labels equal the CPU reference on large frames", "[labels][cuda][large]") {
+  Labeller gpu(4099, 4096);
+  cuda::Stream stream;
+  check_equal(gpu, star_field(4096, 4096, 3), stream.get());
+  check_equal(gpu, star_field(4099, 4093, 4), stream.get());
+  check_equal(gpu, random_mask(4096, 4096, 0.1, 5), stream.get());
+  check_equal(gpu, random_mask(4096, 4096, 0.5, 6), stream.get());
+  check_equal(gpu, random_mask(4096, 4096, 0.6, 7), stream.get());  // above percolation
+  Mask full("all foreground", 4096, 4096);
+  std::fill(full.bytes.begin(), full.bytes.end(), 1);
+  check_equal(gpu, full, stream.get());
+  check_equal(gpu, spiral(2047), stream.get());
+  check_equal(gpu, checkerboard(4096, 1024), stream.get());
+}
+
+TEST_CASE("CUDA labels: empty frames and what the launcher refuses", "[labels][cuda]") {
+  Labeller gpu(64, 64);
+  auto* mask = static_cast<const std::uint8_t*>(gpu.mask.ptr);
+  auto* labels = static_cast<std::uint32_t*>(gpu.labels.ptr);
+  auto* count = static_cast<std::uint32_t*>(gpu.count.ptr);
+  const cuda::LabelScratch scratch{gpu.scratch.ptr, gpu.scratch_bytes};
+  cuda::check(cudaMemset(count, 0xFF, 4), "cudaMemset");
+  REQUIRE(cuda::launch_labels(mask, 64, 0, 64, Connectivity::Eight, labels, 64, count, scratch,
+                              nullptr) == cudaSuccess);
+  std::uint32_t n = 1;
+  cuda::check(cudaMemcpy(&n, count, 4, cudaMemcpyDeviceToHost), "download");
+  REQUIRE(n == 0);
+  // Strides shorter than a row, scratch too small for the frame.
+  REQUIRE(cuda::launch_labels(mask, 63, 64, 64, Connectivity::Four, labels, 64, count, scratch,
+                              nullptr) == cudaErrorInvalidValue);
+  REQUIRE(cuda::launch_labels(mask, 64, 64, 64, Connectivity::Four, labels, 63, count, scratch,
+                              nullptr) == cudaErrorInvalidValue);
+  REQUIRE(cuda::launch_labels(mask, 128, 128, 64, Connectivity::Four, labels, 128, count, scratch,
+                              nullptr) == cudaErrorInvalidValue);
+  REQUIRE(cuda::launch_labels(mask, 64, 64, 64, static_cast<Connectivity>(6), labels, 64, count,
+                              scratch, nullptr) == cudaErrorInvalidValue);
+  REQUIRE(cuda::label_scratch_bytes(1 << 16, 1 << 16) == 0);  // beyond 2^31 indices
+  REQUIRE(cudaGetLastError() == cudaSuccess);
+}
