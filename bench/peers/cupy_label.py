@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""CuPy's connected-component labelling on the masks starsift-bench-labels wrote.
+
+cupyx.scipy.ndimage.label on each DIR/<mask>_<size>.npy (uint8, written by
+`starsift-bench-labels --npy DIR`), 4 connectivity (SciPy's default cross) and 8 (a 3x3 block),
+timed by CUDA events around each call after two warm-ups, the median of --reps calls. label()
+returns the component count to the host, so each call includes that synchronisation. The count
+is reported so it can be compared with starsift's.
+
+JSON on stdout (or --json FILE), progress on stderr.
+"""
+
+import argparse
+import glob
+import json
+import os
+import statistics
+import sys
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("dir", help="folder of <mask>_<size>.npy files")
+    p.add_argument("--reps", type=int, default=9)
+    p.add_argument("--json", help="write the JSON there instead of stdout")
+    args = p.parse_args()
+    try:
+        import cupy as cp
+        import numpy as np
+        from cupyx.scipy import ndimage
+    except ImportError as e:
+        out = {"peer": "cupy", "error": str(e)}
+        print(json.dumps(out, indent=2))
+        return 0
+    structures = {4: None, 8: np.ones((3, 3), dtype=bool)}
+    runs = []
+    for path in sorted(glob.glob(os.path.join(args.dir, "*.npy"))):
+        name, size = os.path.basename(path)[:-4].rsplit("_", 1)
+        mask = cp.asarray(np.load(path) != 0)
+        for conn, structure in structures.items():
+            out = cp.empty(mask.shape, dtype=cp.int32)
+            for _ in range(2):
+                count = ndimage.label(mask, structure=structure, output=out)
+            start, stop = cp.cuda.Event(), cp.cuda.Event()
+            ms = []
+            for _ in range(args.reps):
+                start.record()
+                count = ndimage.label(mask, structure=structure, output=out)
+                stop.record()
+                stop.synchronize()
+                ms.append(cp.cuda.get_elapsed_time(start, stop))
+            run = {"peer": "cupy", "mask": name, "size": int(size), "connectivity": conn,
+                   "components": int(count), "cupy_ms": statistics.median(ms)}
+            print(json.dumps(run), file=sys.stderr, flush=True)
+            runs.append(run)
+    out = {"peer": "cupy", "cupy_version": cp.__version__, "runs": runs}
+    text = json.dumps(out, indent=2)
+    if args.json:
+        with open(args.json, "w") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
