@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
@@ -114,9 +116,11 @@ std::vector<std::uint32_t> reference(const Mask& m, Connectivity c, std::uint32_
 std::string first_difference(const std::vector<std::uint32_t>& a,
                              const std::vector<std::uint32_t>& b, int width) {
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i])
-      return "(" + std::to_string(i % width) + ", " + std::to_string(i / width) + "): got " +
-             std::to_string(a[i]) + ", expected " + std::to_string(b[i]);
+    if (a[i] != b[i]) {
+      std::ostringstream os;
+      os << "(" << i % width << ", " << i / width << "): got " << a[i] << ", expected " << b[i];
+      return os.str();
+    }
   return "none";
 }
 
