@@ -30,7 +30,8 @@
 namespace starsift::cuda {
 
 // Device memory the launcher works in: at least label_scratch_bytes(width, height) bytes,
-// 256-byte aligned (cudaMalloc's alignment). Its contents need no clearing between calls.
+// 4-byte aligned at least (cudaMalloc's 256 bytes is best: the sub-buffers are 256-byte
+// multiples from its start). Its contents need no clearing between calls.
 struct LabelScratch {
   void* data = nullptr;
   std::size_t bytes = 0;
@@ -52,7 +53,8 @@ std::string_view to_string(LabelSchedule schedule) noexcept;
 // Whether `schedule` can label with `connectivity`.
 bool label_schedule_supports(LabelSchedule schedule, Connectivity connectivity) noexcept;
 
-// Bytes of scratch launch_labels() needs for frames up to width x height (any schedule).
+// Bytes of scratch launch_labels() needs for frames up to width x height (any schedule); 0 for
+// a size outside the limitations above.
 std::size_t label_scratch_bytes(int width, int height);
 
 // Labels `mask` into `labels` and writes the number of components to `*count` (device memory;
