@@ -54,4 +54,13 @@ std::uint64_t parse_u64(std::string_view flag, std::string_view text) {
   return value;
 }
 
+Backend parse_backend_flag(std::string_view flag, std::string_view text) {
+  try {
+    return parse_backend(text);
+  } catch (const Error&) {
+    throw UsageError(std::string(flag) + " '" + std::string(text) + "' is not allowed",
+                     "auto, cuda, cpu");
+  }
+}
+
 }  // namespace starsift::app

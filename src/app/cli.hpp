@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "pipeline/backend.hpp"
 #include "pipeline/error.hpp"
 
 namespace starsift::app {
@@ -44,5 +45,11 @@ int parse_int(std::string_view flag, std::string_view text, int min, int max);
 
 // Parses an unsigned 64-bit integer (a seed); throws UsageError naming the flag.
 std::uint64_t parse_u64(std::string_view flag, std::string_view text);
+
+// The largest CUDA device id a --device-id flag accepts.
+inline constexpr int kMaxDeviceId = 1023;
+
+// Parses a --backend value (auto, cuda, cpu); throws UsageError naming the flag and the text.
+Backend parse_backend_flag(std::string_view flag, std::string_view text);
 
 }  // namespace starsift::app

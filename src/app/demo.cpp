@@ -24,7 +24,6 @@ namespace {
 constexpr int kMinSide = 16;
 constexpr int kMaxSide = 16384;
 constexpr int kMaxFrames = 100000;
-constexpr int kMaxDeviceId = 1023;
 // A pixel further than this many noise sigmas from the truth counts as an impulse.
 constexpr double kImpulseSigma = 5.0;
 constexpr const char* kPictureName = "median_before_after.png";
@@ -103,12 +102,7 @@ DemoOptions parse_demo_options(std::span<char* const> args, bool& help) {
     } else if (flag == "--height") {
       o.height = parse_int(flag, reader.value(), kMinSide, kMaxSide);
     } else if (flag == "--backend") {
-      const std::string_view text = reader.value();
-      try {
-        o.backend = parse_backend(text);
-      } catch (const Error&) {
-        throw UsageError("--backend '" + std::string(text) + "' is not allowed", "auto, cuda, cpu");
-      }
+      o.backend = parse_backend_flag(flag, reader.value());
     } else if (flag == "--device-id") {
       o.device_id = parse_int(flag, reader.value(), 0, kMaxDeviceId);
     } else if (flag == "--seed") {

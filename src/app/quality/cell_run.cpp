@@ -147,7 +147,8 @@ class CellRun {
     }
     const FrameShape shape{w_, h_, PixelFormat::Gray16, params_.bit_depth};
     for (const MethodKind kind : kAllMethods) {
-      methods_.push_back(make_method(kind, config.history, shape, sky_.hot_pixels()));
+      methods_.push_back(
+          make_method(kind, config.history, shape, config.backend, sky_.hot_pixels()));
     }
     // Quiet spots for the leakage's yardstick, fixed for the cell.
     app::Rng spot_rng(app::Rng::derive(cell.seed, 0x73706f74));

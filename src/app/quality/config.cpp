@@ -45,6 +45,7 @@ void QualityConfig::validate() const {
   require(border >= 1 && 2 * border < size, "border " + std::to_string(border),
           "1 px or more, less than half the size");
   require(false_alarm_rate > 0.0, "false-alarm rate " + std::to_string(false_alarm_rate), "> 0");
+  require(backend.backend != Backend::Auto, "backend auto", "a resolved backend: cpu or cuda");
 }
 
 std::vector<Cell> make_cells(const QualityConfig& config) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/backend.hpp"
 #include "pipeline/sky/sky_params.hpp"
 
 namespace starsift::quality {
@@ -34,6 +35,9 @@ struct QualityConfig {
   double bright_star_snr = 10.0;  // star leakage: stars of at least this nominal peak SNR
   double picture_snr = 5.0;       // the cell whose first scored frame is drawn
   double picture_speed = 2.0;
+  // Where the whitening stages run: resolved (resolve_backend()), never Auto. The baselines,
+  // the matched filter and the scoring run on the CPU whatever it is.
+  BackendChoice backend;
 
   std::vector<SceneSpec> scenes() const;
   // Throws Error naming the field and what is allowed.

@@ -4,20 +4,31 @@
 #include <cstring>
 
 #include "app/quality/baselines.hpp"
-#include "pipeline/whiten/reference.hpp"
+#include "pipeline/whiten/whiten_stage.hpp"
 
 namespace starsift::quality {
 
 namespace {
 
+// Whitening through the shipped stage (make_whiten_stage(), on the configured backend), twice
+// in step: one stage writes the residual rho (output: float), the other sigma_{t-1} (output:
+// sigma), the noise each pixel had before this frame, as the filter's own snr output divides
+// by it. Read after the frame, sigma would already hold this frame's residual, so a faint
+// mover (below the outlier test) would raise the noise it is measured against. The two stages
+// see the same frames with the same parameters but the output, which changes no state, so
+// they hold the same history, noise and weights.
 class WhitenMethod final : public ResidualMethod {
  public:
-  WhitenMethod(MethodKind kind, int history, const FrameShape& shape,
+  WhitenMethod(MethodKind kind, int history, const FrameShape& shape, const BackendChoice& backend,
                const std::vector<std::size_t>& bad_pixels)
       : ResidualMethod(shape.width, shape.height),
-        state_(params_for(kind, history), shape),
+        residual_stage_(make_whiten_stage(params_for(kind, history, WhitenOutput::Float), backend)),
+        sigma_stage_(make_whiten_stage(params_for(kind, history, WhitenOutput::Sigma), backend)),
+        sigma_(shape.width, shape.height),
         variance_(shape.width, shape.height),
         name_(method_name(kind)) {
+    residual_stage_->configure(shape);
+    sigma_stage_->configure(shape);
     if (kind == MethodKind::WhitenResampleRepaired) {
       bad_pixels_ = bad_pixels;
       bad_mask_.assign(static_cast<std::size_t>(shape.width) * shape.height, 0);
@@ -28,25 +39,25 @@ class WhitenMethod final : public ResidualMethod {
 
   std::string_view name() const override { return name_; }
 
-  bool process(ConstImageView frame, const Plane&, ThreadPool& pool) override {
+  bool process(ConstImageView frame, const Plane&, ThreadPool&) override {
     if (!bad_mask_.empty()) frame = repaired(frame);
-    // sigma_{t-1}: the variance before this frame updates it, as the filter's own snr output
-    // uses it. Read after process() it would already hold this frame's residual, so a faint
-    // mover (below the outlier test) would raise the noise it is measured against.
-    const ConstImageView var = state_.noise_variance();
-    for (int y = 0; y < var.height; ++y) {
-      std::memcpy(variance_.row(y), var.row(y), var.row_bytes());
-    }
-    state_.process(frame, residual_.view(), pool);
-    return state_.last_stats().history_used >= 1;
+    sigma_stage_->process(frame, sigma_.view());
+    residual_stage_->process(frame, residual_.view());
+    // The variance the matched filter weighs by: sigma_{t-1}^2 (the stage's noise map
+    // rounded once more, by the square root and back).
+    const float* sigma = sigma_.data();
+    float* variance = variance_.data();
+    for (std::size_t i = 0; i < variance_.size(); ++i) variance[i] = sigma[i] * sigma[i];
+    return residual_stage_->last_stats().history_used >= 1;
   }
 
   const Plane* variance() const noexcept override { return &variance_; }
-  double noise_floor() const override { return state_.last_stats().noise_floor; }
+  double noise_floor() const override { return residual_stage_->last_stats().noise_floor; }
   bool shift_estimate(double& x, double& y) const override {
-    if (state_.params().shift != WhitenShift::Resample) return false;
-    x = state_.last_stats().shift_x;
-    y = state_.last_stats().shift_y;
+    if (residual_stage_->params().shift != WhitenShift::Resample) return false;
+    const WhitenStats stats = residual_stage_->last_stats();
+    x = stats.shift_x;
+    y = stats.shift_y;
     return true;
   }
 
@@ -63,7 +74,7 @@ class WhitenMethod final : public ResidualMethod {
             static_cast<std::ptrdiff_t>(w * sizeof(std::uint16_t)), PixelFormat::Gray16};
   }
 
-  static WhitenParams params_for(MethodKind kind, int history) {
+  static WhitenParams params_for(MethodKind kind, int history, WhitenOutput output) {
     WhitenParams p;  // the filter's defaults: gamma, fit current, reject mask, noise 2N, ...
     p.history = history;
     p.shift = kind == MethodKind::WhitenNone ? WhitenShift::None : WhitenShift::Resample;
@@ -74,11 +85,13 @@ class WhitenMethod final : public ResidualMethod {
     if (kind == MethodKind::WhitenResampleHalf || kind == MethodKind::WhitenResampleObjectsHalf) {
       p.history_format = WhitenHistoryFormat::Half;
     }
-    p.output = WhitenOutput::Float;  // the residual rho itself, GRAY32F
+    p.output = output;  // GRAY32F: the residual rho itself, or sigma_{t-1}
     return p;
   }
 
-  WhitenState state_;
+  std::unique_ptr<WhitenStage> residual_stage_;
+  std::unique_ptr<WhitenStage> sigma_stage_;
+  Plane sigma_;
   Plane variance_;
   std::string_view name_;
   std::vector<std::size_t> bad_pixels_;
@@ -142,6 +155,7 @@ std::string_view method_name(MethodKind kind) noexcept {
 }
 
 std::unique_ptr<ResidualMethod> make_method(MethodKind kind, int history, const FrameShape& shape,
+                                            const BackendChoice& backend,
                                             const std::vector<std::size_t>& bad_pixels) {
   switch (kind) {
     case MethodKind::WhitenNone:
@@ -150,7 +164,7 @@ std::unique_ptr<ResidualMethod> make_method(MethodKind kind, int history, const 
     case MethodKind::WhitenResampleObjects:
     case MethodKind::WhitenResampleHalf:
     case MethodKind::WhitenResampleObjectsHalf:
-      return std::make_unique<WhitenMethod>(kind, history, shape, bad_pixels);
+      return std::make_unique<WhitenMethod>(kind, history, shape, backend, bad_pixels);
     case MethodKind::Difference:
       return std::make_unique<DifferenceMethod>(shape);
     case MethodKind::RunningMedian:

@@ -1,7 +1,7 @@
 // The background subtractions under test, behind one interface: each turns frame t into a
 // residual (ADU) and says how its noise is to be estimated. Whitening (shift: none and
-// shift: resample) is the CPU reference, WhitenState, with its defaults otherwise; the
-// baselines are baselines.hpp's.
+// shift: resample) is the shipped stage (make_whiten_stage()) on the configured backend, with
+// its defaults otherwise; the baselines are baselines.hpp's.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pipeline/backend.hpp"
 #include "pipeline/image.hpp"
 #include "pipeline/pixel_format.hpp"
 #include "pipeline/plane.hpp"
@@ -83,8 +84,11 @@ inline constexpr MethodKind kAllMethods[] = {MethodKind::WhitenNone,
 std::string_view method_name(MethodKind kind) noexcept;
 
 // `history`: whitening's N and the running median's frame count. `shape`: GRAY16 frames.
-// `bad_pixels`: indices (y * width + x) of the bad-pixel map, for WhitenResampleRepaired.
+// `backend`: where the whitening stages run (resolved, resolve_backend()); the baselines run
+// on the CPU. `bad_pixels`: indices (y * width + x) of the bad-pixel map, for
+// WhitenResampleRepaired.
 std::unique_ptr<ResidualMethod> make_method(MethodKind kind, int history, const FrameShape& shape,
+                                            const BackendChoice& backend,
                                             const std::vector<std::size_t>& bad_pixels = {});
 
 // Replaces each listed pixel of a GRAY16 frame (packed rows) by the median of its neighbours

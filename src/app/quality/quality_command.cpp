@@ -39,7 +39,10 @@ void write_file(const std::filesystem::path& path, Write write) {
 
 }  // namespace
 
-int run_quality_command(const QualityOptions& o, const std::string& command_line) {
+int run_quality_command(const QualityOptions& options, const std::string& command_line) {
+  // The backend first: a CUDA request that cannot be served stops before any work.
+  QualityOptions o = options;
+  o.config.backend = resolve_backend(o.backend, o.device_id);
   o.config.validate();
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
@@ -53,6 +56,8 @@ int run_quality_command(const QualityOptions& o, const std::string& command_line
       "starsift quality: %zu cells x 2 scenes, %dx%d, %d + %d frames each, %d movers -> %s\n",
       cells, c.size, c.size, c.warmup_frames, c.scored_frames, c.movers,
       o.out_dir.string().c_str());
+  std::printf("  whitening on %s: %s\n", std::string(to_string(c.backend.backend)).c_str(),
+              c.backend.reason.c_str());
   std::fflush(stdout);
 
   ThreadPool pool(o.threads);

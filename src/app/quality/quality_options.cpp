@@ -78,11 +78,16 @@ void print_quality_help() {
       "  --hit-radius PX        a detection this close to a mover's streak is a hit [%g]\n"
       "  --border PX            edge strip neither detected in nor scored [%d]\n"
       "  --false-alarm-rate R   false detections allowed per megapixel-frame [%g]\n"
-      "  --backend B            cpu [cpu] (the reference; the CUDA stage is tested against it)\n"
-      "  --threads N            worker threads, 0 for one per hardware thread [0]\n"
+      "  --backend B            where whitening runs: auto, cuda, cpu [auto: CUDA when usable,\n"
+      "                         else CPU]; the baselines and the scoring run on the CPU\n"
+      "  --device-id N          CUDA device for cuda and auto, 0..%d [0]\n"
+      "  --threads N            the harness's worker threads (baselines, matched filter), 0 for\n"
+      "                         one per hardware thread [0]; whitening on the CPU uses the\n"
+      "                         CPU stages' own pool, one per hardware thread\n"
       "  -h, --help             this text\n",
       d.size, static_cast<unsigned long long>(d.seed), d.scored_frames, d.warmup_frames, d.movers,
-      d.history, d.jitter, d.star_density, d.hit_radius, d.border, d.false_alarm_rate);
+      d.history, d.jitter, d.star_density, d.hit_radius, d.border, d.false_alarm_rate,
+      kMaxDeviceId);
 }
 
 QualityOptions parse_quality_options(std::span<char* const> args, bool& help) {
@@ -123,21 +128,16 @@ QualityOptions parse_quality_options(std::span<char* const> args, bool& help) {
     } else if (flag == "--false-alarm-rate") {
       c.false_alarm_rate = parse_number(flag, reader.value(), 1e-6, 1e6);
     } else if (flag == "--backend") {
-      const std::string_view b = reader.value();
-      if (b == "cuda") {
-        throw UsageError(
-            "--backend cuda: the benchmark reads the reference's noise map before each frame, "
-            "which the CUDA stage keeps on the device",
-            "cpu");
-      }
-      if (b != "cpu") throw UsageError("--backend '" + std::string(b) + "' is not allowed", "cpu");
+      o.backend = parse_backend_flag(flag, reader.value());
+    } else if (flag == "--device-id") {
+      o.device_id = parse_int(flag, reader.value(), 0, kMaxDeviceId);
     } else if (flag == "--threads") {
       o.threads = static_cast<unsigned>(parse_int(flag, reader.value(), 0, 1024));
     } else {
       throw UsageError("unknown option '" + std::string(flag) + "'",
                        "--out, --size, --seed, --frames, --warmup, --movers, --history, --snr, "
                        "--speeds, --jitter, --star-density, --hit-radius, --border, "
-                       "--false-alarm-rate, --backend, --threads, --help");
+                       "--false-alarm-rate, --backend, --device-id, --threads, --help");
     }
   }
   return o;

@@ -296,9 +296,11 @@ void places_table(const QualityReport& r, std::ostream& out) {
 
 void cost_table(const QualityReport& r, std::ostream& out) {
   out << "## Cost on this machine\n\n"
-      << "Milliseconds per scored frame in the method (CPU reference, " << r.threads
-      << " threads) and its matched filter and peak search; the harness is not tuned for "
-         "speed.\n\n"
+      << "Milliseconds per scored frame in the method and its matched filter and peak search "
+         "(whitening: two stages in step, rho and sigma, on the "
+      << to_string(r.config.backend.backend)
+      << " backend; the baselines, the filter and the peak search on the CPU, " << r.threads
+      << " threads); the harness is not tuned for speed.\n\n"
       << "| scene | method | ms / frame |\n"
       << rule(3) << "\n";
   for (const SceneSummary& s : r.scenes) {
@@ -316,7 +318,9 @@ void write_markdown(const QualityReport& r, const std::string& version, const st
                     const std::string& command, std::ostream& out) {
   const QualityConfig& c = r.config;
   out << "# Faint movers: whitening against frame differencing and a running median\n\n"
-      << "`" << command << "`: starsift " << version << ", " << date << ", CPU backend, "
+      << "`" << command << "`: starsift " << version << ", " << date << ", whitening on the "
+      << to_string(r.config.backend.backend) << " backend"
+      << (r.config.backend.reason.empty() ? "" : " (" + r.config.backend.reason + ")") << ", "
       << r.threads << " threads, " << fmt("%.0f", r.seconds) << " s.\n\n"
       << c.size << "x" << c.size << " GRAY16 (" << r.sky.bit_depth << " bits), "
       << fmt("%g", c.star_density) << " stars/Mpix, "
