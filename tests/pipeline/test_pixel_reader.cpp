@@ -40,3 +40,11 @@ TEST_CASE("read_pixel finds row y through the stride", "[pipeline]") {
   CHECK(read_pixel(data, 8, 2, 1, PixelFormat::Gray16) == 6.0f);
   CHECK(read_pixel(data, 8, 2, 0, PixelFormat::Gray16) == 3.0f);
 }
+
+TEST_CASE("read_pixel reads host rows of any alignment", "[pipeline]") {
+  // GRAY16 samples 4095 and 17 starting one byte into the buffer (an odd stride's second row).
+  const unsigned char bytes[5] = {0xee, 0xff, 0x0f, 0x11, 0x00};
+  const auto* row = reinterpret_cast<const std::byte*>(bytes) + 1;
+  CHECK(read_pixel<PixelFormat::Gray16>(row, 0) == 4095.0f);
+  CHECK(read_pixel(row, 1, PixelFormat::Gray16) == 17.0f);
+}

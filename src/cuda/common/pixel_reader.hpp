@@ -1,7 +1,7 @@
 // A gray sample as the float it stands for, on the host or the device: one definition for
 // every filter that computes in float (whitening; a Gaussian blur, detection). On the device
 // the load goes through the read-only data cache (__ldg): the row must be global memory the
-// kernel does not write. On the host it is a plain load.
+// kernel does not write. On the host it is a plain load of any alignment.
 //
 // Limits: gray formats only (GRAY8, GRAY16_LE, GRAY32F); colour formats have several samples a
 // pixel and are read through their key traits (format_traits.cuh). The runtime forms read any
@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "pipeline/hd.hpp"
 #include "pipeline/pixel_format.hpp"
@@ -31,12 +32,18 @@ STARSIFT_HD float read_pixel(const std::byte* row, int x) {
     return __ldg(reinterpret_cast<const float*>(row) + x);
   }
 #else
+  // memcpy: host rows need not be aligned to the sample size (a GRAY16 frame with an odd
+  // stride); the compiler turns it into one load.
   if constexpr (F == PixelFormat::Gray8) {
-    return static_cast<float>(reinterpret_cast<const std::uint8_t*>(row)[x]);
+    return static_cast<float>(std::to_integer<unsigned>(row[x]));
   } else if constexpr (F == PixelFormat::Gray16) {
-    return static_cast<float>(reinterpret_cast<const std::uint16_t*>(row)[x]);
+    std::uint16_t v;
+    std::memcpy(&v, row + 2 * static_cast<std::ptrdiff_t>(x), sizeof v);
+    return static_cast<float>(v);
   } else {
-    return reinterpret_cast<const float*>(row)[x];
+    float v;
+    std::memcpy(&v, row + 4 * static_cast<std::ptrdiff_t>(x), sizeof v);
+    return v;
   }
 #endif
 }
