@@ -97,6 +97,7 @@ struct GstSiftDetectState {
   std::vector<std::byte> tracks_area;             // the tracks as a result area, for the meta
   guint64 frame = 0;
   gint64 last_message_us = 0;
+  bool posted = false;         // a message was posted since start: the interval counts from it
   bool writer_failed = false;  // the failure was reported; the next success reports again
   const gchar* tracker_name = g_intern_static_string("tracker");
   const gchar* tracks_kind = g_intern_static_string("tracks");
@@ -256,9 +257,10 @@ static void gst_sift_detect_frame_out(GstSiftTransform* trans, GstBuffer* buffer
   GstStructure* message = nullptr;
   if (settings.post_messages) {
     const gint64 now = g_get_monotonic_time();
-    if (settings.message_interval_ms == 0 ||
+    if (settings.message_interval_ms == 0 || !state->posted ||
         now - state->last_message_us >= static_cast<gint64>(settings.message_interval_ms) * 1000) {
       state->last_message_us = now;
+      state->posted = true;
       message = gst_sift_detect_message(number, pts, state->records, overflow, tracks);
     }
   }

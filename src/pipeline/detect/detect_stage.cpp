@@ -69,10 +69,10 @@ std::unique_ptr<DetectStage> make_detect_stage(const DetectParams& params,
     case Backend::Cpu:
       return std::make_unique<DetectStageCpu>(params);
     case Backend::Cuda:
-#if STARSIFT_HAVE_CUDA && STARSIFT_DETECT_CUDA
+#if STARSIFT_HAVE_CUDA
       return make_detect_stage_cuda(params, choice.device_id);
 #else
-      throw Error("detect: this build has no CUDA detection stage", "backend cpu");
+      throw Error("detect: this build has no CUDA backend", "backend cpu");
 #endif
     case Backend::Auto:
       break;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "pipeline/detect/background_mesh.hpp"
 #include "pipeline/detect/labels.hpp"
 #include "pipeline/error.hpp"
 
@@ -24,39 +25,6 @@ float sample_at(ConstImageView in, int x, int y) {
     default:
       return 0.0f;
   }
-}
-
-// The tile grid of the background mesh along one axis: `count` tiles of `side`, the last one
-// shorter; centre of tile i.
-struct Tiles {
-  int side = 1;
-  int count = 1;
-  int size = 1;
-  int begin(int i) const { return i * side; }
-  int end(int i) const { return std::min(size, (i + 1) * side); }
-  double centre(int i) const { return 0.5 * (begin(i) + end(i) - 1); }
-};
-
-Tiles tiles_of(int size, int side) {
-  return {side, (size + side - 1) / side, size};
-}
-
-// Tile index below position p and the weight of the next one, for bilinear interpolation
-// between tile centres (constant beyond the outer centres).
-void locate(const Tiles& t, int p, int& i, double& w) {
-  if (t.count == 1 || p <= t.centre(0)) {
-    i = 0;
-    w = 0.0;
-    return;
-  }
-  if (p >= t.centre(t.count - 1)) {
-    i = t.count - 1;
-    w = 0.0;
-    return;
-  }
-  i = std::min(p / t.side, t.count - 1);
-  if (p < t.centre(i)) --i;
-  w = (p - t.centre(i)) / (t.centre(i + 1) - t.centre(i));
 }
 
 }  // namespace
@@ -86,6 +54,12 @@ DetectKernel detect_kernel(const DetectParams& params) {
   }
   k.norm = std::sqrt(sum2);
   return k;
+}
+
+double detect_sigma_floor(std::span<const ClippedStats> grid) {
+  double floor = 0.0;
+  for (const ClippedStats& s : grid) floor = std::max(floor, s.sigma);
+  return floor > 0.0 ? floor * 1e-3 : 1e-6;
 }
 
 ClippedStats clipped_stats(std::vector<float>& values) {
@@ -156,9 +130,9 @@ void DetectState::estimate_background(ThreadPool& pool) {
     return;
   }
   const bool mesh = params_.background == DetectBackground::Mesh;
-  const Tiles tx = tiles_of(w, mesh ? params_.mesh : w);
-  const Tiles ty = tiles_of(h, mesh ? params_.mesh : h);
-  std::vector<ClippedStats> grid(static_cast<std::size_t>(tx.count) * ty.count);
+  const MeshAxis tx = mesh_axis(w, mesh ? params_.mesh : w);
+  const MeshAxis ty = mesh_axis(h, mesh ? params_.mesh : h);
+  grid_.resize(static_cast<std::size_t>(tx.count) * ty.count);
   for (int j = 0; j < ty.count; ++j) {
     for (int i = 0; i < tx.count; ++i) {
       tile_values_.clear();
@@ -166,37 +140,19 @@ void DetectState::estimate_background(ThreadPool& pool) {
         const float* row = value_.row(y);
         tile_values_.insert(tile_values_.end(), row + tx.begin(i), row + tx.end(i));
       }
-      grid[static_cast<std::size_t>(j) * tx.count + i] = clipped_stats(tile_values_);
+      grid_[static_cast<std::size_t>(j) * tx.count + i] = clipped_stats(tile_values_);
     }
   }
-  // A tile with no spread (a constant or saturated region) takes its row's neighbours' noise
-  // when there are any: a sigma of 0 would make every pixel above it significant.
-  double sigma_floor = 0.0;
-  for (const ClippedStats& s : grid) sigma_floor = std::max(sigma_floor, s.sigma);
-  sigma_floor = sigma_floor > 0.0 ? sigma_floor * 1e-3 : 1e-6;
+  const double floor = detect_sigma_floor(grid_);
   pool.parallel_for(h, [&](int begin, int end) {
     for (int y = begin; y < end; ++y) {
-      int j = 0;
-      double wy = 0.0;
-      locate(ty, y, j, wy);
-      const int j1 = std::min(j + 1, ty.count - 1);
       float* bg = background_.row(y);
       float* sg = sigma_.row(y);
       for (int x = 0; x < w; ++x) {
-        int i = 0;
-        double wx = 0.0;
-        locate(tx, x, i, wx);
-        const int i1 = std::min(i + 1, tx.count - 1);
-        const ClippedStats& a = grid[static_cast<std::size_t>(j) * tx.count + i];
-        const ClippedStats& b = grid[static_cast<std::size_t>(j) * tx.count + i1];
-        const ClippedStats& c = grid[static_cast<std::size_t>(j1) * tx.count + i];
-        const ClippedStats& d = grid[static_cast<std::size_t>(j1) * tx.count + i1];
-        const double m =
-            (1 - wy) * ((1 - wx) * a.mean + wx * b.mean) + wy * ((1 - wx) * c.mean + wx * d.mean);
-        const double s = (1 - wy) * ((1 - wx) * a.sigma + wx * b.sigma) +
-                         wy * ((1 - wx) * c.sigma + wx * d.sigma);
+        const double m = mesh_interpolate(tx, ty, x, y, [&](int k) { return grid_[k].mean; });
+        const double s = mesh_interpolate(tx, ty, x, y, [&](int k) { return grid_[k].sigma; });
         bg[x] = static_cast<float>(m);
-        sg[x] = static_cast<float>(std::max(s, sigma_floor));
+        sg[x] = static_cast<float>(std::max(s, floor));
       }
     }
   });

@@ -33,6 +33,10 @@ struct ClippedStats {
 };
 ClippedStats clipped_stats(std::vector<float>& values);
 
+// A tile with no spread (a constant or saturated region) would make every pixel above it
+// significant: sigma never goes below 1e-3 of the largest tile's (1e-6 when all are 0).
+double detect_sigma_floor(std::span<const ClippedStats> grid);
+
 // How many objects a frame gave, and how many of them did not fit the catalogue.
 struct DetectCounts {
   std::uint32_t objects = 0;   // records written
@@ -79,6 +83,7 @@ class DetectState {
   std::vector<ObjectSums> sums_;
   std::vector<std::uint32_t> dense_;  // component id -> catalogue id (0: dropped)
   std::vector<float> tile_values_;    // the background's clipping scratch
+  std::vector<ClippedStats> grid_;    // the background's tiles
 };
 
 }  // namespace starsift

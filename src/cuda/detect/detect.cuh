@@ -1,0 +1,81 @@
+// Detection on a CUDA device: the steps of DetectState (pipeline/detect/reference.hpp) as
+// kernels on one stream, with the labelling of labels.cuh in the middle.
+//
+// Limitations
+// | what     | supported                                                                   |
+// |----------|-----------------------------------------------------------------------------|
+// | input    | GRAY8, GRAY16 (any bit depth), GRAY32F; device memory, any stride             |
+// | output   | detect_output_shape(): the input (copied), GRAY16 labels or a GRAY8 overlay   |
+// | size     | up to 2^31 / 32 rows of width rounded to 32 (labels.cuh), frames of >= 1 px   |
+// | results  | the catalogue: a ResultHeader and up to max_objects DetectedObject records    |
+//
+// What agrees with the CPU reference: with background: none the mask, the labels, every
+// record's npix, box, peak and its pixel bit for bit, the sums to the rounding of their
+// order (doubles); with a background the tile statistics to that rounding too, so a pixel
+// within a rounding of the threshold may fall the other way.
+//
+// Use: DetectBuffers::allocate() once per shape and parameters (the CUB idiom inside), then
+// per frame launch_detect() and launch_detect_catalogue() on the same stream. Nothing is
+// allocated or synchronised per frame.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "cuda/device_buffer.hpp"
+#include "pipeline/detect/params.hpp"
+#include "pipeline/image.hpp"
+#include "pipeline/pixel_format.hpp"
+
+namespace starsift::cuda {
+
+// Device memory for frames of one shape with one max_objects, sized by allocate().
+class DetectBuffers {
+ public:
+  // `taps`: the detection filter (detect_kernel()), (2 radius + 1)^2 of them, or none.
+  void allocate(const DetectParams& params, const FrameShape& shape, const std::vector<float>& taps,
+                int radius, double norm);
+  // New parameters for the same buffers (detect_live_change()): the filter's taps.
+  void set_filter(const std::vector<float>& taps, int radius, double norm);
+
+  struct View;  // the kernels' view of everything (detect_kernels.cu)
+  const FrameShape& shape() const noexcept { return shape_; }
+
+ private:
+  friend cudaError_t launch_detect(const DetectParams&, DetectBuffers&, ConstImageView, ImageView,
+                                   cudaStream_t);
+  friend cudaError_t launch_detect_catalogue(const DetectParams&, DetectBuffers&, void*,
+                                             cudaStream_t);
+  FrameShape shape_;
+  int max_objects_ = 0;
+  int tiles_x_ = 0, tiles_y_ = 0, splits_ = 0;
+  std::size_t components_ = 0;  // the most components a frame can have, +1
+  int radius_ = 0;
+  double norm_ = 1.0;
+  DeviceImage residual_;   // float per pixel: value - background
+  DeviceImage mask_;       // byte per pixel
+  DeviceImage labels_;     // uint32 per pixel
+  DeviceImage small_;      // tile stats, partial sums, taps, counters (one allocation)
+  DeviceImage npix_;       // uint32 per component
+  DeviceImage kept_;       // uint32 per component: inclusive scan of "kept"
+  DeviceImage sums_;       // per catalogue record
+  DeviceImage scan_temp_;  // CUB's
+  DeviceImage label_scratch_;
+  std::size_t scan_temp_bytes_ = 0;
+  std::size_t label_scratch_bytes_ = 0;
+};
+
+// Background, filter, threshold, labels, per-object sums and the output frame of `in` into
+// `out` (device views of the configured shape and of detect_output_shape()).
+cudaError_t launch_detect(const DetectParams& params, DetectBuffers& buffers, ConstImageView in,
+                          ImageView out, cudaStream_t stream);
+
+// The catalogue of the frame launch_detect() queued last, into `result` (device memory of
+// ResultLayout::bytes(): header, then the records).
+cudaError_t launch_detect_catalogue(const DetectParams& params, DetectBuffers& buffers,
+                                    void* result, cudaStream_t stream);
+
+}  // namespace starsift::cuda

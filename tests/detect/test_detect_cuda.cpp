@@ -1,0 +1,227 @@
+// Detection on CUDA against the CPU reference: with background: none the mask, labels,
+// npix, boxes and peaks bit for bit and the sums to their rounding; with a background mesh
+// the same catalogue on a synthetic sky; capacity overflow, a frame-filling object, the
+// output modes, 4- and 8-connectivity, and the catalogue through the engine at depth 3.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "pipeline/detect/catalogue.hpp"
+#include "pipeline/detect/detect_stage.hpp"
+#include "pipeline/engine/streaming_chain.hpp"
+#include "pipeline/sky/sky_generator.hpp"
+#include "sky/sky_test_support.hpp"
+#include "support/test_image.hpp"
+
+using namespace starsift;
+using namespace starsift::test;
+
+namespace {
+
+const BackendChoice kCpu{Backend::Cpu, 0, "test"};
+BackendChoice gpu() {
+  return resolve_backend(Backend::Cuda, 0);
+}
+
+struct Run {
+  TestImage out;
+  ResultHeader header;
+  std::vector<DetectedObject> records;
+};
+
+Run run_stage(const DetectParams& p, const BackendChoice& choice, const TestImage& in) {
+  auto stage = make_detect_stage(p, choice);
+  const FrameShape shape{in.width, in.height, in.format,
+                         in.format == PixelFormat::Gray16 ? 16 : default_bit_depth(in.format)};
+  stage->configure(shape);
+  const FrameShape os = stage->output_shape(shape);
+  Run r{TestImage(os.width, os.height, os.format, 8), {}, {}};
+  stage->process(in.cview(), r.out.view());
+  const ResultLayout layout = *stage->result_layout();
+  std::vector<std::byte> area(layout.bytes());
+  stage->write_result({area.data(), area.size()});
+  r.header = *reinterpret_cast<const ResultHeader*>(area.data());
+  const auto* rec = reinterpret_cast<const DetectedObject*>(area.data() + kResultRecordsOffset);
+  r.records.assign(rec, rec + r.header.count);
+  return r;
+}
+
+// Records of one object from both backends: exact where the arithmetic is, else to the sums'
+// rounding (relative 1e-5 of float values, 1e-4 px of positions).
+void compare(const DetectedObject& a, const DetectedObject& b) {
+  INFO("object " << a.id);
+  CHECK(a.id == b.id);
+  CHECK(a.npix == b.npix);
+  CHECK(a.xmin == b.xmin);
+  CHECK(a.xmax == b.xmax);
+  CHECK(a.ymin == b.ymin);
+  CHECK(a.ymax == b.ymax);
+  CHECK(a.peak == b.peak);
+  CHECK(a.xpeak == b.xpeak);
+  CHECK(a.ypeak == b.ypeak);
+  CHECK(a.flags == b.flags);
+  CHECK(a.flux == Approx(b.flux).epsilon(1e-5));
+  CHECK(a.flux_err == Approx(b.flux_err).epsilon(1e-5));
+  CHECK(a.x == Approx(b.x).margin(1e-4));
+  CHECK(a.y == Approx(b.y).margin(1e-4));
+  CHECK(a.x2 == Approx(b.x2).epsilon(1e-4).margin(1e-5));
+  CHECK(a.y2 == Approx(b.y2).epsilon(1e-4).margin(1e-5));
+  CHECK(a.xy == Approx(b.xy).epsilon(1e-4).margin(1e-5));
+  CHECK(a.a == Approx(b.a).epsilon(1e-4));
+  CHECK(a.theta == Approx(b.theta).margin(1e-3));
+  CHECK(a.x_err == Approx(b.x_err).epsilon(1e-4).margin(1e-7));
+}
+
+void compare_runs(const Run& cpu, const Run& cuda) {
+  CHECK(cpu.header.count == cuda.header.count);
+  CHECK(cpu.header.overflow == cuda.header.overflow);
+  REQUIRE(cpu.records.size() == cuda.records.size());
+  for (std::size_t i = 0; i < cpu.records.size(); ++i) compare(cpu.records[i], cuda.records[i]);
+}
+
+TestImage significance_frame(int w, int h, std::uint32_t seed, double density) {
+  TestImage img(w, h, PixelFormat::Gray32F, 12);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> noise(0.0f, 1.0f);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<std::array<double, 4>> blobs;
+  const int n = static_cast<int>(density * w * h / 100.0);
+  for (int i = 0; i < n; ++i)
+    blobs.push_back({u(rng) * w, u(rng) * h, 0.8 + u(rng) * 2, 4 + 40 * u(rng)});
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      double v = noise(rng);
+      for (const auto& b : blobs) {
+        const double dx = x - b[0], dy = y - b[1];
+        if (std::abs(dx) > 8 || std::abs(dy) > 8) continue;
+        v += b[3] * std::exp(-(dx * dx + dy * dy) / (2 * b[2] * b[2]));
+      }
+      img.view().row_as<float>(y)[x] = static_cast<float>(v);
+    }
+  }
+  return img;
+}
+
+}  // namespace
+
+TEST_CASE("CUDA detection on a significance image equals the CPU reference", "[detect][cuda]") {
+  for (const DetectFilter filter :
+       {DetectFilter::None, DetectFilter::Default, DetectFilter::Gaussian}) {
+    for (const Connectivity c : {Connectivity::Eight, Connectivity::Four}) {
+      for (const auto& [w, h] : {std::pair{131, 77}, std::pair{512, 300}}) {
+        INFO(to_string(filter) << " connectivity " << static_cast<int>(c) << " " << w << "x" << h);
+        const TestImage in = significance_frame(w, h, 3u + w, 0.6);
+        DetectParams p;
+        p.background = DetectBackground::None;
+        p.filter = filter;
+        p.fwhm = 2.5;
+        p.connectivity = c;
+        p.threshold = 3.0;
+        p.min_area = 2;
+        p.output = DetectOutput::Labels;
+        const Run cpu = run_stage(p, kCpu, in);
+        const Run cuda = run_stage(p, gpu(), in);
+        CHECK(cpu.records.size() > 5);
+        compare_runs(cpu, cuda);
+        CHECK(cpu.out.same_pixels(cuda.out));  // labels, bit for bit
+        p.output = DetectOutput::Overlay;
+        CHECK(run_stage(p, kCpu, in).out.same_pixels(run_stage(p, gpu(), in).out));
+        p.output = DetectOutput::Input;
+        CHECK(run_stage(p, gpu(), in).out.same_pixels(in));
+      }
+    }
+  }
+}
+
+TEST_CASE("CUDA detection with a background mesh finds the CPU's objects", "[detect][cuda]") {
+  SkyParams sp = flat_sky(700, 450);
+  sp.star_density = 2e-3;
+  sp.movers = 8;
+  sp.sky_gradient = 0.3;
+  SkyGenerator sky(sp, 2);
+  SkyTruth truth;
+  const TestImage in = render_frame(sky, 2, PixelFormat::Gray16, truth, 6);
+  for (const DetectBackground bg : {DetectBackground::Mesh, DetectBackground::Global}) {
+    INFO(to_string(bg));
+    DetectParams p;
+    p.background = bg;
+    p.mesh = 48;
+    const Run cpu = run_stage(p, kCpu, in);
+    const Run cuda = run_stage(p, gpu(), in);
+    CHECK(cpu.records.size() >= 5);
+    compare_runs(cpu, cuda);
+  }
+}
+
+TEST_CASE("CUDA detection: capacity, empty frames and a frame-filling object", "[detect][cuda]") {
+  DetectParams p;
+  p.background = DetectBackground::None;
+  p.filter = DetectFilter::None;
+  p.threshold = 0.5;
+  p.min_area = 1;
+  p.max_objects = 50;
+  TestImage dots(101, 64, PixelFormat::Gray32F);
+  for (int y = 0; y < 64; ++y)
+    for (int x = 0; x < 101; ++x) dots.view().row_as<float>(y)[x] = (x % 3 == 0 && y % 3 == 0);
+  const Run cpu = run_stage(p, kCpu, dots);
+  const Run cuda = run_stage(p, gpu(), dots);
+  CHECK(cuda.header.count == 50);
+  CHECK(cuda.header.overflow == 34 * 22 - 50);
+  compare_runs(cpu, cuda);
+
+  TestImage empty(64, 64, PixelFormat::Gray32F);
+  CHECK(run_stage(p, gpu(), empty).header.count == 0);
+
+  TestImage full(1024, 1024, PixelFormat::Gray32F);
+  for (int y = 0; y < 1024; ++y)
+    for (int x = 0; x < 1024; ++x) full.view().row_as<float>(y)[x] = 1.0f + (x + y) % 7;
+  const Run f_cpu = run_stage(p, kCpu, full);
+  const Run f_cuda = run_stage(p, gpu(), full);
+  REQUIRE(f_cuda.header.count == 1);
+  CHECK(f_cuda.records[0].npix == 1024u * 1024u);
+  compare_runs(f_cpu, f_cuda);
+}
+
+TEST_CASE("CUDA detection through the engine: each frame's catalogue with it",
+          "[detect][cuda][engine]") {
+  SkyParams sp = flat_sky(320, 240);
+  sp.movers = 5;
+  sp.mover_snr_min = 15;
+  sp.mover_snr_max = 30;
+  SkyGenerator sky(sp, 2);
+  SkyTruth truth;
+  std::vector<TestImage> frames;
+  for (int i = 0; i < 8; ++i) frames.push_back(render_frame(sky, i, PixelFormat::Gray16, truth));
+  DetectParams p;
+  std::vector<Run> expected;
+  for (const TestImage& f : frames) expected.push_back(run_stage(p, kCpu, f));
+  for (int depth : {1, 3}) {
+    std::vector<std::unique_ptr<FilterStage>> stages;
+    stages.push_back(make_detect_stage(p, gpu()));
+    auto engine = make_streaming_chain(std::move(stages), gpu(), depth);
+    engine->configure({320, 240, PixelFormat::Gray16, 16});
+    int out = 0;
+    auto take = [&] {
+      const FinishedFrame done = engine->wait_oldest();
+      REQUIRE(done.results.size() == 1);
+      const FrameResult& r = done.results[0];
+      const Run& want = expected[done.tag];
+      INFO("depth " << depth << " frame " << done.tag);
+      REQUIRE(r.header().count == want.header.count);
+      for (std::uint32_t k = 0; k < r.header().count; ++k) {
+        compare(want.records[k], r.view.records<DetectedObject>()[k]);
+      }
+      engine->pop();
+      ++out;
+    };
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      if (engine->in_flight() == depth) take();
+      engine->submit(frames[i].cview(), i);
+    }
+    while (engine->in_flight() > 0) take();
+    CHECK(out == 8);
+  }
+}
