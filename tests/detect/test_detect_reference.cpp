@@ -308,3 +308,16 @@ TEST_CASE("detect in YAML: keys, defaults and refusals", "[detect][chain]") {
   CHECK(chain_output_format(c, PixelFormat::Gray16) == PixelFormat::Gray8);
   CHECK_FALSE(chain_output_format(c, PixelFormat::Rgba).has_value());
 }
+
+TEST_CASE("the whiten-then-detect example parses and runs", "[detect][chain]") {
+  const ChainConfig c = load_chain_file(std::string(STARSIFT_SOURCE_DIR) +
+                                        "/config/examples/whiten-detect.yaml");
+  REQUIRE(c.stages.size() == 2);
+  const auto& d = std::get<DetectParams>(c.stages[1].params);
+  CHECK(d.background == DetectBackground::None);
+  CHECK(d.output == DetectOutput::Overlay);
+  // GRAY16 in, the overlay out (the snr in between is GRAY32F): a chain GStreamer can carry.
+  CHECK(chain_output_format(c, PixelFormat::Gray16) == PixelFormat::Gray8);
+  const auto shapes = chain_shapes(c, {640, 480, PixelFormat::Gray16, 12});
+  CHECK(shapes[1].format == PixelFormat::Gray32F);
+}
