@@ -356,7 +356,36 @@ __global__ void sums_init_kernel(DeviceSums* sums, int count) {
   sums[i] = s;
 }
 
-__device__ void flush(DeviceSums& a, DeviceSums* sums, std::uint32_t id) {
+// A run's ObjectSums as the atomics take them (the peak as its key), and back.
+__device__ __forceinline__ DeviceSums to_device(const ObjectSums& o, int width) {
+  DeviceSums a;
+  a.flux = o.flux, a.var = o.var, a.rx = o.rx, a.ry = o.ry, a.rxx = o.rxx, a.ryy = o.ryy;
+  a.rxy = o.rxy, a.vx = o.vx, a.vy = o.vy, a.vxx = o.vxx, a.vyy = o.vyy;
+  a.ux = o.ux, a.uy = o.uy, a.uxx = o.uxx, a.uyy = o.uyy, a.uxy = o.uxy;
+  a.peak = o.npix == 0 ? 0ull
+                       : peak_key(o.peak, static_cast<std::uint32_t>(o.ypeak) *
+                                                  static_cast<std::uint32_t>(width) +
+                                              static_cast<std::uint32_t>(o.xpeak));
+  a.npix = o.npix;
+  a.xmin = o.xmin, a.xmax = o.xmax, a.ymin = o.ymin, a.ymax = o.ymax;
+  return a;
+}
+
+__device__ __forceinline__ ObjectSums to_object(const DeviceSums& d, int width) {
+  ObjectSums s;
+  s.npix = d.npix;
+  s.xmin = d.xmin, s.xmax = d.xmax, s.ymin = d.ymin, s.ymax = d.ymax;
+  s.flux = d.flux, s.var = d.var, s.rx = d.rx, s.ry = d.ry, s.rxx = d.rxx, s.ryy = d.ryy;
+  s.rxy = d.rxy, s.vx = d.vx, s.vy = d.vy, s.vxx = d.vxx, s.vyy = d.vyy;
+  s.ux = d.ux, s.uy = d.uy, s.uxx = d.uxx, s.uyy = d.uyy, s.uxy = d.uxy;
+  s.peak = key_float(static_cast<std::uint32_t>(d.peak >> 32));
+  const std::uint32_t raster = 0xffffffffu - static_cast<std::uint32_t>(d.peak & 0xffffffffu);
+  s.xpeak = static_cast<std::int32_t>(raster % static_cast<std::uint32_t>(width));
+  s.ypeak = static_cast<std::int32_t>(raster / static_cast<std::uint32_t>(width));
+  return s;
+}
+
+__device__ void flush(const DeviceSums& a, DeviceSums* sums, std::uint32_t id) {
   DeviceSums& d = sums[id - 1];
   atomicAdd(&d.flux, a.flux);
   atomicAdd(&d.var, a.var);
@@ -380,12 +409,6 @@ __device__ void flush(DeviceSums& a, DeviceSums* sums, std::uint32_t id) {
   atomicMax(&d.xmax, a.xmax);
   atomicMin(&d.ymin, a.ymin);
   atomicMax(&d.ymax, a.ymax);
-}
-
-__device__ __forceinline__ void clear(DeviceSums& a) {
-  a = DeviceSums{};
-  a.xmin = a.ymin = 0x7fffffff;
-  a.xmax = a.ymax = -1;
 }
 
 // Adds the lanes' sums into lane 0's (all 32 lanes hold sums of the same record).
@@ -428,8 +451,7 @@ __global__ void sums_kernel(Frame f, const TileState* tiles, const double* floor
   const int y = static_cast<int>(t / runs);
   const int x0 = static_cast<int>(t % runs) * kRun;
   const double floor = f.has_background ? *floor_ptr : 0.0;
-  DeviceSums a;
-  clear(a);
+  ObjectSums o;  // the current run's, add_pixel() as on the CPU
   std::uint32_t current = 0;
   if (y < f.height) {
     const std::uint32_t* row = f.labels + y * f.label_pitch;
@@ -438,41 +460,16 @@ __global__ void sums_kernel(Frame f, const TileState* tiles, const double* floor
       std::uint32_t id = catalogue_id(row[x], npix, kept, min_area);
       if (id > capacity) id = 0;
       if (id != current) {
-        if (current != 0) flush(a, sums, current);
-        clear(a);
+        if (current != 0) flush(to_device(o, f.width), sums, current);
+        o = ObjectSums{};
         current = id;
       }
       if (id == 0) continue;
-      const float r = res[x];
-      const float s = sigma_at(f, tiles, floor, x, y);
-      const float v = s * s;
-      const double dx = x, dy = y, dr = r, dv = v;
-      a.flux += dr;
-      a.var += dv;
-      a.rx += dr * dx;
-      a.ry += dr * dy;
-      a.rxx += dr * dx * dx;
-      a.ryy += dr * dy * dy;
-      a.rxy += dr * dx * dy;
-      a.vx += dv * dx;
-      a.vy += dv * dy;
-      a.vxx += dv * dx * dx;
-      a.vyy += dv * dy * dy;
-      a.ux += dx;
-      a.uy += dy;
-      a.uxx += dx * dx;
-      a.uyy += dy * dy;
-      a.uxy += dx * dy;
-      const unsigned long long p =
-          peak_key(r, static_cast<std::uint32_t>(y) * static_cast<std::uint32_t>(f.width) + x);
-      a.peak = p > a.peak ? p : a.peak;
-      ++a.npix;
-      a.xmin = min(a.xmin, x);
-      a.xmax = max(a.xmax, x);
-      a.ymin = min(a.ymin, y);
-      a.ymax = max(a.ymax, y);
+      const float sigma = sigma_at(f, tiles, floor, x, y);
+      add_pixel(o, x, y, res[x], sigma * sigma);
     }
   }
+  DeviceSums a = to_device(o, f.width);
   // Every lane reaches here (no early return above): the warp may add up its runs.
   const std::uint32_t first = __shfl_sync(0xffffffffu, current, 0);
   if (__all_sync(0xffffffffu, current == first) && first != 0) {
@@ -499,33 +496,7 @@ __global__ void catalogue_kernel(const DeviceSums* sums, const std::uint32_t* ke
     header->overflow = total - count;
   }
   if (i >= count) return;
-  const DeviceSums& d = sums[i];
-  ObjectSums s;
-  s.npix = d.npix;
-  s.xmin = d.xmin;
-  s.xmax = d.xmax;
-  s.ymin = d.ymin;
-  s.ymax = d.ymax;
-  s.flux = d.flux;
-  s.var = d.var;
-  s.rx = d.rx;
-  s.ry = d.ry;
-  s.rxx = d.rxx;
-  s.ryy = d.ryy;
-  s.rxy = d.rxy;
-  s.vx = d.vx;
-  s.vy = d.vy;
-  s.vxx = d.vxx;
-  s.vyy = d.vyy;
-  s.ux = d.ux;
-  s.uy = d.uy;
-  s.uxx = d.uxx;
-  s.uyy = d.uyy;
-  s.uxy = d.uxy;
-  s.peak = key_float(static_cast<std::uint32_t>(d.peak >> 32));
-  const std::uint32_t raster = 0xffffffffu - static_cast<std::uint32_t>(d.peak & 0xffffffffu);
-  s.xpeak = static_cast<std::int32_t>(raster % static_cast<std::uint32_t>(width));
-  s.ypeak = static_cast<std::int32_t>(raster / static_cast<std::uint32_t>(width));
+  const ObjectSums s = to_object(sums[i], width);
   reinterpret_cast<DetectedObject*>(result + kResultRecordsOffset)[i] =
       finalize_object(s, i + 1, width, height);
 }
