@@ -61,7 +61,8 @@ TEST_CASE("each record equals a direct computation over its object's pixels",
           "[detect][reference]") {
   const int w = 97, h = 61;
   const TestImage in = blob_frame(
-      w, h, {{10.3, 12.7, 1.5, 40}, {50.0, 30.0, 2.5, 25}, {80.6, 50.2, 1.2, 60}, {0.4, 30, 1.3, 30}},
+      w, h,
+      {{10.3, 12.7, 1.5, 40}, {50.0, 30.0, 2.5, 25}, {80.6, 50.2, 1.2, 60}, {0.4, 30, 1.3, 30}},
       0.3, 7);
   const DetectParams p = significance_params(3.0);
   DetectState state(p, {w, h, PixelFormat::Gray32F, 32});
@@ -103,8 +104,8 @@ TEST_CASE("each record equals a direct computation over its object's pixels",
     CHECK(o.x == Approx(fx / f).margin(1e-4));
     CHECK(o.y == Approx(fy / f).margin(1e-4));
     CHECK(o.peak == peak);
-    CHECK(((o.flags & kObjectTouchesEdge) != 0) == (xmin == 0 || ymin == 0 || xmax == w - 1 ||
-                                                    ymax == h - 1));
+    CHECK(((o.flags & kObjectTouchesEdge) != 0) ==
+          (xmin == 0 || ymin == 0 || xmax == w - 1 || ymax == h - 1));
     if (k > 0) CHECK(first > static_cast<int>(records[k - 1].ymin) * 0);  // raster order below
   }
   // Dense ids in raster order of the first pixel.
@@ -208,7 +209,8 @@ TEST_CASE("the background mesh follows a sky with a gradient", "[detect][referen
   DetectState state(p, {256, 192, PixelFormat::Gray16, 16});
   std::vector<DetectedObject> records(64);
   TestImage out(256, 192, PixelFormat::Gray16);
-  const DetectCounts counts = state.process(frame.cview(), out.view(), records, shared_thread_pool());
+  const DetectCounts counts =
+      state.process(frame.cview(), out.view(), records, shared_thread_pool());
   // On pure noise a 5 sigma threshold of the filtered frame finds (nearly) nothing.
   CHECK(counts.objects <= 1);
   for (int y = 16; y < 192; y += 40) {
@@ -236,7 +238,8 @@ TEST_CASE("the synthetic sky's movers are recovered", "[detect][reference]") {
   DetectState state(p, {384, 256, PixelFormat::Gray16, 16});
   std::vector<DetectedObject> records(64);
   TestImage out(384, 256, PixelFormat::Gray16);
-  const DetectCounts counts = state.process(frame.cview(), out.view(), records, shared_thread_pool());
+  const DetectCounts counts =
+      state.process(frame.cview(), out.view(), records, shared_thread_pool());
   int found = 0, inside = 0;
   double worst = 0.0;
   for (const MoverTruth& m : truth.movers) {
@@ -257,12 +260,12 @@ TEST_CASE("the synthetic sky's movers are recovered", "[detect][reference]") {
 
 TEST_CASE("the detect stage hands back its catalogue through the engine", "[detect][stage]") {
   const BackendChoice cpu{Backend::Cpu, 0, "test"};
-  const ChainConfig chain =
-      parse_chain_yaml("[{detect: {background: none, filter: none, threshold: 3, min-area: 1, "
-                       "max-objects: 2, output: labels}}]",
-                       "chain property");
-  const TestImage in = blob_frame(40, 30, {{10, 10, 1.2, 20}, {30, 20, 1.2, 20}, {20, 25, 1, 20}},
-                                  0.0, 1);
+  const ChainConfig chain = parse_chain_yaml(
+      "[{detect: {background: none, filter: none, threshold: 3, min-area: 1, "
+      "max-objects: 2, output: labels}}]",
+      "chain property");
+  const TestImage in =
+      blob_frame(40, 30, {{10, 10, 1.2, 20}, {30, 20, 1.2, 20}, {20, 25, 1, 20}}, 0.0, 1);
   for (int depth : {1, 3}) {
     auto engine = make_streaming_chain(build_chain_stages(chain, cpu), cpu, depth);
     engine->configure({40, 30, PixelFormat::Gray32F, 32});
@@ -310,8 +313,8 @@ TEST_CASE("detect in YAML: keys, defaults and refusals", "[detect][chain]") {
 }
 
 TEST_CASE("the whiten-then-detect example parses and runs", "[detect][chain]") {
-  const ChainConfig c = load_chain_file(std::string(STARSIFT_SOURCE_DIR) +
-                                        "/config/examples/whiten-detect.yaml");
+  const ChainConfig c =
+      load_chain_file(std::string(STARSIFT_SOURCE_DIR) + "/config/examples/whiten-detect.yaml");
   REQUIRE(c.stages.size() == 2);
   const auto& d = std::get<DetectParams>(c.stages[1].params);
   CHECK(d.background == DetectBackground::None);
