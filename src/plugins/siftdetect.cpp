@@ -201,7 +201,7 @@ static void gst_sift_detect_frame_out(GstSiftTransform* trans, GstBuffer* buffer
   while (GstMeta* meta =
              gst_buffer_iterate_meta_filtered(buffer, &iter, GST_SIFT_RESULT_META_API_TYPE)) {
     auto* result = reinterpret_cast<GstSiftResultMeta*>(meta);
-    if (result->kind == g_intern_string("catalogue") && result->count == count) {
+    if (count > 0 && result->kind == g_intern_string("catalogue") && result->count == count) {
       std::memcpy(result->records, state->records.data(), count * sizeof(starsift::DetectedObject));
     }
   }
