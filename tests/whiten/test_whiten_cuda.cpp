@@ -210,7 +210,7 @@ bool identical(const Plane& a, const Plane& b) {
 
 TEST_CASE("CUDA whitening: static and cloudy skies match the reference", "[whiten][cuda]") {
   SkySequence sky = star_sky(96, 64);
-  WhitenParams p;
+  WhitenParams p = classic_params();
   p.history = 8;
   SECTION("static") {
     check_against_reference(p, sky, 24);
@@ -229,7 +229,7 @@ TEST_CASE("CUDA whitening: static and cloudy skies match the reference", "[white
 TEST_CASE("CUDA whitening: jitter, shift none and resample", "[whiten][cuda]") {
   SkySequence sky = star_sky(128, 96);
   sky.jitter = 1.5;
-  WhitenParams p;
+  WhitenParams p = classic_params();
   p.history = 8;
   SECTION("none") {
     check_against_reference(p, sky, 20);
@@ -266,7 +266,7 @@ TEST_CASE("CUDA whitening: a half history, both shift modes and fits", "[whiten]
     sky.hot_pixels = random_pixels(128, 96, 12, 5);
     sky.hot_level = 1500.0;
     sky.movers = {{3, 20.0, 30.0, 2.0, 1.0, 300.0}};
-    WhitenParams p;
+    WhitenParams p = classic_params();
     p.history = 8;
     p.history_format = WhitenHistoryFormat::Half;
     p.output = WhitenOutput::Float;
@@ -285,7 +285,7 @@ TEST_CASE("CUDA whitening: a half history, both shift modes and fits", "[whiten]
 
 TEST_CASE("CUDA whitening: resample with hot pixels, and a noise peak on a sparse field",
           "[whiten][cuda]") {
-  WhitenParams p;
+  WhitenParams p = classic_params();
   p.history = 8;
   p.shift = WhitenShift::Resample;
   SECTION("hot pixels under jitter: the despiked window") {
@@ -363,7 +363,7 @@ TEST_CASE("CUDA whitening: despike of hot and dead pixels, both shift modes, on 
     for (WhitenShift shift : {WhitenShift::None, WhitenShift::Resample}) {
       for (bool despike : {true, false}) {
         INFO(to_string(c.format) << " shift " << to_string(shift) << " despike " << despike);
-        WhitenParams p;
+        WhitenParams p = classic_params();
         p.history = 8;
         p.shift = shift;
         p.shift_window = 64;
@@ -391,7 +391,7 @@ TEST_CASE("CUDA whitening: despiked samples in every output and warm-up mode", "
       for (WhitenShift shift : {WhitenShift::None, WhitenShift::Resample}) {
         INFO("output " << to_string(output) << " warmup " << to_string(warmup) << " shift "
                        << to_string(shift));
-        WhitenParams p;
+        WhitenParams p = classic_params();
         p.history = 4;
         p.output = output;
         p.warmup = warmup;
@@ -416,7 +416,7 @@ TEST_CASE("CUDA whitening: reject: objects under jitter, faint slow movers and h
   // from the bottom right corner; a bright fast one; hot pixels (despiked: no measurement). The
   // object test is active from frame 5 (sigma trusted after 4 frames), so most frames run the
   // objects pass. 200 x 150 is no multiple of the 32 x 32 tiles.
-  WhitenParams p;
+  WhitenParams p = classic_params();
   p.history = 8;
   p.shift = WhitenShift::Resample;
   p.shift_window = 64;
@@ -468,7 +468,7 @@ TEST_CASE("CUDA whitening: reject: objects under jitter, faint slow movers and h
 TEST_CASE("CUDA whitening: a mover, with and without rejection", "[whiten][cuda]") {
   SkySequence sky = star_sky(96, 64);
   sky.movers = {{3, 10.0, 12.0, 2.5, 1.5, 400.0}};
-  WhitenParams p;
+  WhitenParams p = classic_params();
   p.history = 6;
   for (WhitenReject reject : {WhitenReject::Mask, WhitenReject::None}) {
     INFO("reject " << to_string(reject));
@@ -482,7 +482,7 @@ TEST_CASE("CUDA whitening: saturated stars leave the fit on both backends", "[wh
   sky.scene.stars.push_back({30.0, 20.0, 20000.0});  // clipped at 4095 in every frame
   sky.scene.stars.push_back({60.3, 41.7, 3600.0});   // clipped in some frames only
   sky.transparency = 0.05;
-  WhitenParams p;
+  WhitenParams p = classic_params();
   p.history = 6;
   check_against_reference(p, sky, 20);
   p.fit = WhitenFit::Past;
@@ -519,7 +519,7 @@ TEST_CASE("CUDA whitening: excluded pixels in every block, more than a block's l
   }
   const auto frame = [&](int t) { return frames[t]; };
   const FrameShape shape = sky.shape();
-  WhitenParams p;
+  WhitenParams p = classic_params();
   p.history = 8;
   p.output = WhitenOutput::Float;
   p.despike = false;
@@ -542,7 +542,7 @@ TEST_CASE("CUDA whitening: excluded pixels in every block, more than a block's l
 TEST_CASE("CUDA whitening: every warm-up mode, fit and output", "[whiten][cuda]") {
   SkySequence sky = star_sky(64, 40);
   sky.transparency = 0.02;
-  WhitenParams p;
+  WhitenParams p = classic_params();
   p.history = 4;
   for (WhitenWarmup warmup :
        {WhitenWarmup::Passthrough, WhitenWarmup::Zeros, WhitenWarmup::Partial}) {
@@ -563,7 +563,7 @@ TEST_CASE("CUDA whitening: every warm-up mode, fit and output", "[whiten][cuda]"
 TEST_CASE("CUDA whitening: refit interval, fit subsample, long histories", "[whiten][cuda]") {
   SkySequence sky = star_sky(80, 48);
   sky.transparency = 0.02;
-  WhitenParams p;
+  WhitenParams p = classic_params();
   p.history = 5;
   SECTION("refit-interval 3") {
     p.refit_interval = 3;
@@ -582,7 +582,7 @@ TEST_CASE("CUDA whitening: refit interval, fit subsample, long histories", "[whi
 }
 
 TEST_CASE("CUDA whitening: GRAY8, GRAY16 and GRAY32F in", "[whiten][cuda]") {
-  WhitenParams p;
+  WhitenParams p = classic_params();
   p.history = 5;
   SECTION("GRAY8") {
     SkySequence sky = star_sky(72, 40, PixelFormat::Gray8, 8);
@@ -607,7 +607,7 @@ TEST_CASE("CUDA whitening: the device form through the engine, depth 1 and 3",
   SkySequence sky = star_sky(96, 64);
   sky.jitter = 1.0;
   sky.movers = {{2, 10.0, 12.0, 2.5, 1.5, 400.0}};
-  WhitenParams p;
+  WhitenParams p = classic_params();
   p.history = 6;
   for (WhitenShift shift : {WhitenShift::None, WhitenShift::Resample}) {
     INFO("shift " << to_string(shift));
@@ -631,7 +631,7 @@ TEST_CASE("CUDA whitening: reset, live and restarting parameters, new shapes",
           "[whiten][cuda][stage]") {
   SkySequence sky = star_sky(64, 48);
   sky.transparency = 0.02;
-  WhitenParams p;
+  WhitenParams p = classic_params();
   p.history = 4;
   auto cuda = make_whiten_stage(p, gpu());
   auto cpu = make_whiten_stage(p, BackendChoice{Backend::Cpu, 0, "test"});
@@ -711,7 +711,8 @@ TEST_CASE("CUDA whitening: reset, live and restarting parameters, new shapes",
 TEST_CASE("CUDA whitening: reject: objects with shift: none is refused, with resample taken",
           "[whiten][cuda][stage]") {
   WhitenParams objects;
-  objects.reject = WhitenReject::Objects;  // shift: none, the default
+  objects.reject = WhitenReject::Objects;
+  objects.shift = WhitenShift::None;
   const auto refused = [](const std::function<void()>& action) {
     REQUIRE_THROWS_WITH(
         action(),
@@ -720,7 +721,7 @@ TEST_CASE("CUDA whitening: reject: objects with shift: none is refused, with res
             Contains("allowed: reject: objects with shift: resample"));
   };
   refused([&] { make_whiten_stage(objects, gpu()); });
-  auto stage = make_whiten_stage(WhitenParams{}, gpu());
+  auto stage = make_whiten_stage(WhitenParams{}, gpu());  // the defaults: objects, resample
   refused([&] { stage->set_params(objects); });
   CHECK(stage->params() == WhitenParams{});
   stage->configure({64, 48, PixelFormat::Gray16, 16});
@@ -748,7 +749,7 @@ TEST_CASE("CUDA whitening: each frame's stats come back with it from the engine"
           "[whiten][cuda][stage][engine]") {
   SkySequence sky = star_sky(96, 64);
   sky.jitter = 0.6;
-  WhitenParams p;
+  WhitenParams p = classic_params();
   p.history = 4;
   p.shift = WhitenShift::Resample;
   p.shift_window = 32;
@@ -798,7 +799,7 @@ TEST_CASE("CUDA whitening: one small run of every path", "[whiten][cuda][whiten-
   SkySequence sky = star_sky(37, 29, PixelFormat::Gray16, 12);  // odd sizes: partial warps
   sky.jitter = 0.8;
   sky.scene.stars.push_back({18.0, 14.0, 9000.0});  // clipped
-  WhitenParams p;
+  WhitenParams p = classic_params();
   p.history = 3;
   for (WhitenShift shift : {WhitenShift::None, WhitenShift::Resample}) {
     for (WhitenFit fit : {WhitenFit::Current, WhitenFit::Past}) {

@@ -65,7 +65,7 @@ TEST_CASE("measure: residual noise against gamma", "[.][whiten-measure]") {
       std::printf("fit %s, %s (N=20): residual rms / sigma [floor]\n",
                   std::string(to_string(fit)).c_str(), c.name);
       for (double gamma : gammas) {
-        WhitenParams p;
+        WhitenParams p = classic_params();
         p.gamma = gamma;
         p.fit = fit;
         p.shift = c.shift;
@@ -105,7 +105,7 @@ TEST_CASE("measure: star residual under jitter against PSF width", "[.][whiten-m
     SkySequence model = sky(0.0, 1.5);
     model.scene = make_star_scene(kSide, kSide, 40, 3, 1000.0, 1000.0);
     model.scene.psf_sigma = psf;
-    WhitenParams p;
+    WhitenParams p = classic_params();
     p.shift = WhitenShift::Resample;
     p.output = WhitenOutput::Float;
     const WhitenRun run = run_whiten(p, model.shape(), 40, [&](int t) { return model.frame(t); });
@@ -132,7 +132,7 @@ TEST_CASE("measure: noise floor with resampling", "[.][whiten-measure]") {
   for (double jitter : {0.0, 0.5, 1.5}) {
     SkySequence model = sky(0.0, jitter);
     std::erase_if(model.scene.stars, [](const Star& s) { return s.x > 40.0; });
-    WhitenParams p;
+    WhitenParams p = classic_params();
     p.shift = WhitenShift::Resample;
     p.output = WhitenOutput::Float;
     const WhitenRun run = run_whiten(p, model.shape(), 60, [&](int t) { return model.frame(t); });
@@ -158,7 +158,7 @@ TEST_CASE("measure: movers under fit current and fit past", "[.][whiten-measure]
       // Ten movers at once, 1.5 px per frame, through the whole sequence.
       for (int i = 0; i < 10; ++i)
         model.movers.push_back({0, 10.0, 8.0 + 11 * i, 1.5, 0.3, amplitude * kNoise});
-      WhitenParams p;
+      WhitenParams p = classic_params();
       p.fit = fit;
       p.output = WhitenOutput::Float;
       const WhitenRun run = run_whiten(p, model.shape(), 60, [&](int t) { return model.frame(t); });

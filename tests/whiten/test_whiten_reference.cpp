@@ -30,7 +30,7 @@ SkySequence still_sky(int side, PixelFormat format = PixelFormat::Gray32F, int b
 }
 
 WhitenParams params_with(WhitenOutput output, int history = WhitenParams::kDefaultHistory) {
-  WhitenParams p;
+  WhitenParams p = classic_params();
   p.output = output;
   p.history = history;
   return p;

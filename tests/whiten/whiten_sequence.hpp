@@ -17,6 +17,18 @@
 
 namespace starsift::test {
 
+// The whitening modes most tests exercise: shift none, fit current, reject mask, float history
+// (the defaults were these before the measured best became the default: docs/whitening.md,
+// "Defaults"). Tests of a mode start from here and set what they test.
+inline WhitenParams classic_params() {
+  WhitenParams p;
+  p.shift = WhitenShift::None;
+  p.fit = WhitenFit::Current;
+  p.reject = WhitenReject::Mask;
+  p.history_format = WhitenHistoryFormat::Float;
+  return p;
+}
+
 // A point-like object crossing the field: at frame t >= first it is at start + (t - first) *
 // velocity, with the scene's PSF.
 struct Mover {

@@ -75,8 +75,14 @@ class WhitenMethod final : public ResidualMethod {
   }
 
   static WhitenParams params_for(MethodKind kind, int history, WhitenOutput output) {
-    WhitenParams p;  // the filter's defaults: gamma, fit current, reject mask, noise 2N, ...
+    WhitenParams p;  // the filter's defaults: gamma, noise 2N, despike, ...
     p.history = history;
+    p.output = output;  // GRAY32F: the residual rho itself, or sigma_{t-1}
+    if (kind == MethodKind::WhitenDefaults) return p;
+    // The other methods pin what they measure, whatever the defaults become.
+    p.fit = WhitenFit::Current;
+    p.reject = WhitenReject::Mask;
+    p.history_format = WhitenHistoryFormat::Float;
     p.shift = kind == MethodKind::WhitenNone ? WhitenShift::None : WhitenShift::Resample;
     if (kind == MethodKind::WhitenResampleObjects ||
         kind == MethodKind::WhitenResampleObjectsHalf) {
@@ -85,7 +91,6 @@ class WhitenMethod final : public ResidualMethod {
     if (kind == MethodKind::WhitenResampleHalf || kind == MethodKind::WhitenResampleObjectsHalf) {
       p.history_format = WhitenHistoryFormat::Half;
     }
-    p.output = output;  // GRAY32F: the residual rho itself, or sigma_{t-1}
     return p;
   }
 
@@ -146,6 +151,8 @@ std::string_view method_name(MethodKind kind) noexcept {
       return "whiten-resample-half";
     case MethodKind::WhitenResampleObjectsHalf:
       return "whiten-resample-objects-half";
+    case MethodKind::WhitenDefaults:
+      return "whiten-defaults";
     case MethodKind::Difference:
       return "difference";
     case MethodKind::RunningMedian:
@@ -164,6 +171,7 @@ std::unique_ptr<ResidualMethod> make_method(MethodKind kind, int history, const 
     case MethodKind::WhitenResampleObjects:
     case MethodKind::WhitenResampleHalf:
     case MethodKind::WhitenResampleObjectsHalf:
+    case MethodKind::WhitenDefaults:
       return std::make_unique<WhitenMethod>(kind, history, shape, backend, bad_pixels);
     case MethodKind::Difference:
       return std::make_unique<DifferenceMethod>(shape);

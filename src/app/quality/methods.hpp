@@ -66,6 +66,8 @@ enum class MethodKind {
   // value rounded to binary16's 11 significant bits).
   WhitenResampleHalf,
   WhitenResampleObjectsHalf,
+  // WhitenParams{} as it ships: what `siftwhiten` does with no property set.
+  WhitenDefaults,
   Difference,
   RunningMedian,
 };
@@ -76,6 +78,7 @@ inline constexpr MethodKind kAllMethods[] = {MethodKind::WhitenNone,
                                              MethodKind::WhitenResampleObjects,
                                              MethodKind::WhitenResampleHalf,
                                              MethodKind::WhitenResampleObjectsHalf,
+                                             MethodKind::WhitenDefaults,
                                              MethodKind::Difference,
                                              MethodKind::RunningMedian};
 

@@ -166,12 +166,6 @@ void WhitenParams::validate_for(const FrameShape& shape) const {
                   "0.." + std::to_string(max));
     }
   }
-  if (history_format == WhitenHistoryFormat::Half && shape.format == PixelFormat::Gray32F) {
-    throw Error(
-        "whiten history-format half on GRAY32F frames (float samples need not fit "
-        "binary16's range)",
-        "history-format: float for GRAY32F; half for GRAY8 and GRAY16_LE");
-  }
   if (shift == WhitenShift::Resample && std::min(shape.width, shape.height) < kMinShiftWindow) {
     throw Error("whiten shift: resample on " + std::to_string(shape.width) + "x" +
                     std::to_string(shape.height) + " frames (too small to estimate a shift)",
@@ -212,7 +206,10 @@ int WhitenParams::effective_shift_window(const FrameShape& shape) const noexcept
 }
 
 float whiten_history_scale(const WhitenParams& params, const FrameShape& shape) noexcept {
-  if (params.history_format == WhitenHistoryFormat::Float) return 0.0f;
+  // Float samples need not fit binary16's range: GRAY32F frames keep a float history.
+  if (params.history_format == WhitenHistoryFormat::Float || shape.format == PixelFormat::Gray32F) {
+    return 0.0f;
+  }
   return shape.bit_depth > 15 ? 0.5f : 1.0f;
 }
 

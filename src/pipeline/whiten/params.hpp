@@ -70,12 +70,12 @@ struct WhitenParams {
   static constexpr int kMaxRefitInterval = 1 << 16;
   static constexpr int kDefaultFitSubsample = 1;
   static constexpr int kMaxFitSubsample = 64;
-  static constexpr WhitenShift kDefaultShift = WhitenShift::None;
+  static constexpr WhitenShift kDefaultShift = WhitenShift::Resample;
   static constexpr int kDefaultShiftWindow = 512;
   static constexpr int kMinShiftWindow = 16;
   static constexpr int kMaxShiftWindow = 4096;
   static constexpr double kDefaultShiftMax = 8.0;
-  static constexpr WhitenReject kDefaultReject = WhitenReject::Mask;
+  static constexpr WhitenReject kDefaultReject = WhitenReject::Objects;
   static constexpr double kDefaultRejectSigma = 4.0;
   // A noise box passes 4 sigma once in 16 000, like a pixel the per-pixel test; a mover of peak
   // SNR 5 (FWHM 3 px) reaches ~10 in its box. 3 kept as much of the movers' signal in the
@@ -86,7 +86,7 @@ struct WhitenParams {
   static constexpr WhitenOutput kDefaultOutput = WhitenOutput::Residual;
   static constexpr double kDefaultGain = 1.0;
   static constexpr bool kDefaultDespike = true;
-  static constexpr WhitenHistoryFormat kDefaultHistoryFormat = WhitenHistoryFormat::Float;
+  static constexpr WhitenHistoryFormat kDefaultHistoryFormat = WhitenHistoryFormat::Half;
 
   int history = kDefaultHistory;  // N: frames the prediction is made of, 1..64
   double gamma = kDefaultGamma;   // relative regularisation, >= 0
@@ -170,7 +170,8 @@ std::string whiten_output_names();
 std::string whiten_history_format_names();
 
 // The scale of half history samples for frames of `shape` (half_history_value()): 1/2 for 16
-// bits, so the format's largest value fits binary16's 65504; 1 otherwise. 0: float history.
+// bits, so the format's largest value fits binary16's 65504; 1 otherwise. 0: float history
+// (history-format: float, and GRAY32F frames whatever it says).
 float whiten_history_scale(const WhitenParams& params, const FrameShape& shape) noexcept;
 
 }  // namespace starsift

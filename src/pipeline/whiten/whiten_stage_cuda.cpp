@@ -206,7 +206,7 @@ class WhitenStageCuda final : public WhitenStage {
     plan.evicting = stored_ == capacity;
     // (With a half history the row pairs the stored, rounded frame, not the fitted one.)
     plan.row_from_dots = plan.resample && !plan.past && plan.due && n >= 1 && n == plan.kept &&
-                         p.history_format == WhitenHistoryFormat::Float;
+                         whiten_history_scale(p, shape_) == 0.0f;
     for (int k = 0; k < plan.lags_read; ++k) plan.lag_slots[k] = slot_of_lag(k + 1);
     const int first_lag = plan.past ? 2 : 1;
     for (int k = 0; k < n; ++k) plan.fit_slots[k] = slot_of_lag(first_lag + k);
