@@ -92,6 +92,8 @@ static GParamSpec* properties[N_PROPERTIES];
 struct GstSiftDetectState {
   explicit GstSiftDetectState(const TrackerParams& params) : tracker(params) {}
   starsift::Tracker tracker;
+  std::string json_file;  // the json-file and json-max-bytes properties at start
+  guint64 json_max_bytes = 0;
   std::unique_ptr<starsift::DetectionsWriter> writer;
   std::vector<starsift::DetectedObject> records;  // the frame's catalogue, tracks filled in
   std::vector<std::byte> tracks_area;             // the tracks as a result area, for the meta
@@ -181,7 +183,16 @@ static void gst_sift_detect_frame_out(GstSiftTransform* trans, GstBuffer* buffer
     if (r.layout.kind == starsift::kCatalogueKind) catalogue = &r;
   }
   if (catalogue == nullptr) return;
-  const GstSiftDetectSettings settings = gst_sift_detect_copy_settings(self);
+  // What this frame needs of the settings, without copying the strings (no allocation per
+  // frame); the JSON file's path and size limit were taken at start.
+  bool roi_metas = false, post_messages = false;
+  guint message_interval_ms = 0;
+  {
+    const starsift::gst::ObjectLock lock(self);
+    roi_metas = self->settings.roi_metas;
+    post_messages = self->settings.post_messages;
+    message_interval_ms = self->settings.message_interval_ms;
+  }
   const guint32 count = std::min(catalogue->header().count, catalogue->layout.capacity);
   const guint32 overflow = catalogue->header().overflow;
   state->records.assign(catalogue->view.records<starsift::DetectedObject>(),
@@ -219,7 +230,7 @@ static void gst_sift_detect_frame_out(GstSiftTransform* trans, GstBuffer* buffer
   starsift::gst::add_result_meta(buffer, static_cast<unsigned>(catalogue->stage + 1),
                                  state->tracker_name, state->tracks_kind, tracks_layout,
                                  {state->tracks_area.data(), state->tracks_area.size()});
-  if (settings.roi_metas) {
+  if (roi_metas) {
     for (const starsift::DetectedObject& o : state->records) {
       GstVideoRegionOfInterestMeta* roi = gst_buffer_add_video_region_of_interest_meta(
           buffer, SIFT_DETECT_ROI_TYPE, static_cast<guint>(o.xmin), static_cast<guint>(o.ymin),
@@ -234,11 +245,11 @@ static void gst_sift_detect_frame_out(GstSiftTransform* trans, GstBuffer* buffer
   }
 
   bool wrote = false, write_failed = false;
-  if (!settings.json_file.empty()) {
+  if (!state->json_file.empty()) {
     try {
       if (!state->writer) {
-        state->writer = std::make_unique<starsift::DetectionsWriter>(settings.json_file,
-                                                                     settings.json_max_bytes);
+        state->writer =
+            std::make_unique<starsift::DetectionsWriter>(state->json_file, state->json_max_bytes);
       }
       state->writer->write(
           {number, pts_ns, gst_sift_detect_utc(self, pts), state->records, overflow, tracks});
@@ -255,10 +266,10 @@ static void gst_sift_detect_frame_out(GstSiftTransform* trans, GstBuffer* buffer
   }
 
   GstStructure* message = nullptr;
-  if (settings.post_messages) {
+  if (post_messages) {
     const gint64 now = g_get_monotonic_time();
-    if (settings.message_interval_ms == 0 || !state->posted ||
-        now - state->last_message_us >= static_cast<gint64>(settings.message_interval_ms) * 1000) {
+    if (message_interval_ms == 0 || !state->posted ||
+        now - state->last_message_us >= static_cast<gint64>(message_interval_ms) * 1000) {
       state->last_message_us = now;
       state->posted = true;
       message = gst_sift_detect_message(number, pts, state->records, overflow, tracks);
@@ -292,6 +303,8 @@ static gboolean gst_sift_detect_start(GstBaseTransform* trans) {
     delete self->state;
     self->state = nullptr;
     self->state = new GstSiftDetectState(settings.tracker);
+    self->state->json_file = settings.json_file;
+    self->state->json_max_bytes = settings.json_max_bytes;
     self->state->records.reserve(static_cast<std::size_t>(settings.params.max_objects));
   } catch (...) {
     STARSIFT_POST_CURRENT_EXCEPTION(self, "starting");

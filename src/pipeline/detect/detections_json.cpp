@@ -98,28 +98,38 @@ void put_track(std::string& s, const Track& t) {
   s += '}';
 }
 
-std::string expand(const std::string& pattern, std::int64_t utc_us) {
+// The pattern's expansion for `utc_us` into `out` (reusing its memory).
+void expand(const std::string& pattern, std::int64_t utc_us, std::string& out) {
   const std::time_t seconds = static_cast<std::time_t>(utc_us / 1000000);
   std::tm tm{};
   gmtime_r(&seconds, &tm);
   char buffer[4096];
   const std::size_t n = std::strftime(buffer, sizeof buffer, pattern.c_str(), &tm);
-  if (n == 0 && !pattern.empty()) return pattern;  // too long to expand: taken as written
-  return std::string(buffer, n);
+  if (n == 0 && !pattern.empty()) {
+    out.assign(pattern);  // too long to expand: taken as written
+  } else {
+    out.assign(buffer, n);
+  }
+}
+
+// "2026-11-25T01:30:00.123456Z" appended to `s`.
+void append_utc(std::string& s, std::int64_t utc_us) {
+  const std::time_t seconds = static_cast<std::time_t>(utc_us / 1000000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buffer[64];
+  std::size_t n = std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%S", &tm);
+  n += static_cast<std::size_t>(
+      std::snprintf(buffer + n, sizeof buffer - n, ".%06dZ", static_cast<int>(utc_us % 1000000)));
+  s.append(buffer, n);
 }
 
 }  // namespace
 
 std::string utc_text(std::int64_t utc_us) {
-  const std::time_t seconds = static_cast<std::time_t>(utc_us / 1000000);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char buffer[64];
-  const std::size_t n = std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::string text(buffer, n);
-  char micro[16];
-  std::snprintf(micro, sizeof micro, ".%06dZ", static_cast<int>(utc_us % 1000000));
-  return text + micro;
+  std::string text;
+  append_utc(text, utc_us);
+  return text;
 }
 
 void append_detections_json(std::string& s, const FrameDetections& f) {
@@ -133,7 +143,7 @@ void append_detections_json(std::string& s, const FrameDetections& f) {
   }
   field(s, "utc");
   s += '"';
-  s += utc_text(f.utc_us);
+  append_utc(s, f.utc_us);
   s += '"';
   field(s, "overflow"), put_int(s, f.overflow);
   field(s, "objects");
@@ -179,14 +189,14 @@ void DetectionsWriter::open_for(const std::string& name) {
 void DetectionsWriter::write(const FrameDetections& frame) {
   line_.clear();
   append_detections_json(line_, frame);
-  const std::string name = expand(pattern_, frame.utc_us);
-  if (fd_ < 0 || name != name_) {
+  expand(pattern_, frame.utc_us, expanded_);
+  if (fd_ < 0 || expanded_ != name_) {
     part_ = 0;
-    open_for(name);
+    open_for(expanded_);
   }
   while (max_bytes_ > 0 && bytes_ > 0 && bytes_ + line_.size() > max_bytes_) {
     ++part_;
-    open_for(name);
+    open_for(expanded_);
   }
   const ssize_t written = ::write(fd_, line_.data(), line_.size());
   if (written != static_cast<ssize_t>(line_.size())) {

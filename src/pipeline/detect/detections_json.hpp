@@ -55,7 +55,8 @@ class DetectionsWriter {
   int fd_ = -1;
   std::uint64_t bytes_ = 0;
   std::uint64_t lines_ = 0;
-  std::string line_;  // reused
+  std::string line_;      // reused: no allocation per frame once grown
+  std::string expanded_;  // the pattern's expansion for the frame being written
 };
 
 }  // namespace starsift
