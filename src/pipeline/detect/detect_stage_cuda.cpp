@@ -20,6 +20,7 @@
 #include "pipeline/detect/reference.hpp"
 #include "pipeline/error.hpp"
 #include "pipeline/frame_memory.hpp"
+#include "pipeline/host_staging_cuda.hpp"
 
 namespace starsift {
 
@@ -62,23 +63,14 @@ class DetectStageCuda final : public DetectStage {
   }
 
   void process(ConstImageView in, ImageView out) override {
-    if (!configured_ || input_.data() == nullptr) {
+    if (!configured_ || !staging_.ready()) {
       throw Error("detect: process() before configure()", "configure() with the frame shape");
     }
     cuda::use_device(device_id_);
     const cudaStream_t s = stream_->get();
-    cuda::check(cudaMemcpy2DAsync(input_.data(), input_.pitch(), in.data, in.stride, in.row_bytes(),
-                                  in.height, cudaMemcpyHostToDevice, s),
-                "upload (cudaMemcpy2DAsync)");
-    const ConstImageView d_in{input_.data(), in.width, in.height,
-                              static_cast<std::ptrdiff_t>(input_.pitch()), in.format};
-    const ImageView d_out{output_.data(), out.width, out.height,
-                          static_cast<std::ptrdiff_t>(output_.pitch()), out.format};
-    enqueue(d_in, d_out, s);
+    enqueue(staging_.upload(in, s), staging_.output(out), s);
     enqueue_result({result_.data(), layout_bytes()}, s);
-    cuda::check(cudaMemcpy2DAsync(out.data, out.stride, output_.data(), output_.pitch(),
-                                  out.row_bytes(), out.height, cudaMemcpyDeviceToHost, s),
-                "download (cudaMemcpy2DAsync)");
+    staging_.download(out, s);
     cuda::check(cudaMemcpyAsync(host_result_.data, result_.data(), layout_bytes(),
                                 cudaMemcpyDeviceToHost, s),
                 "catalogue download (cudaMemcpyAsync)");
@@ -100,17 +92,12 @@ class DetectStageCuda final : public DetectStage {
     configured_ = false;
     const DetectKernel k = detect_kernel(params_);
     buffers_.allocate(params_, shape, k.taps, k.radius, k.norm);
-    input_.release();
-    output_.release();
+    staging_.release();
     free_frame_memory(host_result_);
     host_result_ = {};
     result_.release();
     if (staging) {
-      const FrameShape out = detect_output_shape(params_, shape);
-      input_.allocate(static_cast<std::size_t>(shape.width) * bytes_per_pixel(shape.format),
-                      shape.height);
-      output_.allocate(static_cast<std::size_t>(out.width) * bytes_per_pixel(out.format),
-                       out.height);
+      staging_.allocate(shape, detect_output_shape(params_, shape));
       result_.allocate(layout_bytes(), 1);
       host_result_ = allocate_frame_memory(layout_bytes());
     }
@@ -136,7 +123,8 @@ class DetectStageCuda final : public DetectStage {
   std::unique_ptr<cuda::SyncEvent> done_;  // recorded after each frame's catalogue
   cuda::DetectBuffers buffers_;
   bool configured_ = false;
-  cuda::DeviceImage input_, output_, result_;  // process() staging
+  HostStaging staging_;       // process() only
+  cuda::DeviceImage result_;  // process(): the catalogue
   FrameMemory host_result_;
 };
 

@@ -6,6 +6,7 @@
 #include "cuda/device_buffer.hpp"
 #include "cuda/median/median.cuh"
 #include "pipeline/error.hpp"
+#include "pipeline/host_staging_cuda.hpp"
 #include "pipeline/median/median_stage.hpp"
 
 namespace starsift {
@@ -26,18 +27,14 @@ class MedianStageCuda final : public MedianStage {
     shape.validate();
     params_.validate_for(shape.format);
     cuda::use_device(device_id_);
-    const std::size_t row_bytes =
-        static_cast<std::size_t>(shape.width) * bytes_per_pixel(shape.format);
-    input_.allocate(row_bytes, shape.height);
-    output_.allocate(row_bytes, shape.height);
+    staging_.allocate(shape, shape);
     shape_ = shape;
   }
 
   void configure_device(const FrameShape& shape) override {
     shape.validate();
     params_.validate_for(shape.format);
-    input_.release();  // device chains bring their own buffers
-    output_.release();
+    staging_.release();  // device chains bring their own buffers
     shape_ = shape;
   }
 
@@ -53,24 +50,16 @@ class MedianStageCuda final : public MedianStage {
                   std::to_string(shape_.width) + "x" + std::to_string(shape_.height) + " " +
                       std::string(to_string(shape_.format)));
     }
-    if (input_.data() == nullptr) {
+    if (!staging_.ready()) {
       throw Error("median: process() on a stage configured for device chains",
                   "configure() before process()");
     }
     cuda::use_device(device_id_);
     const cudaStream_t s = stream_->get();
-    const std::size_t row_bytes = in.row_bytes();
-    cuda::check(cudaMemcpy2DAsync(input_.data(), input_.pitch(), in.data, in.stride, row_bytes,
-                                  in.height, cudaMemcpyHostToDevice, s),
-                "upload (cudaMemcpy2DAsync)");
-    const ConstImageView d_in{input_.data(), in.width, in.height,
-                              static_cast<std::ptrdiff_t>(input_.pitch()), in.format};
-    const ImageView d_out{output_.data(), in.width, in.height,
-                          static_cast<std::ptrdiff_t>(output_.pitch()), in.format};
-    cuda::check(cuda::launch_median(params_, d_in, d_out, s), "median kernel launch");
-    cuda::check(cudaMemcpy2DAsync(out.data, out.stride, output_.data(), output_.pitch(), row_bytes,
-                                  in.height, cudaMemcpyDeviceToHost, s),
-                "download (cudaMemcpy2DAsync)");
+    const ConstImageView d_in = staging_.upload(in, s);
+    cuda::check(cuda::launch_median(params_, d_in, staging_.output(out), s),
+                "median kernel launch");
+    staging_.download(out, s);
     // The stage's own stream only: other streams and elements keep running.
     cuda::check(cudaStreamSynchronize(s), "median (cudaStreamSynchronize)");
   }
@@ -78,8 +67,7 @@ class MedianStageCuda final : public MedianStage {
  private:
   int device_id_;
   std::unique_ptr<cuda::Stream> stream_;
-  cuda::DeviceImage input_;
-  cuda::DeviceImage output_;
+  HostStaging staging_;  // process() only
   FrameShape shape_;
 };
 

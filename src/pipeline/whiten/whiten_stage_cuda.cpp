@@ -11,6 +11,7 @@
 #include "cuda/whiten/whiten_buffers.hpp"
 #include "pipeline/error.hpp"
 #include "pipeline/frame_memory.hpp"
+#include "pipeline/host_staging_cuda.hpp"
 #include "pipeline/whiten/reference.hpp"
 
 namespace starsift {
@@ -98,26 +99,17 @@ class WhitenStageCuda final : public WhitenStage {
                       " differs from the output shape",
                   shape_text(out_shape.width, out_shape.height, out_shape.format));
     }
-    if (input_.data() == nullptr) {
+    if (!staging_.ready()) {
       throw Error("whiten: process() on a stage configured for device chains",
                   "configure() before process()");
     }
     cuda::use_device(device_id_);
     const cudaStream_t s = stream_->get();
-    cuda::check(cudaMemcpy2DAsync(input_.data(), input_.pitch(), in.data, in.stride, in.row_bytes(),
-                                  in.height, cudaMemcpyHostToDevice, s),
-                "upload (cudaMemcpy2DAsync)");
-    const ConstImageView d_in{input_.data(), in.width, in.height,
-                              static_cast<std::ptrdiff_t>(input_.pitch()), in.format};
-    const ImageView d_out{output_.data(), out.width, out.height,
-                          static_cast<std::ptrdiff_t>(output_.pitch()), out.format};
-    run_frame(d_in, d_out, s);
+    run_frame(staging_.upload(in, s), staging_.output(out), s);
     cuda::check(cudaMemcpyAsync(stats_->get(), buffers_->state().stats, sizeof(WhitenStats),
                                 cudaMemcpyDeviceToHost, s),
                 "whiten stats (cudaMemcpyAsync)");
-    cuda::check(cudaMemcpy2DAsync(out.data, out.stride, output_.data(), output_.pitch(),
-                                  out.row_bytes(), out.height, cudaMemcpyDeviceToHost, s),
-                "download (cudaMemcpy2DAsync)");
+    staging_.download(out, s);
     // The stage's own stream only: other streams and elements keep running.
     cuda::check(cudaStreamSynchronize(s), "whiten (cudaStreamSynchronize)");
   }
@@ -132,22 +124,18 @@ class WhitenStageCuda final : public WhitenStage {
     cuda::use_device(device_id_);
     wait_for_frames();
     buffers_.reset();  // a refused shape leaves the stage unconfigured, not half-configured
-    input_.release();
-    output_.release();
+    staging_.release();
     auto fresh = std::make_unique<cuda::WhitenDeviceBuffers>();
     fresh->allocate(params_, shape);
     if (staging) allocate_staging(shape, params_);
     buffers_ = std::move(fresh);
     shape_ = shape;
-    staging_ = staging;
+    host_form_ = staging;
     restart();
   }
 
   void allocate_staging(const FrameShape& shape, const WhitenParams& params) {
-    const FrameShape out = whiten_output_shape(params, shape);
-    input_.allocate(static_cast<std::size_t>(shape.width) * bytes_per_pixel(shape.format),
-                    shape.height);
-    output_.allocate(static_cast<std::size_t>(out.width) * bytes_per_pixel(out.format), out.height);
+    staging_.allocate(shape, whiten_output_shape(params, shape));
   }
 
   void apply_params(const WhitenParams& params) override {
@@ -160,7 +148,7 @@ class WhitenStageCuda final : public WhitenStage {
     wait_for_frames();
     auto fresh = std::make_unique<cuda::WhitenDeviceBuffers>();
     fresh->allocate(params, shape_);
-    if (staging_) allocate_staging(shape_, params);
+    if (host_form_) allocate_staging(shape_, params);
     buffers_ = std::move(fresh);
     restart();
   }
@@ -260,8 +248,8 @@ class WhitenStageCuda final : public WhitenStage {
   std::unique_ptr<cuda::Stream> stream_;   // process() only
   std::unique_ptr<SyncEvent> state_done_;  // recorded after each frame's state update
   std::unique_ptr<cuda::WhitenDeviceBuffers> buffers_;
-  cuda::DeviceImage input_, output_;  // process() staging
-  bool staging_ = false;
+  HostStaging staging_;     // process() only
+  bool host_form_ = false;  // configured for process() (configure(), not configure_device())
   FrameShape shape_;
 
   // What follows from the frames seen (WhitenState's counters, mirrored).
