@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "plugins/common/meta_registry.hpp"
+
 namespace {
 
 constexpr const char* kApiName = "GstSiftResultMetaAPI";
@@ -65,29 +67,14 @@ starsift::gst::BufferResult to_buffer_result(const GstSiftResultMeta* m) {
 
 GType gst_sift_result_meta_api_get_type(void) {
   static gsize type_id = 0;
-  if (g_once_init_enter(&type_id)) {
-    GType type = g_type_from_name(kApiName);
-    if (type == 0) {
-      static const gchar* tags[] = {nullptr};
-      type = gst_meta_api_type_register(kApiName, tags);
-    }
-    g_once_init_leave(&type_id, type);
-  }
-  return static_cast<GType>(type_id);
+  return starsift::gst::meta_api_type(&type_id, kApiName);
 }
 
 const GstMetaInfo* gst_sift_result_meta_get_info(void) {
   static const GstMetaInfo* info = nullptr;
-  if (g_once_init_enter(&info)) {
-    const GstMetaInfo* registered = gst_meta_get_info(kImplementationName);
-    if (registered == nullptr) {
-      registered = gst_meta_register(GST_SIFT_RESULT_META_API_TYPE, kImplementationName,
-                                     sizeof(GstSiftResultMeta), result_meta_init, result_meta_free,
-                                     result_meta_transform);
-    }
-    g_once_init_leave(&info, registered);
-  }
-  return info;
+  return starsift::gst::meta_info(&info, GST_SIFT_RESULT_META_API_TYPE, kImplementationName,
+                                  sizeof(GstSiftResultMeta), result_meta_init, result_meta_free,
+                                  result_meta_transform);
 }
 
 namespace starsift::gst {

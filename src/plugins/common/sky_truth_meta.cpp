@@ -2,6 +2,8 @@
 
 #include <new>
 
+#include "plugins/common/meta_registry.hpp"
+
 namespace {
 
 constexpr const char* kApiName = "GstSiftSkyTruthMetaAPI";
@@ -31,29 +33,14 @@ gboolean sky_truth_meta_transform(GstBuffer* dest, GstMeta* meta, GstBuffer*, GQ
 
 GType gst_sift_sky_truth_meta_api_get_type(void) {
   static gsize type_id = 0;
-  if (g_once_init_enter(&type_id)) {
-    GType type = g_type_from_name(kApiName);
-    if (type == 0) {
-      static const gchar* tags[] = {nullptr};
-      type = gst_meta_api_type_register(kApiName, tags);
-    }
-    g_once_init_leave(&type_id, type);
-  }
-  return static_cast<GType>(type_id);
+  return starsift::gst::meta_api_type(&type_id, kApiName);
 }
 
 const GstMetaInfo* gst_sift_sky_truth_meta_get_info(void) {
   static const GstMetaInfo* info = nullptr;
-  if (g_once_init_enter(&info)) {
-    const GstMetaInfo* registered = gst_meta_get_info(kImplementationName);
-    if (registered == nullptr) {
-      registered = gst_meta_register(GST_SIFT_SKY_TRUTH_META_API_TYPE, kImplementationName,
-                                     sizeof(GstSiftSkyTruthMeta), sky_truth_meta_init,
-                                     sky_truth_meta_free, sky_truth_meta_transform);
-    }
-    g_once_init_leave(&info, registered);
-  }
-  return info;
+  return starsift::gst::meta_info(&info, GST_SIFT_SKY_TRUTH_META_API_TYPE, kImplementationName,
+                                  sizeof(GstSiftSkyTruthMeta), sky_truth_meta_init,
+                                  sky_truth_meta_free, sky_truth_meta_transform);
 }
 
 GstSiftSkyTruthMeta* gst_buffer_get_sift_sky_truth_meta(GstBuffer* buffer) {
