@@ -225,3 +225,30 @@ TEST_CASE("CUDA detection through the engine: each frame's catalogue with it",
     CHECK(out == 8);
   }
 }
+
+TEST_CASE("CUDA detection: parameters changed between frames, connectivity included",
+          "[detect][cuda]") {
+  const TestImage in = significance_frame(160, 96, 21, 0.8);
+  DetectParams p;
+  p.background = DetectBackground::None;
+  p.threshold = 2.5;
+  auto cuda = make_detect_stage(p, gpu());
+  cuda->configure({160, 96, PixelFormat::Gray32F, 32});
+  TestImage out(160, 96, PixelFormat::Gray32F);
+  cuda->process(in.cview(), out.view());
+  for (const Connectivity c : {Connectivity::Four, Connectivity::Eight}) {
+    p.connectivity = c;
+    p.threshold = c == Connectivity::Four ? 2.0 : 3.0;
+    cuda->set_params(p);
+    cuda->process(in.cview(), out.view());
+    const ResultLayout layout = *cuda->result_layout();
+    std::vector<std::byte> area(layout.bytes());
+    cuda->write_result({area.data(), area.size()});
+    const Run cpu = run_stage(p, kCpu, in);
+    INFO("connectivity " << static_cast<int>(c));
+    const auto& header = *reinterpret_cast<const ResultHeader*>(area.data());
+    REQUIRE(header.count == cpu.header.count);
+    const auto* rec = reinterpret_cast<const DetectedObject*>(area.data() + kResultRecordsOffset);
+    for (std::uint32_t k = 0; k < header.count; ++k) compare(cpu.records[k], rec[k]);
+  }
+}

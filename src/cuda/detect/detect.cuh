@@ -38,7 +38,8 @@ class DetectBuffers {
   // `taps`: the detection filter (detect_kernel()), (2 radius + 1)^2 of them, or none.
   void allocate(const DetectParams& params, const FrameShape& shape, const std::vector<float>& taps,
                 int radius, double norm);
-  // New parameters for the same buffers (detect_live_change()): the filter's taps.
+  // New parameters for the same buffers (detect_live_change(), the same background, mesh and
+  // connectivity): the filter's taps.
   void set_filter(const std::vector<float>& taps, int radius, double norm);
 
   struct View;  // the kernels' view of everything (detect_kernels.cu)
@@ -52,7 +53,8 @@ class DetectBuffers {
   FrameShape shape_;
   int max_objects_ = 0;
   int tiles_x_ = 0, tiles_y_ = 0, splits_ = 0;
-  std::size_t components_ = 0;  // the most components a frame can have, +1
+  std::size_t components_ = 0;                       // the most components a frame can have, +1
+  Connectivity connectivity_ = Connectivity::Eight;  // what components_ was sized for
   int radius_ = 0;
   double norm_ = 1.0;
   DeviceImage residual_;   // float per pixel: value - background

@@ -213,14 +213,14 @@ __global__ void tile_clip_shared_kernel(Frame f, TileState* tiles, int rounds, d
     const int dy = k / tw;
     values[k] = f.residual[(y0 + dy) * f.residual_pitch + x0 + (k - dy * tw)];
   }
-  using Reduce = cub::BlockReduce<double, 256>;
-  using ReduceN = cub::BlockReduce<unsigned long long, 256>;
-  __shared__ typename Reduce::TempStorage t1;
-  __shared__ typename Reduce::TempStorage t2;
-  __shared__ typename ReduceN::TempStorage t3;
+  // Each round: the block's sums by warp shuffles and one pass over the warps' partials (two
+  // barriers a round; three CUB block reductions cost twice the time).
+  __shared__ double warp_sum[32], warp_sum2[32];
+  __shared__ unsigned long long warp_n[32];
   __shared__ TileState st;
   if (threadIdx.x == 0) st = {0.0, 0.0, -HUGE_VAL, HUGE_VAL};
   __syncthreads();
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
   for (int round = 0; round < rounds; ++round) {
     const double lo = st.lo, hi = st.hi;
     double sum = 0.0, sum2 = 0.0;
@@ -232,16 +232,32 @@ __global__ void tile_clip_shared_kernel(Frame f, TileState* tiles, int rounds, d
       sum2 += static_cast<double>(v) * v;
       ++count;
     }
-    const double bsum = Reduce(t1).Sum(sum);
-    const double bsum2 = Reduce(t2).Sum(sum2);
-    const unsigned long long bn = ReduceN(t3).Sum(count);
-    __syncthreads();  // every thread has read st's bounds before thread 0 moves them
-    if (threadIdx.x == 0 && bn != 0) {
-      st.mean = bsum / static_cast<double>(bn);
-      const double var = bsum2 / static_cast<double>(bn) - st.mean * st.mean;
-      st.sigma = sqrt(var > 0.0 ? var : 0.0);
-      st.lo = st.mean - clip * st.sigma;
-      st.hi = st.mean + clip * st.sigma;
+    for (int o = 16; o > 0; o >>= 1) {
+      sum += __shfl_down_sync(0xffffffffu, sum, o);
+      sum2 += __shfl_down_sync(0xffffffffu, sum2, o);
+      count += __shfl_down_sync(0xffffffffu, count, o);
+    }
+    if (lane == 0) {
+      warp_sum[warp] = sum;
+      warp_sum2[warp] = sum2;
+      warp_n[warp] = count;
+    }
+    __syncthreads();  // also: every thread has read st's bounds before thread 0 moves them
+    if (threadIdx.x == 0) {
+      double bsum = 0.0, bsum2 = 0.0;
+      unsigned long long bn = 0;
+      for (int w = 0; w < warps; ++w) {
+        bsum += warp_sum[w];
+        bsum2 += warp_sum2[w];
+        bn += warp_n[w];
+      }
+      if (bn != 0) {
+        st.mean = bsum / static_cast<double>(bn);
+        const double var = bsum2 / static_cast<double>(bn) - st.mean * st.mean;
+        st.sigma = sqrt(var > 0.0 ? var : 0.0);
+        st.lo = st.mean - clip * st.sigma;
+        st.hi = st.mean + clip * st.sigma;
+      }
     }
     __syncthreads();
   }
@@ -558,8 +574,12 @@ void DetectBuffers::allocate(const DetectParams& params, const FrameShape& shape
   const int tiles = tiles_x_ * tiles_y_;
   splits_ = std::clamp(2048 / tiles, 1, std::min(ay.side, 512));
   const std::size_t pixels = static_cast<std::size_t>(shape.width) * shape.height;
-  // 4-connected components of a checkerboard: at most half the pixels, rounded up; +1 for 0.
-  components_ = (pixels + 1) / 2 + 1;
+  // At most: 4-connected, a checkerboard, half the pixels rounded up; 8-connected, one pixel
+  // in every 2 x 2 block. +1 for label 0. (Every per-component pass and the scan cover this.)
+  connectivity_ = params.connectivity;
+  components_ = params.connectivity == Connectivity::Eight
+                    ? static_cast<std::size_t>((shape.width + 1) / 2) * ((shape.height + 1) / 2) + 1
+                    : (pixels + 1) / 2 + 1;
   residual_.allocate(static_cast<std::size_t>(shape.width) * sizeof(float), shape.height);
   mask_.allocate(static_cast<std::size_t>(shape.width), shape.height);
   labels_.allocate(static_cast<std::size_t>(shape.width) * sizeof(std::uint32_t), shape.height);
@@ -610,8 +630,9 @@ void DetectBuffers::set_filter(const std::vector<float>& taps, int radius, doubl
 cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageView in, ImageView out,
                           cudaStream_t stream) {
   const int w = b.shape_.width, h = b.shape_.height;
+  // The per-component buffers are sized for the connectivity they were allocated with.
   if (in.width != w || in.height != h || in.format != b.shape_.format ||
-      p.max_objects != b.max_objects_) {
+      p.max_objects != b.max_objects_ || p.connectivity != b.connectivity_) {
     return cudaErrorInvalidValue;
   }
   const int tiles = b.tiles_x_ * b.tiles_y_;
