@@ -94,6 +94,76 @@ TEST_CASE("the baselines' noise floors", "[quality]") {
   CHECK(median_noise_floor(1) == Approx(std::sqrt(2.0)).epsilon(0.005));
 }
 
+TEST_CASE("bicubic interpolation's variance gain", "[quality]") {
+  CHECK(interpolation_variance_gain(make_shift_kernel(0.0, 0.0)) == Approx(1.0));
+  CHECK(interpolation_variance_gain(make_shift_kernel(-3.0, 2.0)) == Approx(1.0));
+  // Keys' taps at half a pixel: -1/16, 9/16, 9/16, -1/16, whose squares sum to 0.640625.
+  CHECK(interpolation_variance_gain(make_shift_kernel(0.5, 0.0)) == Approx(0.640625));
+  CHECK(interpolation_variance_gain(make_shift_kernel(1.5, -0.5)) == Approx(0.640625 * 0.640625));
+}
+
+namespace {
+
+// The rms residual of `kind` over the interior of the last of `frames` frames of a bright,
+// jittering, noisy star field with no movers.
+double star_field_residual_rms(MethodKind kind, double jitter) {
+  SkyParams p;
+  p.width = p.height = 128;
+  p.jitter = jitter;
+  p.movers = 0;
+  p.hot_pixel_fraction = 0.0;
+  p.star_density = 2.0e4;  // per Mpix: ~330 stars, so their residuals dominate when misaligned
+  p.star_flux_min *= 4.0;
+  SkyGenerator sky(p, 1);
+  const FrameShape shape{p.width, p.height, PixelFormat::Gray16, p.bit_depth};
+  const auto method = make_method(kind, 8, shape, BackendChoice{});
+  std::vector<std::uint16_t> frame(static_cast<std::size_t>(p.width) * p.height);
+  const ImageView view{reinterpret_cast<std::byte*>(frame.data()), p.width, p.height,
+                       static_cast<std::ptrdiff_t>(p.width * sizeof(std::uint16_t)),
+                       PixelFormat::Gray16};
+  Plane adu(p.width, p.height);
+  ThreadPool pool(2);
+  SkyTruth truth;
+  bool ready = false;
+  for (int k = 0; k < 16; ++k) {
+    sky.render(static_cast<std::uint64_t>(k), view, truth);
+    for (std::size_t i = 0; i < frame.size(); ++i) adu.data()[i] = frame[i];
+    ready = method->process(const_view(view), adu, pool);
+  }
+  REQUIRE(ready);
+  double sum2 = 0.0;
+  int n = 0;
+  for (int y = 16; y < p.height - 16; ++y) {
+    for (int x = 16; x < p.width - 16; ++x) {
+      sum2 += static_cast<double>(method->residual().at(x, y)) * method->residual().at(x, y);
+      ++n;
+    }
+  }
+  return std::sqrt(sum2 / n);
+}
+
+}  // namespace
+
+TEST_CASE("aligned baselines follow the jitter that spoils the unaligned ones", "[quality]") {
+  for (const auto& [plain, aligned] :
+       {std::pair{MethodKind::Difference, MethodKind::DifferenceAligned},
+        std::pair{MethodKind::RunningMedian, MethodKind::RunningMedianAligned}}) {
+    INFO(method_name(plain));
+    // Still: alignment measures no shift and changes nothing.
+    const double still_plain = star_field_residual_rms(plain, 0.0);
+    const double still_aligned = star_field_residual_rms(aligned, 0.0);
+    // (phase correlation of noise measures a few hundredths of a pixel; the interpolation
+    // smooths the noise a little)
+    CHECK(still_aligned == Approx(still_plain).epsilon(0.05));
+    // Jittering: the stars' residuals dominate without alignment and go with it, down to
+    // close to the still field's noise.
+    const double shaken_plain = star_field_residual_rms(plain, 1.0);
+    const double shaken_aligned = star_field_residual_rms(aligned, 1.0);
+    CHECK(shaken_plain > 3.0 * still_plain);
+    CHECK(shaken_aligned < 2.0 * still_plain);
+  }
+}
+
 TEST_CASE("one cell of the grid runs end to end on a tiny sky", "[quality]") {
   QualityConfig config;
   config.size = 96;

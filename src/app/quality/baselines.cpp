@@ -43,6 +43,14 @@ RunningMedian::RunningMedian(int frames, int width, int height) {
 }
 
 bool RunningMedian::process(const Plane& frame, Plane& residual, ThreadPool& pool) {
+  return update(frame, residual, true, pool);
+}
+
+bool RunningMedian::process_background(const Plane& frame, Plane& background, ThreadPool& pool) {
+  return update(frame, background, false, pool);
+}
+
+bool RunningMedian::update(const Plane& frame, Plane& out, bool residual, ThreadPool& pool) {
   const int n = frames();
   const bool ready = stored_ == n;
   const int w = frame.width();
@@ -51,12 +59,12 @@ bool RunningMedian::process(const Plane& frame, Plane& residual, ThreadPool& poo
     for (int y = y0; y < y1; ++y) {
       const float* f = frame.row(y);
       const float* old = oldest.row(y);
-      float* r = residual.row(y);
+      float* r = out.row(y);
       for (int x = 0; x < w; ++x) {
         float* v = sorted_.data() + (static_cast<std::size_t>(y) * w + x) * n;
         if (ready) {
           const float median = n % 2 ? v[n / 2] : 0.5f * (v[n / 2 - 1] + v[n / 2]);
-          r[x] = f[x] - median;
+          r[x] = residual ? f[x] - median : median;
         }
         // The new value takes the oldest one's place (or the next free one), then moves down
         // or up until the values are in order again.
@@ -84,6 +92,15 @@ bool RunningMedian::process(const Plane& frame, Plane& residual, ThreadPool& poo
 
 double difference_noise_floor() noexcept {
   return std::sqrt(2.0);
+}
+
+double interpolation_variance_gain(const ShiftKernel& kernel) noexcept {
+  double gx = 0.0, gy = 0.0;
+  for (int i = 0; i < 4; ++i) {
+    gx += static_cast<double>(kernel.wx[i]) * kernel.wx[i];
+    gy += static_cast<double>(kernel.wy[i]) * kernel.wy[i];
+  }
+  return gx * gy;
 }
 
 double median_noise_floor(int frames) {

@@ -6,6 +6,7 @@
 
 #include "pipeline/plane.hpp"
 #include "pipeline/thread_pool.hpp"
+#include "pipeline/whiten/resample.hpp"
 
 namespace starsift::quality {
 
@@ -32,8 +33,12 @@ class RunningMedian {
   // Writes the residual and returns true once n frames are stored; then stores `frame` over
   // the oldest.
   bool process(const Plane& frame, Plane& residual, ThreadPool& pool);
+  // The same, writing the median itself (the background) instead of the residual.
+  bool process_background(const Plane& frame, Plane& background, ThreadPool& pool);
 
  private:
+  bool update(const Plane& frame, Plane& out, bool residual, ThreadPool& pool);
+
   std::vector<Plane> ring_;    // the last n frames, oldest at next_ once full
   std::vector<float> sorted_;  // per pixel, its stored values in order (n floats per pixel)
   int stored_ = 0;
@@ -46,5 +51,9 @@ class RunningMedian {
 // large-n formula sqrt(1 + pi / 2n) gives 1.038).
 double difference_noise_floor() noexcept;
 double median_noise_floor(int frames);
+
+// The variance gain of a shift's bicubic interpolation on independent noise: sum of the
+// squared tap weights (1 for a whole-pixel shift, 0.64 for half a pixel on one axis, 0.41 on both).
+double interpolation_variance_gain(const ShiftKernel& kernel) noexcept;
 
 }  // namespace starsift::quality

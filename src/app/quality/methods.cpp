@@ -1,14 +1,57 @@
 #include "app/quality/methods.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "app/quality/baselines.hpp"
+#include "pipeline/whiten/resample.hpp"
 #include "pipeline/whiten/whiten_stage.hpp"
 
 namespace starsift::quality {
 
 namespace {
+
+// Frames with the pixels of a bad-pixel map replaced by the median of their good neighbours
+// (repair_bad_pixels()), as a system with a dark frame feeds them on; with an empty map, frames
+// pass as they come.
+class BadPixelRepair {
+ public:
+  BadPixelRepair(const std::vector<std::size_t>& bad_pixels, const FrameShape& shape)
+      : bad_pixels_(bad_pixels) {
+    if (bad_pixels_.empty()) return;
+    bad_mask_.assign(static_cast<std::size_t>(shape.width) * shape.height, 0);
+    for (const std::size_t p : bad_pixels_) bad_mask_[p] = 1;
+    repaired_.resize(bad_mask_.size());
+  }
+
+  // `frame` repaired (a view of this object's copy), or `frame` itself with no map.
+  ConstImageView apply(ConstImageView frame) {
+    if (bad_pixels_.empty()) return frame;
+    const int w = frame.width;
+    for (int y = 0; y < frame.height; ++y) {
+      std::memcpy(repaired_.data() + static_cast<std::size_t>(y) * w, frame.row(y),
+                  frame.row_bytes());
+    }
+    repair_bad_pixels(repaired_, w, frame.height, bad_pixels_, bad_mask_);
+    return {reinterpret_cast<const std::byte*>(repaired_.data()), w, frame.height,
+            static_cast<std::ptrdiff_t>(w * sizeof(std::uint16_t)), PixelFormat::Gray16};
+  }
+
+  // The repaired frame of the last apply() as float ADU into `adu`, or `adu_as_came` with no
+  // map.
+  const Plane& adu(const Plane& adu_as_came, Plane& adu) const {
+    if (bad_pixels_.empty()) return adu_as_came;
+    for (std::size_t i = 0; i < repaired_.size(); ++i) adu.data()[i] = repaired_[i];
+    return adu;
+  }
+
+ private:
+  std::vector<std::size_t> bad_pixels_;
+  std::vector<unsigned char> bad_mask_;
+  std::vector<std::uint16_t> repaired_;
+};
 
 // Whitening through the shipped stage (make_whiten_stage(), on the configured backend), twice
 // in step: one stage writes the residual rho (output: float), the other sigma_{t-1} (output:
@@ -26,21 +69,18 @@ class WhitenMethod final : public ResidualMethod {
         sigma_stage_(make_whiten_stage(params_for(kind, history, WhitenOutput::Sigma), backend)),
         sigma_(shape.width, shape.height),
         variance_(shape.width, shape.height),
-        name_(method_name(kind)) {
+        name_(method_name(kind)),
+        repair_(
+            kind == MethodKind::WhitenResampleRepaired ? bad_pixels : std::vector<std::size_t>{},
+            shape) {
     residual_stage_->configure(shape);
     sigma_stage_->configure(shape);
-    if (kind == MethodKind::WhitenResampleRepaired) {
-      bad_pixels_ = bad_pixels;
-      bad_mask_.assign(static_cast<std::size_t>(shape.width) * shape.height, 0);
-      for (const std::size_t p : bad_pixels_) bad_mask_[p] = 1;
-      repaired_.resize(bad_mask_.size());
-    }
   }
 
   std::string_view name() const override { return name_; }
 
   bool process(ConstImageView frame, const Plane&, ThreadPool&) override {
-    if (!bad_mask_.empty()) frame = repaired(frame);
+    frame = repair_.apply(frame);
     sigma_stage_->process(frame, sigma_.view());
     residual_stage_->process(frame, residual_.view());
     // The variance the matched filter weighs by: sigma_{t-1}^2 (the stage's noise map
@@ -62,18 +102,6 @@ class WhitenMethod final : public ResidualMethod {
   }
 
  private:
-  // A copy of `frame` with the bad pixels repaired.
-  ConstImageView repaired(ConstImageView frame) {
-    const int w = frame.width;
-    for (int y = 0; y < frame.height; ++y) {
-      std::memcpy(repaired_.data() + static_cast<std::size_t>(y) * w, frame.row(y),
-                  frame.row_bytes());
-    }
-    repair_bad_pixels(repaired_, w, frame.height, bad_pixels_, bad_mask_);
-    return {reinterpret_cast<const std::byte*>(repaired_.data()), w, frame.height,
-            static_cast<std::ptrdiff_t>(w * sizeof(std::uint16_t)), PixelFormat::Gray16};
-  }
-
   static WhitenParams params_for(MethodKind kind, int history, WhitenOutput output) {
     WhitenParams p;  // the filter's defaults: gamma, noise 2N, despike, ...
     p.history = history;
@@ -99,9 +127,7 @@ class WhitenMethod final : public ResidualMethod {
   Plane sigma_;
   Plane variance_;
   std::string_view name_;
-  std::vector<std::size_t> bad_pixels_;
-  std::vector<unsigned char> bad_mask_;  // empty: frames go in as they come
-  std::vector<std::uint16_t> repaired_;
+  BadPixelRepair repair_;  // whiten-resample-bpm's; the others' pass frames as they come
 };
 
 class DifferenceMethod final : public ResidualMethod {
@@ -135,6 +161,134 @@ class MedianMethod final : public ResidualMethod {
   double floor_;
 };
 
+// The shift the shipped whitening stage measures for each frame against the first frame's
+// grid (its defaults: shift: resample, the same phase correlation, far-peak rules and
+// re-referencing), so that a baseline is aligned exactly as whitening is.
+class ShiftMeter {
+ public:
+  ShiftMeter(int history, const FrameShape& shape, const BackendChoice& backend)
+      : stage_(make_whiten_stage(params_for(history), backend)),
+        scratch_(shape.width, shape.height) {
+    stage_->configure(shape);
+  }
+  // s_t: the frame's content sits at q + s_t where the first frame's had it at q.
+  void measure(ConstImageView frame, double& x, double& y) {
+    stage_->process(frame, scratch_.view());
+    const WhitenStats stats = stage_->last_stats();
+    x = stats.shift_x;
+    y = stats.shift_y;
+  }
+
+ private:
+  static WhitenParams params_for(int history) {
+    WhitenParams p;
+    p.history = history;
+    p.shift = WhitenShift::Resample;
+    p.output = WhitenOutput::Float;
+    return p;
+  }
+  std::unique_ptr<WhitenStage> stage_;
+  Plane scratch_;  // the stage's residual, unused
+};
+
+// residual_t = F_t - F_{t-1} moved onto frame t's pixels: P(q) = F_{t-1}(q + s_{t-1} - s_t),
+// bicubic (the resample whitening uses). Only the previous frame is interpolated; the mover in
+// frame t keeps its shape.
+class AlignedDifferenceMethod final : public ResidualMethod {
+ public:
+  AlignedDifferenceMethod(int history, const FrameShape& shape, const BackendChoice& backend,
+                          const std::vector<std::size_t>& bad_pixels)
+      : ResidualMethod(shape.width, shape.height),
+        repair_(bad_pixels, shape),
+        repaired_adu_(shape.width, shape.height),
+        meter_(history, shape, backend),
+        previous_(shape.width, shape.height),
+        moved_(shape.width, shape.height) {}
+  std::string_view name() const override { return method_name(MethodKind::DifferenceAligned); }
+  bool process(ConstImageView frame_as_came, const Plane& adu_as_came, ThreadPool& pool) override {
+    const ConstImageView frame = repair_.apply(frame_as_came);
+    const Plane& frame_adu = repair_.adu(adu_as_came, repaired_adu_);
+    double sx = 0.0, sy = 0.0;
+    meter_.measure(frame, sx, sy);
+    const bool ready = have_previous_;
+    if (ready) {
+      const ShiftKernel k = make_shift_kernel(previous_x_ - sx, previous_y_ - sy);
+      resample_shifted(std::as_const(previous_).view(), moved_.view(), k, pool);
+      gain_ = interpolation_variance_gain(k);
+      const float* f = frame_adu.data();
+      const float* m = moved_.data();
+      float* r = residual_.data();
+      for (std::size_t i = 0; i < residual_.size(); ++i) r[i] = f[i] - m[i];
+    }
+    std::memcpy(previous_.data(), frame_adu.data(), frame_adu.size() * sizeof(float));
+    previous_x_ = sx;
+    previous_y_ = sy;
+    have_previous_ = true;
+    return ready;
+  }
+  // 1 for the frame, the interpolation's gain for the moved one.
+  double noise_floor() const override { return std::sqrt(1.0 + gain_); }
+
+ private:
+  BadPixelRepair repair_;
+  Plane repaired_adu_;
+  ShiftMeter meter_;
+  Plane previous_;
+  Plane moved_;
+  double previous_x_ = 0.0, previous_y_ = 0.0;
+  double gain_ = 1.0;
+  bool have_previous_ = false;
+};
+
+// The running median on the first frame's grid: each frame moved there once,
+// G_t(q) = F_t(q + s_t); the median of G_{t-1} ... G_{t-n} moved back onto frame t's pixels,
+// B(q) = M(q - s_t); residual_t = F_t - B.
+class AlignedMedianMethod final : public ResidualMethod {
+ public:
+  AlignedMedianMethod(int history, const FrameShape& shape, const BackendChoice& backend,
+                      const std::vector<std::size_t>& bad_pixels)
+      : ResidualMethod(shape.width, shape.height),
+        repair_(bad_pixels, shape),
+        repaired_adu_(shape.width, shape.height),
+        meter_(history, shape, backend),
+        median_(history, shape.width, shape.height),
+        on_grid_(shape.width, shape.height),
+        background_grid_(shape.width, shape.height),
+        background_(shape.width, shape.height),
+        median_variance_(median_noise_floor(history) * median_noise_floor(history) - 1.0) {}
+  std::string_view name() const override { return method_name(MethodKind::RunningMedianAligned); }
+  bool process(ConstImageView frame_as_came, const Plane& adu_as_came, ThreadPool& pool) override {
+    const ConstImageView frame = repair_.apply(frame_as_came);
+    const Plane& frame_adu = repair_.adu(adu_as_came, repaired_adu_);
+    double sx = 0.0, sy = 0.0;
+    meter_.measure(frame, sx, sy);
+    resample_shifted(frame_adu.view(), on_grid_.view(), make_shift_kernel(sx, sy), pool);
+    if (!median_.process_background(on_grid_, background_grid_, pool)) return false;
+    const ShiftKernel back = make_shift_kernel(-sx, -sy);
+    resample_shifted(std::as_const(background_grid_).view(), background_.view(), back, pool);
+    gain_ = interpolation_variance_gain(back);
+    const float* f = frame_adu.data();
+    const float* b = background_.data();
+    float* r = residual_.data();
+    for (std::size_t i = 0; i < residual_.size(); ++i) r[i] = f[i] - b[i];
+    return true;
+  }
+  // Approximate: the median's variance scaled by the move back, the move onto the grid (which
+  // smooths each stored frame before the median) ignored.
+  double noise_floor() const override { return std::sqrt(1.0 + median_variance_ * gain_); }
+
+ private:
+  BadPixelRepair repair_;
+  Plane repaired_adu_;
+  ShiftMeter meter_;
+  RunningMedian median_;
+  Plane on_grid_;
+  Plane background_grid_;
+  Plane background_;
+  double median_variance_;
+  double gain_ = 1.0;
+};
+
 }  // namespace
 
 std::string_view method_name(MethodKind kind) noexcept {
@@ -157,6 +311,10 @@ std::string_view method_name(MethodKind kind) noexcept {
       return "difference";
     case MethodKind::RunningMedian:
       return "running-median";
+    case MethodKind::DifferenceAligned:
+      return "difference-aligned";
+    case MethodKind::RunningMedianAligned:
+      return "running-median-aligned";
   }
   return "?";
 }
@@ -177,6 +335,10 @@ std::unique_ptr<ResidualMethod> make_method(MethodKind kind, int history, const 
       return std::make_unique<DifferenceMethod>(shape);
     case MethodKind::RunningMedian:
       return std::make_unique<MedianMethod>(history, shape);
+    case MethodKind::DifferenceAligned:
+      return std::make_unique<AlignedDifferenceMethod>(history, shape, backend, bad_pixels);
+    case MethodKind::RunningMedianAligned:
+      return std::make_unique<AlignedMedianMethod>(history, shape, backend, bad_pixels);
   }
   return nullptr;
 }

@@ -70,6 +70,12 @@ enum class MethodKind {
   WhitenDefaults,
   Difference,
   RunningMedian,
+  // The same two after whitening's alignment (the shift the shipped stage measures per frame,
+  // bicubic resampling), fed frames repaired from the bad-pixel map as whiten-resample-bpm
+  // is (aligned, hot pixels fixed on the camera would otherwise move against the sky and
+  // leave residuals): the fair comparison on a jittering mount.
+  DifferenceAligned,
+  RunningMedianAligned,
 };
 
 inline constexpr MethodKind kAllMethods[] = {MethodKind::WhitenNone,
@@ -80,16 +86,19 @@ inline constexpr MethodKind kAllMethods[] = {MethodKind::WhitenNone,
                                              MethodKind::WhitenResampleObjectsHalf,
                                              MethodKind::WhitenDefaults,
                                              MethodKind::Difference,
-                                             MethodKind::RunningMedian};
+                                             MethodKind::RunningMedian,
+                                             MethodKind::DifferenceAligned,
+                                             MethodKind::RunningMedianAligned};
 
 // whiten-none, whiten-resample, whiten-resample-bpm, whiten-resample-objects,
-// whiten-resample-half, whiten-resample-objects-half, difference, running-median.
+// whiten-resample-half, whiten-resample-objects-half, whiten-defaults, difference,
+// running-median, difference-aligned, running-median-aligned.
 std::string_view method_name(MethodKind kind) noexcept;
 
 // `history`: whitening's N and the running median's frame count. `shape`: GRAY16 frames.
 // `backend`: where the whitening stages run (resolved, resolve_backend()); the baselines run
 // on the CPU. `bad_pixels`: indices (y * width + x) of the bad-pixel map, for
-// WhitenResampleRepaired.
+// WhitenResampleRepaired and the aligned baselines.
 std::unique_ptr<ResidualMethod> make_method(MethodKind kind, int history, const FrameShape& shape,
                                             const BackendChoice& backend,
                                             const std::vector<std::size_t>& bad_pixels = {});
