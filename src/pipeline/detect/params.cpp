@@ -1,10 +1,10 @@
 #include "pipeline/detect/params.hpp"
 
 #include <cmath>
-#include <sstream>
 
 #include "pipeline/error.hpp"
 #include "pipeline/named_values.hpp"
+#include "pipeline/param_checks.hpp"
 
 namespace starsift {
 
@@ -24,40 +24,25 @@ constexpr Named<DetectOutput> kOutputNames[] = {{"input", DetectOutput::Input},
 constexpr Named<Connectivity> kConnectivityNames[] = {{"4", Connectivity::Four},
                                                       {"8", Connectivity::Eight}};
 
-std::string number(double value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
-
-[[noreturn]] void refuse(std::string_view key, const std::string& value,
-                         const std::string& allowed) {
-  throw Error("detect " + std::string(key) + " " + value + " is not allowed", allowed);
-}
-
-void check_int(std::string_view key, int value, int min, int max) {
-  if (value < min || value > max) {
-    refuse(key, std::to_string(value), std::to_string(min) + ".." + std::to_string(max));
-  }
-}
+constexpr ParamChecks kChecks{"detect"};
 
 }  // namespace
 
 void DetectParams::validate() const {
-  check_int("mesh", mesh, kMinMesh, kMaxMesh);
+  kChecks.check_int("mesh", mesh, kMinMesh, kMaxMesh);
   // A Gaussian of this FWHM fits the largest stamp: radius ceil(1.5 fwhm) <= kMaxFilterRadius.
   const double max_fwhm = kMaxFilterRadius / 1.5;
   if (!std::isfinite(fwhm) || !(fwhm >= 0.5) || fwhm > max_fwhm) {
-    refuse("fwhm", number(fwhm), "0.5.." + number(max_fwhm) + " (pixels)");
+    kChecks.refuse("fwhm", number_text(fwhm), "0.5.." + number_text(max_fwhm) + " (pixels)");
   }
   if (!std::isfinite(threshold) || !(threshold > 0.0)) {
-    refuse("threshold", number(threshold), "a finite number > 0");
+    kChecks.refuse("threshold", number_text(threshold), "a finite number > 0");
   }
   if (connectivity != Connectivity::Four && connectivity != Connectivity::Eight) {
-    refuse("connectivity", std::to_string(static_cast<int>(connectivity)), "4, 8");
+    kChecks.refuse("connectivity", std::to_string(static_cast<int>(connectivity)), "4, 8");
   }
-  check_int("min-area", min_area, 1, 1 << 20);
-  check_int("max-objects", max_objects, 1, kMaxMaxObjects);
+  kChecks.check_int("min-area", min_area, 1, 1 << 20);
+  kChecks.check_int("max-objects", max_objects, 1, kMaxMaxObjects);
 }
 
 void DetectParams::validate_for(const FrameShape& shape) const {

@@ -2,41 +2,25 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <string>
 
 #include "pipeline/error.hpp"
+#include "pipeline/param_checks.hpp"
 
 namespace starsift {
 
 namespace {
 
-// Numbers in messages: shortest form that reads back ("0.5", "1e+300", "nan").
-std::string number(double value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
-
-[[noreturn]] void refuse(std::string_view key, const std::string& value,
-                         const std::string& allowed) {
-  throw Error("tracker " + std::string(key) + " " + value + " is not allowed", allowed);
-}
-
-void check_int(std::string_view key, int value, int min, int max) {
-  if (value < min || value > max) {
-    refuse(key, std::to_string(value), std::to_string(min) + ".." + std::to_string(max));
-  }
-}
+constexpr ParamChecks kChecks{"tracker"};
 
 // A finite number in [min, max], or (min, max] when `min_open`.
 void check_number(std::string_view key, double value, double min, bool min_open, double max,
                   std::string_view unit) {
   const bool below = min_open ? !(value > min) : !(value >= min);
   if (!std::isfinite(value) || below || value > max) {
-    refuse(key, number(value),
-           std::string(min_open ? "finite numbers above " : "finite numbers from ") + number(min) +
-               " up to " + number(max) + " " + std::string(unit));
+    kChecks.refuse(key, number_text(value),
+                   std::string(min_open ? "finite numbers above " : "finite numbers from ") +
+                       number_text(min) + " up to " + number_text(max) + " " + std::string(unit));
   }
 }
 
@@ -71,12 +55,12 @@ Line fit_line(int n, Abscissa u, Ordinate v) {
 
 void TrackerParams::validate() const {
   check_number("gate", gate, 0.0, true, kMaxGate, "px");
-  check_int("confirm", confirm, 1, kMaxConfirm);
-  check_int("coast", coast, 0, kMaxCoast);
-  check_int("max-tracks", max_tracks, 1, kMaxMaxTracks);
+  kChecks.check_int("confirm", confirm, 1, kMaxConfirm);
+  kChecks.check_int("coast", coast, 0, kMaxCoast);
+  kChecks.check_int("max-tracks", max_tracks, 1, kMaxMaxTracks);
   check_number("min-speed", min_speed, 0.0, false, kMaxMaxSpeed, "px/frame");
   check_number("max-speed", max_speed, 0.0, true, kMaxMaxSpeed, "px/frame");
-  check_int("fit-window", fit_window, kMinFitWindow, kMaxFitWindow);
+  kChecks.check_int("fit-window", fit_window, kMinFitWindow, kMaxFitWindow);
 }
 
 std::string_view to_string(TrackState state) noexcept {

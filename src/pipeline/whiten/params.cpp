@@ -4,10 +4,10 @@
 #include <cmath>
 #include <limits>
 #include <span>
-#include <sstream>
 
 #include "pipeline/error.hpp"
 #include "pipeline/named_values.hpp"
+#include "pipeline/param_checks.hpp"
 
 namespace starsift {
 
@@ -30,29 +30,13 @@ constexpr Named<WhitenOutput> kOutputNames[] = {{"residual", WhitenOutput::Resid
                                                 {"snr", WhitenOutput::Snr},
                                                 {"sigma", WhitenOutput::Sigma}};
 
-// Numbers in messages: shortest form that reads back ("0.001", "1e+300", "nan").
-std::string number(double value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
-
-[[noreturn]] void refuse(std::string_view key, const std::string& value,
-                         const std::string& allowed) {
-  throw Error("whiten " + std::string(key) + " " + value + " is not allowed", allowed);
-}
-
-void check_int(std::string_view key, int value, int min, int max) {
-  if (value < min || value > max) {
-    refuse(key, std::to_string(value), std::to_string(min) + ".." + std::to_string(max));
-  }
-}
+constexpr ParamChecks kChecks{"whiten"};
 
 // A finite number in [min, max] (max may be +inf for "no upper bound").
 void check_number(std::string_view key, double value, double min, bool min_open,
                   const std::string& allowed) {
   const bool below = min_open ? !(value > min) : !(value >= min);
-  if (!std::isfinite(value) || below) refuse(key, number(value), allowed);
+  if (!std::isfinite(value) || below) kChecks.refuse(key, number_text(value), allowed);
 }
 
 bool is_power_of_two(int value) {
@@ -125,28 +109,28 @@ std::string whiten_history_format_names() {
 }
 
 void WhitenParams::validate() const {
-  check_int("history", history, kMinHistory, kMaxHistory);
+  kChecks.check_int("history", history, kMinHistory, kMaxHistory);
   check_number("gamma", gamma, 0.0, false, "a finite number >= 0");
-  check_int("refit-interval", refit_interval, 1, kMaxRefitInterval);
-  check_int("fit-subsample", fit_subsample, 1, kMaxFitSubsample);
+  kChecks.check_int("refit-interval", refit_interval, 1, kMaxRefitInterval);
+  kChecks.check_int("fit-subsample", fit_subsample, 1, kMaxFitSubsample);
   if (!is_power_of_two(shift_window) || shift_window < kMinShiftWindow ||
       shift_window > kMaxShiftWindow) {
-    refuse("shift-window", std::to_string(shift_window),
-           "powers of two " + std::to_string(kMinShiftWindow) + ".." +
-               std::to_string(kMaxShiftWindow));
+    kChecks.refuse("shift-window", std::to_string(shift_window),
+                   "powers of two " + std::to_string(kMinShiftWindow) + ".." +
+                       std::to_string(kMaxShiftWindow));
   }
   check_number("shift-max", shift_max, 0.0, true, "a finite number > 0 (pixels)");
   check_number("reject-sigma", reject_sigma, 0.0, true, "a finite number > 0");
   check_number("reject-object-sigma", reject_object_sigma, 0.0, true, "a finite number > 0");
   if (!std::isfinite(noise_frames) || (noise_frames != kAutoNoiseFrames && noise_frames < 1.0)) {
-    refuse("noise-frames", number(noise_frames),
-           "0 (twice the history) or a finite number >= 1 (frames)");
+    kChecks.refuse("noise-frames", number_text(noise_frames),
+                   "0 (twice the history) or a finite number >= 1 (frames)");
   }
   if (offset && !std::isfinite(*offset)) {
-    refuse("offset", number(*offset), "a finite number");
+    kChecks.refuse("offset", number_text(*offset), "a finite number");
   }
   if (!std::isfinite(gain) || gain == 0.0) {
-    refuse("gain", number(gain), "a finite number other than 0");
+    kChecks.refuse("gain", number_text(gain), "a finite number other than 0");
   }
 }
 
@@ -160,7 +144,7 @@ void WhitenParams::validate_for(const FrameShape& shape) const {
   if (offset && shape.format != PixelFormat::Gray32F && output == WhitenOutput::Residual) {
     const int max = integer_max(shape);
     if (*offset < 0.0 || *offset > max) {
-      throw Error("whiten offset " + number(*offset) + " does not fit " +
+      throw Error("whiten offset " + number_text(*offset) + " does not fit " +
                       std::string(to_string(shape.format)) + " of " +
                       std::to_string(shape.bit_depth) + " bits",
                   "0.." + std::to_string(max));

@@ -1,0 +1,27 @@
+// The messages a filter's parameter checks give: "<filter> <key> <value> is not allowed", with
+// what is allowed as the hint. One object per filter ("whiten", "detect", "tracker").
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace starsift {
+
+// Numbers in messages: the shortest form that reads back ("0.001", "1e+300", "nan").
+std::string number_text(double value);
+
+class ParamChecks {
+ public:
+  explicit constexpr ParamChecks(std::string_view filter) noexcept : filter_(filter) {}
+
+  // Throws Error("<filter> <key> <value> is not allowed", allowed).
+  [[noreturn]] void refuse(std::string_view key, const std::string& value,
+                           const std::string& allowed) const;
+  // Refuses `value` outside [min, max], saying "min..max".
+  void check_int(std::string_view key, int value, int min, int max) const;
+
+ private:
+  std::string_view filter_;
+};
+
+}  // namespace starsift
