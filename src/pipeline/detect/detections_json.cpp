@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <iterator>
 
 #include "pipeline/error.hpp"
 
@@ -98,6 +99,17 @@ void put_track(std::string& s, const Track& t) {
   s += '}';
 }
 
+// "[a,b,...]": each element written by `put_one`.
+template <class Items, class PutOne>
+void put_array(std::string& s, const Items& items, PutOne put_one) {
+  s += '[';
+  for (std::size_t i = 0; i < std::size(items); ++i) {
+    if (i > 0) s += ',';
+    put_one(s, items[i]);
+  }
+  s += ']';
+}
+
 // The pattern's expansion for `utc_us` into `out` (reusing its memory).
 void expand(const std::string& pattern, std::int64_t utc_us, std::string& out) {
   const std::time_t seconds = static_cast<std::time_t>(utc_us / 1000000);
@@ -147,19 +159,10 @@ void append_detections_json(std::string& s, const FrameDetections& f) {
   s += '"';
   field(s, "overflow"), put_int(s, f.overflow);
   field(s, "objects");
-  s += '[';
-  for (std::size_t i = 0; i < f.objects.size(); ++i) {
-    if (i > 0) s += ',';
-    put_object(s, f.objects[i]);
-  }
-  s += ']';
+  put_array(s, f.objects, put_object);
   field(s, "tracks");
-  s += '[';
-  for (std::size_t i = 0; i < f.tracks.size(); ++i) {
-    if (i > 0) s += ',';
-    put_track(s, f.tracks[i]);
-  }
-  s += "]}\n";
+  put_array(s, f.tracks, put_track);
+  s += "}\n";
 }
 
 DetectionsWriter::DetectionsWriter(std::string pattern, std::uint64_t max_bytes)
