@@ -198,6 +198,48 @@ TEST_CASE("one cell of the grid runs end to end on a tiny sky", "[quality]") {
   }
   CHECK(picture.residuals.size() == std::size(kAllMethods));
   CHECK(picture.frame == config.warmup_frames);
+
+  // The shipped chains, at each threshold: every trial scored; movers of peak SNR 20 are
+  // found in most frames at 5 sigma, and tracked.
+  REQUIRE(r.chains.size() == std::size(kAllChains));
+  for (const ChainSamples& chain : r.chains) {
+    REQUIRE(chain.at.size() == config.chain_thresholds.size());
+    const auto five = static_cast<std::size_t>(
+        std::find(config.chain_thresholds.begin(), config.chain_thresholds.end(), 5.0) -
+        config.chain_thresholds.begin());
+    REQUIRE(five < chain.at.size());
+    for (const ChainAtThreshold& at : chain.at) CHECK(at.hit.size() == r.trials.size());
+    const auto& hit = chain.at[five].hit;
+    CHECK(std::count(hit.begin(), hit.end(), 1) >= static_cast<long>(0.8 * hit.size()));
+  }
+}
+
+TEST_CASE("the harness runs the shipped chain alone", "[quality]") {
+  QualityConfig config;
+  config.size = 96;
+  config.history = 4;
+  config.warmup_frames = 6;
+  config.scored_frames = 5;
+  config.movers = 4;
+  config.snrs = {20.0};
+  config.speeds = {1.0};
+  config.methods.clear();
+  config.chains = {ChainKind::Defaults};
+  config.chain_thresholds = {5.0};
+  config.validate();
+  const Cell cell = make_cells(config).front();
+  const SkyParams sky = sky_params_for(config, config.scenes().back(), cell);
+  const PsfKernel kernel = make_psf_kernel(sky::Psf(sky.psf, sky.fwhm, sky.moffat_beta));
+  ThreadPool pool(2);
+  const CellResult r = run_cell(config, config.scenes().back(), cell, kernel, pool);
+  CHECK(r.methods.empty());
+  REQUIRE(r.chains.size() == 1);
+  const ChainSamples& chain = r.chains.front();
+  REQUIRE(chain.at.size() == 1);
+  // Movers of peak SNR 20 inside the interior for 5 frames: a track follows most of them.
+  REQUIRE_FALSE(chain.track_movers.empty());
+  const auto& tracked = chain.at.front().tracked;
+  CHECK(std::count(tracked.begin(), tracked.end(), 1) >= static_cast<long>(tracked.size() / 2));
 }
 
 TEST_CASE("bad pixels are replaced by the median of their good neighbours", "[quality]") {

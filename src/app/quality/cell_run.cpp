@@ -146,7 +146,11 @@ class CellRun {
                   "--border " + std::to_string(kernel.radius + 1) + " or more");
     }
     const FrameShape shape{w_, h_, PixelFormat::Gray16, params_.bit_depth};
-    for (const MethodKind kind : kAllMethods) {
+    for (const ChainKind kind : config.chains) {
+      chains_.push_back(std::make_unique<ShippedChain>(config, kind, shape));
+    }
+    chain_seconds_.assign(chains_.size(), 0.0);
+    for (const MethodKind kind : config.methods) {
       methods_.push_back(
           make_method(kind, config.history, shape, config.backend, sky_.hot_pixels()));
     }
@@ -170,6 +174,11 @@ class CellRun {
       for (std::size_t i = 0; i < frame_.size(); ++i) adu_.data()[i] = frame_[i];
       layout_.advance(truth_);
       const bool scored = k >= config_.warmup_frames;
+      for (std::size_t c = 0; c < chains_.size(); ++c) {
+        const auto chain_start = Clock::now();
+        chains_[c]->whiten(const_view(frame_view_));
+        if (scored) chain_seconds_[c] += seconds_since(chain_start);
+      }
       for (std::size_t m = 0; m < methods_.size(); ++m) {
         const auto start = Clock::now();
         const bool ready = methods_[m]->process(const_view(frame_view_), adu_, pool_);
@@ -182,6 +191,11 @@ class CellRun {
       }
       if (!scored) continue;
       lay_out_frame(k);
+      for (std::size_t c = 0; c < chains_.size(); ++c) {
+        const auto detect_start = Clock::now();
+        chains_[c]->detect(k, truth_.movers, streaks_, targets_, interior_, layout_);
+        chain_seconds_[c] += seconds_since(detect_start);
+      }
       for (std::size_t m = 0; m < methods_.size(); ++m) score_method(m, k);
       if (picture != nullptr && k == config_.warmup_frames) keep_picture(k, *picture);
     }
@@ -190,6 +204,12 @@ class CellRun {
     result_.distinct_movers = static_cast<int>(movers_seen_.size());
     result_.bright_stars = static_cast<int>(bright_seen_.size());
     result_.mean_motion = motion_sum_ / config_.scored_frames;
+    std::vector<std::uint64_t> trial_movers;
+    for (const MoverTrial& t : result_.trials) trial_movers.push_back(t.mover_id);
+    for (std::size_t c = 0; c < chains_.size(); ++c) {
+      result_.chains.push_back(chains_[c]->finish(trial_movers));
+      result_.chains.back().seconds = chain_seconds_[c];
+    }
     return std::move(result_);
   }
 
@@ -320,7 +340,11 @@ class CellRun {
     picture.speed = cell_.speed;
     picture.input = frame_;
     picture.residuals.clear();
-    for (const auto& method : methods_) picture.residuals.push_back(method->residual());
+    picture.names.clear();
+    for (const auto& method : methods_) {
+      picture.residuals.push_back(method->residual());
+      picture.names.push_back(method->name());
+    }
     picture.movers = truth_.movers;
     picture.sigma_adu = sky_.background_sigma(0.5 * (w_ - 1), 0.5 * (h_ - 1)) / params_.gain;
   }
@@ -333,6 +357,7 @@ class CellRun {
   SkyGenerator sky_;
   const int w_, h_;
   std::vector<std::unique_ptr<ResidualMethod>> methods_;
+  std::vector<std::unique_ptr<ShippedChain>> chains_;
   MatchedFilter filter_;
   FrameLayout layout_;
   const Interior interior_;
@@ -352,6 +377,7 @@ class CellRun {
   std::set<std::uint64_t> movers_seen_;
   std::set<std::pair<long long, long long>> bright_seen_;
   double motion_sum_ = 0.0;
+  std::vector<double> chain_seconds_;  // per chain, scored frames
 };
 
 }  // namespace

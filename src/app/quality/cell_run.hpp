@@ -1,12 +1,15 @@
 // One cell of the grid in one scene: its sky sequence rendered frame by frame, every method
-// run on every frame, and from the first scored frame on the raw material of the scores:
-// each mover's best peak, every false-alarm candidate, the noise and the star leakage. Nothing
-// here depends on the detection threshold: summary.hpp chooses it over all cells afterwards.
+// and every shipped chain run on every frame, and from the first scored frame on the raw
+// material of the scores: each mover's best peak, every false-alarm candidate, the noise and
+// the star leakage; each chain's hits, false detections and tracks at every threshold run.
+// Nothing here chooses a threshold: summary.hpp does, over all cells afterwards.
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
+#include "app/quality/chain_run.hpp"
 #include "app/quality/config.hpp"
 #include "app/quality/frame_layout.hpp"
 #include "pipeline/detect/psf_kernel.hpp"
@@ -53,7 +56,8 @@ struct MethodSamples {
 struct CellResult {
   Cell cell;
   std::vector<MoverTrial> trials;
-  std::vector<MethodSamples> methods;  // in kAllMethods' order
+  std::vector<MethodSamples> methods;  // in the config's methods' order
+  std::vector<ChainSamples> chains;    // the shipped chains, in the config's order
   double area_mpix_frames = 0.0;       // the scored interior over the scored frames
   double masked_mpix_frames = 0.0;     // the part of it inside the bright-star mask
   int distinct_movers = 0;
@@ -68,8 +72,9 @@ struct PictureFrame {
   int frame = 0;
   double snr = 0.0;  // the cell's
   double speed = 0.0;
-  std::vector<std::uint16_t> input;  // GRAY16 as rendered
-  std::vector<Plane> residuals;      // kAllMethods' order, ADU
+  std::vector<std::uint16_t> input;     // GRAY16 as rendered
+  std::vector<Plane> residuals;         // the config's methods' order, ADU
+  std::vector<std::string_view> names;  // their methods' names (static strings)
   std::vector<MoverTruth> movers;
   double sigma_adu = 0.0;  // the background noise at the frame's centre
 };

@@ -1,5 +1,6 @@
 #include "app/quality/config.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "app/rng.hpp"
@@ -23,6 +24,22 @@ bool all_positive(const std::vector<double>& values) {
 
 }  // namespace
 
+std::string_view chain_name(ChainKind kind) noexcept {
+  switch (kind) {
+    case ChainKind::Defaults:
+      return "defaults";
+    case ChainKind::Significance:
+      return "snr";
+  }
+  return "?";
+}
+
+std::vector<double> QualityConfig::default_chain_thresholds() {
+  std::vector<double> t;
+  for (int i = 0; i <= 14; ++i) t.push_back(3.5 + 0.25 * i);
+  return t;
+}
+
 std::vector<SceneSpec> QualityConfig::scenes() const {
   return {{"jitter-on", jitter}, {"jitter-off", 0.0}};
 }
@@ -45,6 +62,13 @@ void QualityConfig::validate() const {
   require(border >= 1 && 2 * border < size, "border " + std::to_string(border),
           "1 px or more, less than half the size");
   require(false_alarm_rate > 0.0, "false-alarm rate " + std::to_string(false_alarm_rate), "> 0");
+  require(all_positive(chain_thresholds) &&
+              std::is_sorted(chain_thresholds.begin(), chain_thresholds.end()) &&
+              std::adjacent_find(chain_thresholds.begin(), chain_thresholds.end()) ==
+                  chain_thresholds.end(),
+          "the chain's threshold list", "one or more numbers > 0, ascending, each once");
+  require(track_fps > 0.0 && std::isfinite(track_fps), "frame rate " + std::to_string(track_fps),
+          "> 0 frames per second");
   require(backend.backend != Backend::Auto, "backend auto", "a resolved backend: cpu or cuda");
 }
 

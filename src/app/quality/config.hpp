@@ -4,12 +4,29 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "app/quality/methods.hpp"
 #include "pipeline/backend.hpp"
 #include "pipeline/sky/sky_params.hpp"
 
 namespace starsift::quality {
+
+// The shipped whiten -> detect chains the harness runs (chain_run.hpp).
+enum class ChainKind {
+  // `siftwhiten ! siftdetect` with no property set: whitening writes its residual into the
+  // input's format (output: residual), detection estimates background and noise in tiles
+  // (background: mesh).
+  Defaults,
+  // config/examples/whiten-detect.yaml's pairing on the defaults otherwise: whitening writes
+  // residual / sigma_{t-1} (output: snr), detection takes it as significance (background:
+  // none).
+  Significance,
+};
+inline constexpr ChainKind kAllChains[] = {ChainKind::Defaults, ChainKind::Significance};
+// defaults, snr.
+std::string_view chain_name(ChainKind kind) noexcept;
 
 // A pointing regime: every cell of the grid is run once per scene.
 struct SceneSpec {
@@ -38,6 +55,18 @@ struct QualityConfig {
   // Where the whitening stages run: resolved (resolve_backend()), never Auto. The baselines,
   // the matched filter and the scoring run on the CPU whatever it is.
   BackendChoice backend;
+  // The residual methods scored by the harness's matched filter, in report order; the
+  // shipped chain (chain_run.hpp) runs whatever this holds, so an empty list measures it alone.
+  std::vector<MethodKind> methods{std::begin(kAllMethods), std::end(kAllMethods)};
+  // The shipped chain's detection thresholds (sigma), ascending: the stage runs at each, and
+  // the summary picks among them. 3.5..7 in steps of 0.25.
+  std::vector<double> chain_thresholds = default_chain_thresholds();
+  // The chains run, in report order.
+  std::vector<ChainKind> chains{std::begin(kAllChains), std::end(kAllChains)};
+  // Frames per second the false tracks per hour are counted at (the tracker's timestamps).
+  double track_fps = 25.0;
+
+  static std::vector<double> default_chain_thresholds();
 
   std::vector<SceneSpec> scenes() const;
   // Throws Error naming the field and what is allowed.

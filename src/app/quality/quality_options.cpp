@@ -1,5 +1,6 @@
 #include "app/quality/quality_options.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -44,6 +45,35 @@ std::vector<double> parse_list(std::string_view flag, std::string_view text, dou
   return values;
 }
 
+// "none", "all" or method names, comma-separated, each once.
+std::vector<quality::MethodKind> parse_methods(std::string_view flag, std::string_view text) {
+  if (text == "none") return {};
+  if (text == "all") return {std::begin(quality::kAllMethods), std::end(quality::kAllMethods)};
+  std::string names;
+  for (const quality::MethodKind m : quality::kAllMethods) {
+    names += std::string(names.empty() ? "" : ", ") + std::string(quality::method_name(m));
+  }
+  std::vector<quality::MethodKind> methods;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::string_view item = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    const auto* found =
+        std::find_if(std::begin(quality::kAllMethods), std::end(quality::kAllMethods),
+                     [item](quality::MethodKind m) { return quality::method_name(m) == item; });
+    if (found == std::end(quality::kAllMethods) ||
+        std::find(methods.begin(), methods.end(), *found) != methods.end()) {
+      throw UsageError(std::string(flag) + " '" + std::string(item) + "' is not allowed",
+                       "none, all, or each once of: " + names);
+    }
+    methods.push_back(*found);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return methods;
+}
+
 }  // namespace
 
 void print_quality_help() {
@@ -56,7 +86,9 @@ void print_quality_help() {
       "siftskysrc model) with movers of known peak SNR and speed, one sky per (SNR, speed)\n"
       "cell, with jitter and without; runs whitening (shift: none and resample), frame\n"
       "differencing and a running median over every frame; detects movers with the PSF's\n"
-      "matched filter at the threshold that allows the given false-alarm rate; and writes\n"
+      "matched filter at the threshold that allows the given false-alarm rate; runs the\n"
+      "shipped chain (siftwhiten ! siftdetect with its defaults, then the tracker) at a list\n"
+      "of detection thresholds and scores its catalogues and tracks; and writes\n"
       "  DIR/quality.json   every number, raw\n"
       "  DIR/quality.md     the tables\n"
       "  DIR/frame-SCENE.png, DIR/zoom-SCENE.png   one frame: input and residuals, movers\n"
@@ -78,6 +110,12 @@ void print_quality_help() {
       "  --hit-radius PX        a detection this close to a mover's streak is a hit [%g]\n"
       "  --border PX            edge strip neither detected in nor scored [%d]\n"
       "  --false-alarm-rate R   false detections allowed per megapixel-frame [%g]\n"
+      "  --methods LIST         residual methods the harness's matched filter scores: all,\n"
+      "                         none, or names (whiten-defaults, running-median, ...) [all];\n"
+      "                         the shipped chain (whiten -> detect -> tracks) always runs\n"
+      "  --chain-thresholds L   detection thresholds (sigma) the shipped chain runs at,\n"
+      "                         ascending [3.5,3.75,...,7]\n"
+      "  --fps F                frame rate the false tracks per hour are counted at [%g]\n"
       "  --backend B            where whitening runs: auto, cuda, cpu [auto: CUDA when usable,\n"
       "                         else CPU]; the baselines and the scoring run on the CPU\n"
       "  --device-id N          CUDA device for cuda and auto, 0..%d [0]\n"
@@ -86,7 +124,7 @@ void print_quality_help() {
       "                         CPU stages' own pool, one per hardware thread\n"
       "  -h, --help             this text\n",
       d.size, static_cast<unsigned long long>(d.seed), d.scored_frames, d.warmup_frames, d.movers,
-      d.history, d.jitter, d.star_density, d.hit_radius, d.border, d.false_alarm_rate,
+      d.history, d.jitter, d.star_density, d.hit_radius, d.border, d.false_alarm_rate, d.track_fps,
       kMaxDeviceId);
 }
 
@@ -127,6 +165,12 @@ QualityOptions parse_quality_options(std::span<char* const> args, bool& help) {
       c.border = parse_int(flag, reader.value(), 1, 1000);
     } else if (flag == "--false-alarm-rate") {
       c.false_alarm_rate = parse_number(flag, reader.value(), 1e-6, 1e6);
+    } else if (flag == "--methods") {
+      c.methods = parse_methods(flag, reader.value());
+    } else if (flag == "--chain-thresholds") {
+      c.chain_thresholds = parse_list(flag, reader.value(), 1e6);
+    } else if (flag == "--fps") {
+      c.track_fps = parse_number(flag, reader.value(), 0.001, 1e6);
     } else if (flag == "--backend") {
       o.backend = parse_backend_flag(flag, reader.value());
     } else if (flag == "--device-id") {
@@ -137,7 +181,8 @@ QualityOptions parse_quality_options(std::span<char* const> args, bool& help) {
       throw UsageError("unknown option '" + std::string(flag) + "'",
                        "--out, --size, --seed, --frames, --warmup, --movers, --history, --snr, "
                        "--speeds, --jitter, --star-density, --hit-radius, --border, "
-                       "--false-alarm-rate, --backend, --device-id, --threads, --help");
+                       "--false-alarm-rate, --methods, --chain-thresholds, --fps, --backend, "
+                       "--device-id, --threads, --help");
     }
   }
   return o;

@@ -129,9 +129,9 @@ std::vector<std::string> write_quality_pictures(const std::vector<quality::Pictu
     std::vector<std::string> labels{scenes[s].name + " frame " + std::to_string(p.frame) + cell};
     for (std::size_t m = 0; m < p.residuals.size(); ++m) {
       panels.push_back(residual_panel(p.residuals[m], p.sigma_adu));
-      labels.emplace_back(quality::method_name(quality::kAllMethods[m]));
+      labels.emplace_back(p.names[m]);
     }
-    labels[1] += " (-5..5 sigma)";
+    if (labels.size() > 1) labels[1] += " (-5..5 sigma)";
 
     // The zoom is cut before the circles are drawn, which are then drawn at its scale.
     const MoverTruth* subject = central_mover(p.movers, side);

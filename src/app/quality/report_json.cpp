@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "app/quality/frame_layout.hpp"
+#include "app/quality/report_chain.hpp"
 #include "bench/json.hpp"
 
 namespace starsift::quality {
@@ -14,6 +15,18 @@ using bench::Json;
 Json numbers(const std::vector<double>& values) {
   Json a = Json::array();
   for (const double v : values) a.push(v);
+  return a;
+}
+
+Json method_names(const std::vector<MethodKind>& methods) {
+  Json a = Json::array();
+  for (const MethodKind m : methods) a.push(method_name(m));
+  return a;
+}
+
+Json chain_names(const std::vector<ChainKind>& chains) {
+  Json a = Json::array();
+  for (const ChainKind k : chains) a.push(chain_name(k));
   return a;
 }
 
@@ -64,6 +77,10 @@ Json config_json(const QualityReport& r) {
       .set("false_alarm_rate_per_mpix_frame", c.false_alarm_rate)
       .set("candidate_floor_snr", static_cast<double>(c.peak_floor))
       .set("bright_star_peak_snr", c.bright_star_snr)
+      .set("methods", method_names(c.methods))
+      .set("chains", chain_names(c.chains))
+      .set("chain_thresholds", numbers(c.chain_thresholds))
+      .set("track_fps", c.track_fps)
       .set("scenes", std::move(scenes))
       .set("sky", Json::object()
                       .set("format", "GRAY16")
@@ -209,6 +226,8 @@ void write_json(const QualityReport& r, const std::string& version, const std::s
   for (const SceneSummary& s : r.scenes) {
     Json methods = Json::array();
     for (const MethodSummary& m : s.methods) methods.push(method_json(m));
+    Json chains = Json::array();
+    for (const ChainSummary& ch : s.chains) chains.push(chain_json(r.config, ch));
     scenes.push(Json::object()
                     .set("name", s.scene.name)
                     .set("area_mpix_frames", s.area_mpix_frames)
@@ -219,7 +238,8 @@ void write_json(const QualityReport& r, const std::string& version, const std::s
                     .set("stars_per_cell", s.stars_per_cell)
                     .set("hot_pixels_per_cell", s.hot_pixels_per_cell)
                     .set("bright_stars", s.bright_stars)
-                    .set("methods", std::move(methods)));
+                    .set("methods", std::move(methods))
+                    .set("chains", std::move(chains)));
   }
   const Json doc = Json::object()
                        .set("command", "starsift quality")
@@ -230,7 +250,7 @@ void write_json(const QualityReport& r, const std::string& version, const std::s
                        .set("threads", static_cast<int>(r.threads))
                        .set("wall_seconds", r.seconds)
                        .set("config", config_json(r))
-                       .set("definitions", definitions())
+                       .set("definitions", definitions().update(chain_definitions()))
                        .set("scenes", std::move(scenes));
   out << doc << '\n';
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "app/quality/frame_layout.hpp"
+#include "app/quality/report_chain.hpp"
 
 namespace starsift::quality {
 
@@ -335,6 +336,7 @@ void write_markdown(const QualityReport& r, const std::string& version, const st
   }
   out << " hit radius " << fmt("%g", c.hit_radius) << " px from the streak, border " << c.border
       << " px. docs/quality.md defines every number.\n\n";
+  write_chain_markdown(r, out);
   summary_table(r, out);
   masked_summary_table(r, out);
   efficiency_table(r, out);

@@ -115,9 +115,9 @@ SceneSummary summarise(const QualityConfig& config, const SceneSpec& scene,
     out.hot_pixels_per_cell = hot / static_cast<double>(cells.size());
   }
 
-  for (std::size_t m = 0; m < std::size(kAllMethods); ++m) {
+  for (std::size_t m = 0; m < config.methods.size(); ++m) {
     MethodSummary ms;
-    ms.name = std::string(method_name(kAllMethods[m]));
+    ms.name = std::string(method_name(config.methods[m]));
     std::vector<float> false_alarms, unmasked_false_alarms, snr_sigma, noise_ratio, leakage,
         leakage_null, shift_error, snr_sigma_frame_sigma;
     double floor_sum = 0.0, seconds = 0.0;
@@ -166,6 +166,9 @@ SceneSummary summarise(const QualityConfig& config, const SceneSpec& scene,
                                     ms.snr_scale, scale_frame_sigma));
     }
     out.methods.push_back(std::move(ms));
+  }
+  for (std::size_t c = 0; c < config.chains.size(); ++c) {
+    out.chains.push_back(summarise_chain(config, cells, c));
   }
   return out;
 }

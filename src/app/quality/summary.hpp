@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/quality/cell_run.hpp"
+#include "app/quality/chain_summary.hpp"
 #include "app/quality/config.hpp"
 #include "app/quality/statistics.hpp"
 #include "app/quality/threshold.hpp"
@@ -75,6 +76,7 @@ struct SceneSummary {
   double stars_per_cell = 0.0;
   double hot_pixels_per_cell = 0.0;
   std::vector<MethodSummary> methods;
+  std::vector<ChainSummary> chains;  // the shipped whiten -> detect chains, config order
 };
 
 SceneSummary summarise(const QualityConfig& config, const SceneSpec& scene,
