@@ -3,7 +3,8 @@
 
 For each seed: `starsift sky` renders one 16-bit PNG star field (no movers); siftdetect runs on
 it through GStreamer (filesrc ! pngdec ! videoconvert ! siftdetect, its defaults: mesh 64,
-3 x 3 filter, 5 sigma of the filtered noise, 8-connected, min-area 3) and writes JSON lines;
+3 x 3 filter, 8-connected, min-area 3; but threshold 5 sigma of the filtered noise, SEP's)
+and writes JSON lines;
 SEP runs on the same pixels with the same choices: Background(bw=bh=64, fw=fh=1: no median
 filter of the mesh, as siftdetect), extract() on the frame less the background with the same
 3 x 3 kernel, filter_type='matched' with the per-pixel rms (so the threshold is in sigmas of
@@ -41,7 +42,8 @@ def render(starsift, out_dir, size, seed):
 
 def siftdetect(png, json_path):
     pipeline = (f"filesrc location={png} ! pngdec ! videoconvert ! "
-                f"video/x-raw,format=GRAY16_LE ! siftdetect json-file={json_path} ! fakesink")
+                f"video/x-raw,format=GRAY16_LE ! siftdetect threshold=5 "
+                f"json-file={json_path} ! fakesink")
     subprocess.run(["gst-launch-1.0", "-q"] + pipeline.split(), check=True, timeout=120,
                     stdout=subprocess.DEVNULL)
     with open(json_path) as f:

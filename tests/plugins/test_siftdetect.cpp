@@ -14,6 +14,7 @@
 
 #include "element_support.hpp"
 #include "pipeline/detect/catalogue.hpp"
+#include "pipeline/detect/params.hpp"
 #include "pipeline/detect/tracker.hpp"
 #include "pipeline/sky/sky_generator.hpp"
 #include "plugins/common/result_meta.hpp"
@@ -197,7 +198,7 @@ TEST_CASE("siftdetect refuses values it cannot use", "[plugin][detect]") {
   gdouble threshold = 0.0;
   g_object_get(element, "connectivity", &connectivity, "threshold", &threshold, nullptr);
   CHECK(connectivity == 8);
-  CHECK(threshold == 5.0);
+  CHECK(threshold == starsift::DetectParams::kDefaultThreshold);
   CHECK_THAT(warnings.all(), Catch::Contains("connectivity") && Catch::Contains("threshold"));
   gst_object_unref(element);
 }
