@@ -137,8 +137,10 @@ ChainSummary summarise_chain(const QualityConfig& config, const std::vector<Cell
   out.held_out_off_stars_low = out.thresholds.back();
   out.held_out_off_stars_high = out.thresholds.front();
   for (std::size_t i = 0; i < cells.size(); ++i) {
-    const int h =
-        off_stars_held_out[i] >= 0 ? off_stars_held_out[i] : static_cast<int>(thresholds) - 1;
+    // As for all false detections: without a choice on the others, the one on every cell.
+    int h = off_stars_held_out[i];
+    if (h < 0)
+      h = out.chosen_off_stars >= 0 ? out.chosen_off_stars : static_cast<int>(thresholds) - 1;
     const double t = out.thresholds[static_cast<std::size_t>(h)];
     out.held_out_off_stars_low = std::min(out.held_out_off_stars_low, t);
     out.held_out_off_stars_high = std::max(out.held_out_off_stars_high, t);

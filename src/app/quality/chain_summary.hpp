@@ -69,7 +69,8 @@ struct ChainSummary {
   // threshold run with detection's tile noise, docs/quality.md), -1 when none is within.
   int chosen_off_stars = -1;
   // ... and held out: each cell's false detections away from stars at the threshold so chosen
-  // on the other cells (cells without one: at the highest run), and the range of those.
+  // on the other cells (cells without one: at chosen_off_stars, or the highest run when that
+  // is -1 too), and the range of those.
   long long held_out_off_stars = 0;
   double held_out_off_stars_rate = 0.0;
   double held_out_off_stars_low = 0.0, held_out_off_stars_high = 0.0;

@@ -109,7 +109,8 @@ void summary(const QualityReport& r, std::ostream& out) {
           << fmt("%.3f", static_cast<double>(ch.false_detections) / ch.area_mpix_frames) << " | "
           << fmt("%g", lo) << (hi > lo ? fmt("-%g", hi) : "")
           << (ch.held_out_none_within > 0
-                  ? fmt(" (%g cells: none within, scored at the first)", ch.held_out_none_within)
+                  ? fmt(" (%g cells: none within, scored at the threshold on all cells)",
+                        ch.held_out_none_within)
                   : "")
           << " | " << fmt("%.3f", ch.held_out_rate) << " [" << fmt("%.3f", ch.held_out_rate_95.low)
           << ", " << fmt("%.3f", ch.held_out_rate_95.high) << "] | "
