@@ -1,6 +1,9 @@
 // starsift-bench-labels: connected-component labelling of detection masks on the GPU
 // (launch_labels: dense ids in raster order and the count), beside NPP's union-find labeller
-// and its compress step, measured in the same run on the same masks.
+// and its compress step, measured in the same run on the same masks; and the whole detection
+// on the same masks (launch_detect + launch_detect_catalogue on the mask as a GRAY8 frame,
+// no background, no filter, threshold 0.5 absolute, min-area 1: labels, dense ids, every
+// object's statistics and the compacted catalogue of up to 2^20 records).
 //
 // Masks: a star field (Gaussian stars of log-uniform flux over Gaussian noise, thresholded at
 // 3 sigma, with six streaks), a crowded field (five times the stars), random 10 % and 50 %,
@@ -29,10 +32,13 @@
 #include "bench/peers/npp_loader.hpp"
 #include "bench/timing.hpp"
 #include "cuda/cuda_check.hpp"
+#include "cuda/detect/detect.cuh"
 #include "cuda/detect/labels.cuh"
 #include "cuda/device_buffer.hpp"
+#include "pipeline/detect/catalogue.hpp"
 #include "pipeline/detect/labels.hpp"
 #include "pipeline/error.hpp"
+#include "pipeline/stage_result.hpp"
 
 namespace {
 
@@ -202,6 +208,55 @@ double time_calls(cudaStream_t s, int runs, const std::function<void()>& call,
 
 }  // namespace
 
+// The whole detection on the masks (see the top): its median time, and whether its count and
+// overflow agree with the labelling's component count.
+void time_detection(int n, Connectivity c, std::vector<cuda::DeviceImage>& masks,
+                    std::uint32_t components, cudaStream_t s, Json& r) {
+  starsift::DetectParams p;
+  p.background = starsift::DetectBackground::None;
+  p.filter = starsift::DetectFilter::None;
+  p.threshold_mode = starsift::DetectThreshold::Absolute;
+  p.threshold = 0.5;
+  p.min_area = 1;
+  p.max_objects = starsift::DetectParams::kMaxMaxObjects;
+  p.connectivity = c;
+  p.output = starsift::DetectOutput::Input;
+  const starsift::FrameShape shape{n, n, starsift::PixelFormat::Gray8, 8};
+  cuda::DetectBuffers buffers;
+  buffers.allocate(p, shape, {}, 0, 1.0);
+  const std::size_t result_bytes =
+      starsift::kResultRecordsOffset + sizeof(starsift::DetectedObject) * p.max_objects;
+  cuda::DeviceImage result(result_bytes, 1);
+  cuda::DeviceImage out(static_cast<std::size_t>(n), n);
+  auto launch = [&](int f) -> const char* {
+    const starsift::ConstImageView in{masks[f].data(), n, n,
+                                      static_cast<std::ptrdiff_t>(masks[f].pitch()),
+                                      starsift::PixelFormat::Gray8};
+    const starsift::ImageView o{out.data(), n, n, static_cast<std::ptrdiff_t>(out.pitch()),
+                                starsift::PixelFormat::Gray8};
+    cudaError_t e = cuda::launch_detect(p, buffers, in, o, s);
+    if (e == cudaSuccess) e = cuda::launch_detect_catalogue(p, buffers, result.data(), s);
+    return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
+  };
+  if (const char* e = launch(0)) throw starsift::Error(std::string("detect: ") + e);
+  starsift::ResultHeader header;
+  cuda::check(cudaMemcpyAsync(&header, result.data(), sizeof(header), cudaMemcpyDeviceToHost, s),
+              "download");
+  cuda::check(cudaStreamSynchronize(s), "sync");
+  starsift::bench::TimingPlan plan;
+  plan.target_ms = 50;
+  plan.reps = 9;
+  const starsift::bench::Timing t =
+      starsift::bench::measure(s, static_cast<int>(masks.size()), plan, launch);
+  r.set("detect_ms", t.ms_median)
+      .set("detect_objects", static_cast<unsigned long long>(header.count))
+      .set("detect_overflow", static_cast<unsigned long long>(header.overflow))
+      .set("detect_count_agrees", header.count + header.overflow == components)
+      .set("detect_includes",
+           "labels, dense ids, statistics, catalogue, and the output copy "
+           "of the GRAY8 frame (output: input)");
+}
+
 int main(int argc, char** argv) {
   try {
     const Options o = parse(argc, argv);
@@ -292,6 +347,7 @@ int main(int argc, char** argv) {
               .set("starsift_gpix_per_s", pixels / (t.ms_median * 1e-3) / 1e9)
               .set("graph", t.graph);
           if (!t.error.empty()) r.set("error", t.error);
+          time_detection(n, c, masks, n_ref, s, r);
           if (nppl.available()) {
             const npp::NppiSize roi{n, n};
             int label_buf = 0, compress_buf = 0;

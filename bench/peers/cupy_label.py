@@ -7,6 +7,12 @@ timed by CUDA events around each call after two warm-ups, the median of --reps c
 returns the component count to the host, so each call includes that synchronisation. The count
 is reported so it can be compared with starsift's.
 
+With --stats, also label + the least a catalogue needs: each component's pixel count and
+flux (ndimage.sum_labels) and centroid (ndimage.center_of_mass), on the mask as the image
+(starsift-bench-labels times its whole detection, which computes these and more, on the same
+masks). Skipped beyond --stats-max-components components (CuPy's per-label reductions grow
+with the count).
+
 JSON on stdout (or --json FILE), progress on stderr.
 """
 
@@ -18,11 +24,36 @@ import statistics
 import sys
 
 
+def time_stats(cp, ndimage, mask, structure, out, reps):
+    """Median ms of label + pixel counts, fluxes and centroids of every component."""
+    image = mask.astype(cp.float32)
+
+    def call():
+        n = ndimage.label(mask, structure=structure, output=out)
+        index = cp.arange(1, n + 1)
+        ndimage.sum_labels(mask, out, index)
+        ndimage.sum_labels(image, out, index)
+        ndimage.center_of_mass(image, out, index)
+
+    call()
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    ms = []
+    for _ in range(max(3, reps // 3)):
+        start.record()
+        call()
+        stop.record()
+        stop.synchronize()
+        ms.append(cp.cuda.get_elapsed_time(start, stop))
+    return statistics.median(ms)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("dir", help="folder of <mask>_<size>.npy files")
     p.add_argument("--reps", type=int, default=9)
     p.add_argument("--json", help="write the JSON there instead of stdout")
+    p.add_argument("--stats", action="store_true", help="also time label + per-object stats")
+    p.add_argument("--stats-max-components", type=int, default=300000)
     args = p.parse_args()
     try:
         import cupy as cp
@@ -51,6 +82,9 @@ def main():
                 ms.append(cp.cuda.get_elapsed_time(start, stop))
             run = {"peer": "cupy", "mask": name, "size": int(size), "connectivity": conn,
                    "components": int(count), "cupy_ms": statistics.median(ms)}
+            if args.stats and int(count) <= args.stats_max_components:
+                run["cupy_label_stats_ms"] = time_stats(cp, ndimage, mask, structure, out,
+                                                        args.reps)
             print(json.dumps(run), file=sys.stderr, flush=True)
             runs.append(run)
     out = {"peer": "cupy", "cupy_version": cp.__version__, "runs": runs}

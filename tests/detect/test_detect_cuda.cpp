@@ -4,6 +4,7 @@
 // output modes, 4- and 8-connectivity, and the catalogue through the engine at depth 3.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <random>
@@ -183,6 +184,39 @@ TEST_CASE("CUDA detection: capacity, empty frames and a frame-filling object", "
   REQUIRE(f_cuda.header.count == 1);
   CHECK(f_cuda.records[0].npix == 1024u * 1024u);
   compare_runs(f_cpu, f_cuda);
+}
+
+TEST_CASE("CUDA detection of a noise mask: one percolating component among many small ones",
+          "[detect][cuda]") {
+  // Half the pixels on at random: with 8 connectivity one component takes most of them,
+  // interleaved with small ones in every run of pixels (the large-object path of the sums, the
+  // counts' eviction); with 4 connectivity, many mid-sized ones. Both equal the CPU's.
+  TestImage noise(613, 411, PixelFormat::Gray32F);
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  for (int y = 0; y < noise.height; ++y)
+    for (int x = 0; x < noise.width; ++x) noise.view().row_as<float>(y)[x] = u(rng);
+  DetectParams p;
+  p.background = DetectBackground::None;
+  p.filter = DetectFilter::None;
+  p.threshold_mode = DetectThreshold::Absolute;
+  p.threshold = 0.5;
+  p.min_area = 1;
+  p.max_objects = 100000;
+  for (const Connectivity c : {Connectivity::Eight, Connectivity::Four}) {
+    INFO("connectivity " << static_cast<int>(c));
+    p.connectivity = c;
+    p.output = DetectOutput::Labels;
+    const Run cpu = run_stage(p, kCpu, noise);
+    const Run cuda = run_stage(p, gpu(), noise);
+    REQUIRE(cpu.records.size() > 100);
+    compare_runs(cpu, cuda);
+    CHECK(cpu.out.same_pixels(cuda.out));
+    std::uint32_t largest = 0;
+    for (const DetectedObject& o : cuda.records) largest = std::max(largest, o.npix);
+    if (c == Connectivity::Eight)
+      CHECK(largest > static_cast<std::uint32_t>(noise.width * noise.height / 4));
+  }
 }
 
 TEST_CASE("CUDA detection through the engine: each frame's catalogue with it",

@@ -9,10 +9,12 @@
 // | size     | up to 2^31 / 32 rows of width rounded to 32 (labels.cuh), frames of >= 1 px   |
 // | results  | the catalogue: a ResultHeader and up to max_objects DetectedObject records    |
 //
-// What agrees with the CPU reference: with background: none the mask, the labels, every
-// record's npix, box, peak and its pixel bit for bit, the sums to the rounding of their
-// order (doubles); with a background the tile statistics to that rounding too, so a pixel
-// within a rounding of the threshold may fall the other way.
+// What agrees with the CPU reference: the mask, the labels, every record's npix, box, peak and
+// its pixel bit for bit, the sums to the rounding of their order (doubles). With a background
+// on integer frames (GRAY8, GRAY16) that holds too: the tiles are clipped with exact integer
+// sums and blended in float as the reference blends; on float frames the tile statistics are
+// double sums, equal to the rounding of their order, so a pixel within a rounding of the
+// threshold may fall the other way.
 //
 // Use: DetectBuffers::allocate() once per shape and parameters (the CUB idiom inside), then
 // per frame launch_detect() and launch_detect_catalogue() on the same stream. Nothing is
@@ -52,21 +54,19 @@ class DetectBuffers {
                                              cudaStream_t);
   FrameShape shape_;
   int max_objects_ = 0;
+  int sm_count_ = 1;  // the device's multiprocessors: sizes the per-component passes' grid
   int tiles_x_ = 0, tiles_y_ = 0, splits_ = 0;
   std::size_t components_ = 0;                       // the most components a frame can have, +1
   Connectivity connectivity_ = Connectivity::Eight;  // what components_ was sized for
   int radius_ = 0;
   double norm_ = 1.0;
-  DeviceImage residual_;   // float per pixel: value - background
-  DeviceImage mask_;       // byte per pixel
-  DeviceImage labels_;     // uint32 per pixel
-  DeviceImage small_;      // tile stats, partial sums, taps, counters (one allocation)
-  DeviceImage npix_;       // uint32 per component
-  DeviceImage kept_;       // uint32 per component: inclusive scan of "kept"
-  DeviceImage sums_;       // per catalogue record
-  DeviceImage scan_temp_;  // CUB's
+  DeviceImage mask_;    // byte per pixel
+  DeviceImage labels_;  // uint32 per pixel
+  DeviceImage small_;   // tile stats, partial sums, taps, counters (one allocation)
+  DeviceImage npix_;    // uint32 per component
+  DeviceImage kept_;    // uint32 per component: kept components up to it
+  DeviceImage sums_;    // per catalogue record
   DeviceImage label_scratch_;
-  std::size_t scan_temp_bytes_ = 0;
   std::size_t label_scratch_bytes_ = 0;
 };
 

@@ -1,7 +1,14 @@
 // Detection's kernels: the steps of DetectState (pipeline/detect/reference.cpp) as passes on
 // one stream, between them the labelling of labels.cuh. Compiled without fused multiply-add
-// (CMakeLists.txt), so the filter's double sums and the per-pixel rules round as the CPU
-// reference rounds them.
+// (CMakeLists.txt), so the per-pixel float arithmetic (background blend, filter, significance)
+// rounds as the CPU reference's does, operation for operation.
+//
+// The frame is read where it lies: no float copy of it, no residual plane. The background
+// tiles are clipped from the input; the mask pass subtracts the blended background from a
+// shared-memory tile of the input and filters it there; the sums pass recomputes value minus
+// background at the objects' pixels only. The per-component passes skip 16-pixel runs whose
+// mask is empty with one 16-byte load, and the kept-object scan covers the components the frame
+// has, not the most it could have.
 #include <cub/cub.cuh>
 
 #include <algorithm>
@@ -21,68 +28,91 @@ namespace starsift::cuda {
 
 namespace {
 
-constexpr int kRun = 16;  // pixels of a row one thread sums before its atomics
+constexpr int kRun = 16;  // pixels of a row one thread takes in the per-component passes
 constexpr int kMaxTaps =
     (2 * DetectParams::kMaxFilterRadius + 1) * (2 * DetectParams::kMaxFilterRadius + 1);
+constexpr int kScanBlocks = 128;  // blocks of the kept-object scan, whatever the count
+constexpr int kScanThreads = 256;
+constexpr int kRunBlocksPerSm = 8;  // the per-component passes' grid: full residency, no more
+constexpr int kClearBlocks = 264;   // two per SM of an H100: the clearing loops stride over them
 
+// A tile's clipping as clipped_stats() goes: the latest mean and sigma, the bounds of the next
+// round, the count of the last one, and whether it has stopped (nothing within the bounds, or
+// nothing more clipped).
 struct TileState {
   double mean, sigma, lo, hi;
+  unsigned long long previous;
+  int done;
 };
+constexpr TileState kTileStart{0.0, 0.0, -HUGE_VAL, HUGE_VAL, 0ull, 0};
 struct Partial {
   double sum, sum2;
   unsigned long long n;
 };
-// One catalogue record's sums (ObjectSums, with atomics-friendly fields).
+// One catalogue record's sums (ObjectSums, with atomics-friendly fields). Every field's empty
+// value is 0, so clearing the records is one memset: the box is kept as maxima of
+// kBoxOrigin - xmin, kBoxOrigin - ymin, xmax + 1 and ymax + 1, the peak as its key.
 struct DeviceSums {
   double flux, var, rx, ry, rxx, ryy, rxy, vx, vy, vxx, vyy, ux, uy, uxx, uyy, uxy;
-  unsigned long long peak;  // peak_key()
+  unsigned long long peak;  // peak_key(); 0: none
   unsigned int npix;
-  int xmin, xmax, ymin, ymax;
+  int xmin_neg, xmax_1, ymin_neg, ymax_1;
 };
+constexpr int kBoxOrigin = 0x7fffffff;
 
 // The small buffers, carved from one allocation (DetectBuffers::small_).
 struct Small {
   TileState* tiles;
   Partial* partials;
   float* taps;
-  double* sigma_floor;
-  std::uint32_t* components;  // launch_labels()' count
+  float* tile_mean;  // the tiles' mean and sigma rounded to float: what the blend reads
+  float* tile_sigma;
+  unsigned long long* sigma_max;  // the largest tile sigma, a double's bits (atomicMax)
+  std::uint32_t* components;      // launch_labels()' count
+  std::uint32_t* scan_totals;     // kept objects per scan block
   // Each column's and row's place in the mesh (mesh_locate()), worked out at allocation: the
   // mesh's geometry is fixed, and locating per pixel took divisions on every pass.
   int* col_tile;
-  double* col_weight;
+  float* col_weight;
   int* row_tile;
-  double* row_weight;
+  float* row_weight;
 };
 std::size_t align256(std::size_t b) {
   return (b + 255) / 256 * 256;
 }
-std::size_t small_bytes(int tiles, int splits, int width, int height) {
-  return align256(sizeof(TileState) * tiles) + align256(sizeof(Partial) * tiles * splits) +
-         align256(sizeof(float) * kMaxTaps) + align256(sizeof(double)) +
-         align256(sizeof(std::uint32_t)) + align256(sizeof(int) * width) +
-         align256(sizeof(double) * width) + align256(sizeof(int) * height) +
-         align256(sizeof(double) * height);
+// The one size table of Small: with base == nullptr only the total.
+std::size_t carve(std::byte* base, int tiles, int splits, int width, int height, Small* s) {
+  const std::size_t sizes[] = {sizeof(TileState) * tiles, sizeof(Partial) * tiles * splits,
+                               sizeof(float) * kMaxTaps,  sizeof(float) * tiles,
+                               sizeof(float) * tiles,     sizeof(unsigned long long),
+                               sizeof(std::uint32_t),     sizeof(std::uint32_t) * kScanBlocks,
+                               sizeof(int) * width,       sizeof(float) * width,
+                               sizeof(int) * height,      sizeof(float) * height};
+  void* slots[std::size(sizes)];
+  std::size_t offset = 0;
+  for (std::size_t k = 0; k < std::size(sizes); ++k) {
+    slots[k] = base ? base + offset : nullptr;
+    offset += align256(sizes[k]);
+  }
+  if (s) {
+    s->tiles = static_cast<TileState*>(slots[0]);
+    s->partials = static_cast<Partial*>(slots[1]);
+    s->taps = static_cast<float*>(slots[2]);
+    s->tile_mean = static_cast<float*>(slots[3]);
+    s->tile_sigma = static_cast<float*>(slots[4]);
+    s->sigma_max = static_cast<unsigned long long*>(slots[5]);
+    s->components = static_cast<std::uint32_t*>(slots[6]);
+    s->scan_totals = static_cast<std::uint32_t*>(slots[7]);
+    s->col_tile = static_cast<int*>(slots[8]);
+    s->col_weight = static_cast<float*>(slots[9]);
+    s->row_tile = static_cast<int*>(slots[10]);
+    s->row_weight = static_cast<float*>(slots[11]);
+  }
+  return offset;
 }
 Small carve(std::byte* base, int tiles, int splits, int width, int height) {
   Small s;
-  s.tiles = reinterpret_cast<TileState*>(base);
-  base += align256(sizeof(TileState) * tiles);
-  s.partials = reinterpret_cast<Partial*>(base);
-  base += align256(sizeof(Partial) * tiles * splits);
-  s.taps = reinterpret_cast<float*>(base);
-  base += align256(sizeof(float) * kMaxTaps);
-  s.sigma_floor = reinterpret_cast<double*>(base);
-  base += align256(sizeof(double));
-  s.components = reinterpret_cast<std::uint32_t*>(base);
-  base += align256(sizeof(std::uint32_t));
-  s.col_tile = reinterpret_cast<int*>(base);
-  base += align256(sizeof(int) * width);
-  s.col_weight = reinterpret_cast<double*>(base);
-  base += align256(sizeof(double) * width);
-  s.row_tile = reinterpret_cast<int*>(base);
-  base += align256(sizeof(int) * height);
-  s.row_weight = reinterpret_cast<double*>(base);
+  carve(base, tiles, splits, width, height, &s);
   return s;
 }
 
@@ -120,63 +150,174 @@ __device__ __forceinline__ float load_sample(const std::byte* row, int x, PixelF
 
 struct Frame {
   int width, height;
-  float* residual;             // packed rows of `width`
-  std::size_t residual_pitch;  // floats
+  ConstImageView in;  // the frame detected in
   std::uint8_t* mask;
-  std::size_t mask_pitch;
+  std::size_t mask_pitch;  // bytes, a multiple of 16 (cudaMallocPitch); padding kept at 0
   std::uint32_t* labels;
   std::size_t label_pitch;  // elements
   MeshAxis ax, ay;
   bool has_background;
   const int* col_tile;
-  const double* col_weight;
+  const float* col_weight;
   const int* row_tile;
-  const double* row_weight;
+  const float* row_weight;
+  const float* tile_mean;
+  const float* tile_sigma;
+  const unsigned long long* sigma_max;
 };
 
-__global__ void load_kernel(ConstImageView in, Frame f) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= f.width || y >= f.height) return;
-  f.residual[y * f.residual_pitch + x] = load_sample(in.data + y * in.stride, x, in.format);
+// detect_sigma_floor() of the tiles' largest sigma.
+__device__ __forceinline__ float sigma_floor(const Frame& f) {
+  const double best = __longlong_as_double(static_cast<long long>(*f.sigma_max));
+  return static_cast<float>(best > 0.0 ? best * 1e-3 : 1e-6);
+}
+
+__device__ __forceinline__ float value_at(const Frame& f, int x, int y) {
+  return load_sample(f.in.data + y * f.in.stride, x, f.in.format);
+}
+// The blended background and noise of a pixel, as DetectState::estimate_background().
+__device__ __forceinline__ float background_at(const Frame& f, int x, int y) {
+  if (!f.has_background) return 0.0f;
+  return mesh_blend(f.ax, f.ay, f.col_tile[x], f.col_weight[x], f.row_tile[y], f.row_weight[y],
+                    [&](int k) { return f.tile_mean[k]; });
+}
+__device__ __forceinline__ float sigma_at(const Frame& f, int x, int y) {
+  if (!f.has_background) return 1.0f;
+  const float s = mesh_blend(f.ax, f.ay, f.col_tile[x], f.col_weight[x], f.row_tile[y],
+                             f.row_weight[y], [&](int k) { return f.tile_sigma[k]; });
+  const float floor = sigma_floor(f);
+  return s > floor ? s : floor;
+}
+__device__ __forceinline__ float residual_at(const Frame& f, int x, int y) {
+  return value_at(f, x, y) - background_at(f, x, y);
+}
+
+// ---- Background -----------------------------------------------------------------------------
+//
+// Integer frames are clipped with integer sums: exact, so equal to the CPU's double sums
+// whatever the order (and the bounds' test on integers is exact too). Float frames sum in
+// double, to the rounding of the order.
+
+// The clipping bounds [lo, hi] as a test on samples: integers are within them when they lie
+// in [ceil(lo), floor(hi)], one unsigned comparison (v - first <= span); floats compare in
+// double, as the reference does.
+struct Bounds {
+  double lo, hi;
+  std::uint32_t first, span;
+  __device__ static Bounds of(double lo, double hi) {
+    constexpr double kTop = 4294967295.0;
+    const double a = ceil(fmax(lo, 0.0)), b = floor(fmin(hi, kTop));
+    if (!(a <= b)) return {lo, hi, 0xffffffffu, 0u};  // nothing within: no sample is 2^32 - 1
+    const auto first = static_cast<std::uint32_t>(a);
+    return {lo, hi, first, static_cast<std::uint32_t>(b) - first};
+  }
+  __device__ bool within(std::uint32_t v) const { return v - first <= span; }
+  __device__ bool within(float v) const { return !(v < lo || v > hi); }
+};
+
+template <bool kInteger>
+struct ClipSample;
+// Integer samples (GRAY8, GRAY16): a thread's sum in 32 bits (at most kSharedTilePixels / 256
+// = 48 samples of < 2^16 per thread in the shared kernel), squares in 64.
+template <>
+struct ClipSample<true> {
+  using Value = std::uint32_t;
+  using ThreadSum = std::uint32_t;
+  using Sum = unsigned long long;
+  __device__ static Value read(const Frame& f, int x, int y) {
+    const std::byte* row = f.in.data + y * f.in.stride;
+    return f.in.format == PixelFormat::Gray8 ? reinterpret_cast<const std::uint8_t*>(row)[x]
+                                             : reinterpret_cast<const std::uint16_t*>(row)[x];
+  }
+  __device__ static Sum square(Value v) { return static_cast<Sum>(v) * v; }
+};
+template <>
+struct ClipSample<false> {
+  using Value = float;
+  using ThreadSum = double;
+  using Sum = double;
+  __device__ static Value read(const Frame& f, int x, int y) { return value_at(f, x, y); }
+  __device__ static Sum square(Value v) { return static_cast<double>(v) * v; }
+};
+
+// One round's rule, as clipped_stats() has it: the state from the sums of the values within
+// the previous bounds.
+__device__ void clip_round(TileState& st, double sum, double sum2, unsigned long long n,
+                           double clip) {
+  if (st.done) return;
+  if (n == 0) {  // nothing within the bounds: the previous round stands
+    st.done = 1;
+    return;
+  }
+  st.mean = sum / static_cast<double>(n);
+  const double var = sum2 / static_cast<double>(n) - st.mean * st.mean;
+  st.sigma = sqrt(var > 0.0 ? var : 0.0);
+  if (n == st.previous) {  // nothing more was clipped
+    st.done = 1;
+    return;
+  }
+  st.previous = n;
+  st.lo = st.mean - clip * st.sigma;
+  st.hi = st.mean + clip * st.sigma;
+}
+
+// A tile's result for the passes after it: mean and sigma rounded to float (what the blends
+// read), and its sigma into the frame's largest (non-negative doubles order as their bits).
+__device__ __forceinline__ void publish_tile(const Frame& f, int t, const TileState& st,
+                                             float* tile_mean, float* tile_sigma,
+                                             unsigned long long* sigma_max) {
+  tile_mean[t] = static_cast<float>(st.mean);
+  tile_sigma[t] = static_cast<float>(st.sigma);
+  atomicMax(sigma_max, static_cast<unsigned long long>(__double_as_longlong(st.sigma)));
+}
+
+template <class T>
+__device__ __forceinline__ T warp_sum(T v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  return v;
 }
 
 __global__ void tiles_init_kernel(TileState* tiles, int count) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t < count) tiles[t] = {0.0, 0.0, -HUGE_VAL, HUGE_VAL};
+  if (t < count) tiles[t] = kTileStart;
 }
 
 // One block: rows s, s + splits, ... of tile blockIdx.x, the values within the tile's bounds
 // (tiles too large for tile_clip_shared_kernel, e.g. a global background).
+template <bool kInteger>
 __global__ void tile_partial_kernel(Frame f, const TileState* tiles, Partial* partials,
                                     int splits) {
+  using S = ClipSample<kInteger>;
   const int t = blockIdx.x, s = blockIdx.y;
   const int i = t % f.ax.count, j = t / f.ax.count;
   const TileState st = tiles[t];
-  double sum = 0.0, sum2 = 0.0;
+  if (st.done) return;  // tile_finalize_kernel will not read this round's partials
+  const Bounds b = Bounds::of(st.lo, st.hi);
+  typename S::Sum sum = 0, sum2 = 0;
   unsigned long long n = 0;
   for (int y = f.ay.begin(j) + s; y < f.ay.end(j); y += splits) {
-    const float* row = f.residual + y * f.residual_pitch;
     for (int x = f.ax.begin(i) + threadIdx.x; x < f.ax.end(i); x += blockDim.x) {
-      const float v = row[x];
-      if (v < st.lo || v > st.hi) continue;
+      const typename S::Value v = S::read(f, x, y);
+      if (!b.within(v)) continue;
       sum += v;
-      sum2 += static_cast<double>(v) * v;
+      sum2 += S::square(v);
       ++n;
     }
   }
-  using Reduce = cub::BlockReduce<double, 256>;
+  using Reduce = cub::BlockReduce<typename S::Sum, 256>;
   using ReduceN = cub::BlockReduce<unsigned long long, 256>;
   __shared__ typename Reduce::TempStorage t1;
   __shared__ typename Reduce::TempStorage t2;
   __shared__ typename ReduceN::TempStorage t3;
-  const double bsum = Reduce(t1).Sum(sum);
-  const double bsum2 = Reduce(t2).Sum(sum2);
+  const typename S::Sum bsum = Reduce(t1).Sum(sum);
+  const typename S::Sum bsum2 = Reduce(t2).Sum(sum2);
   const unsigned long long bn = ReduceN(t3).Sum(n);
-  if (threadIdx.x == 0) partials[t * splits + s] = {bsum, bsum2, bn};
+  if (threadIdx.x == 0) {
+    partials[t * splits + s] = {static_cast<double>(bsum), static_cast<double>(bsum2), bn};
+  }
 }
 
-// One round of sigma clipping per tile, as clipped_stats() does it.
+// One round of sigma clipping per tile from its partials.
 __global__ void tile_finalize_kernel(TileState* tiles, const Partial* partials, int count,
                                      int splits, double clip) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -188,13 +329,7 @@ __global__ void tile_finalize_kernel(TileState* tiles, const Partial* partials, 
     sum2 += partials[t * splits + s].sum2;
     n += partials[t * splits + s].n;
   }
-  if (n == 0) return;  // nothing within the bounds: the previous round stands
-  TileState& st = tiles[t];
-  st.mean = sum / static_cast<double>(n);
-  const double var = sum2 / static_cast<double>(n) - st.mean * st.mean;
-  st.sigma = sqrt(var > 0.0 ? var : 0.0);
-  st.lo = st.mean - clip * st.sigma;
-  st.hi = st.mean + clip * st.sigma;
+  clip_round(tiles[t], sum, sum2, n, clip);
 }
 
 // Tiles of at most kSharedTilePixels: the tile is read once into shared memory and clipped
@@ -202,158 +337,311 @@ __global__ void tile_finalize_kernel(TileState* tiles, const Partial* partials, 
 // 4096^2 with 64 px tiles, five times). Same rule as tile_partial + tile_finalize.
 constexpr int kSharedTilePixels = 12 * 1024;  // 48 KB: the default limit of dynamic shared memory
 
-__global__ void tile_clip_shared_kernel(Frame f, TileState* tiles, int rounds, double clip) {
-  extern __shared__ float values[];
+template <bool kInteger>
+__global__ void tile_clip_shared_kernel(Frame f, TileState* tiles, int rounds, double clip,
+                                        float* tile_mean, float* tile_sigma,
+                                        unsigned long long* sigma_max) {
+  using S = ClipSample<kInteger>;
+  using Value = typename S::Value;
+  using Sum = typename S::Sum;
+  extern __shared__ std::uint32_t words[];  // 4-byte values of either kind
+  Value* values = reinterpret_cast<Value*>(words);
   const int t = blockIdx.x;
   const int i = t % f.ax.count, j = t / f.ax.count;
   const int x0 = f.ax.begin(i), tw = f.ax.end(i) - x0;
   const int y0 = f.ay.begin(j), th = f.ay.end(j) - y0;
   const int n = tw * th;
-  for (int k = threadIdx.x; k < n; k += blockDim.x) {
-    const int dy = k / tw;
-    values[k] = f.residual[(y0 + dy) * f.residual_pitch + x0 + (k - dy * tw)];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+  for (int dy = warp; dy < th; dy += warps) {  // a warp per row: no division per sample
+    for (int dx = lane; dx < tw; dx += 32) values[dy * tw + dx] = S::read(f, x0 + dx, y0 + dy);
   }
   // Each round: the block's sums by warp shuffles and one pass over the warps' partials (two
   // barriers a round; three CUB block reductions cost twice the time).
-  __shared__ double warp_sum[32], warp_sum2[32];
-  __shared__ unsigned long long warp_n[32];
+  __shared__ Sum warp_sum1[32], warp_sum2[32];
+  __shared__ unsigned int warp_n[32];
   __shared__ TileState st;
-  if (threadIdx.x == 0) st = {0.0, 0.0, -HUGE_VAL, HUGE_VAL};
+  if (threadIdx.x == 0) st = kTileStart;
   __syncthreads();
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
-  for (int round = 0; round < rounds; ++round) {
-    const double lo = st.lo, hi = st.hi;
-    double sum = 0.0, sum2 = 0.0;
-    unsigned long long count = 0;
+  for (int round = 0; round < rounds && !st.done; ++round) {
+    const Bounds b = Bounds::of(st.lo, st.hi);
+    typename S::ThreadSum part = 0;
+    Sum sum2 = 0;
+    unsigned int count = 0;
     for (int k = threadIdx.x; k < n; k += blockDim.x) {
-      const float v = values[k];
-      if (v < lo || v > hi) continue;
-      sum += v;
-      sum2 += static_cast<double>(v) * v;
+      const Value v = values[k];
+      if (!b.within(v)) continue;
+      part += v;
+      sum2 += S::square(v);
       ++count;
     }
-    for (int o = 16; o > 0; o >>= 1) {
-      sum += __shfl_down_sync(0xffffffffu, sum, o);
-      sum2 += __shfl_down_sync(0xffffffffu, sum2, o);
-      count += __shfl_down_sync(0xffffffffu, count, o);
-    }
+    const Sum sum = warp_sum(static_cast<Sum>(part));
+    sum2 = warp_sum(sum2);
+    count = warp_sum(count);
     if (lane == 0) {
-      warp_sum[warp] = sum;
+      warp_sum1[warp] = sum;
       warp_sum2[warp] = sum2;
       warp_n[warp] = count;
     }
     __syncthreads();  // also: every thread has read st's bounds before thread 0 moves them
     if (threadIdx.x == 0) {
-      double bsum = 0.0, bsum2 = 0.0;
+      Sum bsum = 0, bsum2 = 0;
       unsigned long long bn = 0;
       for (int w = 0; w < warps; ++w) {
-        bsum += warp_sum[w];
+        bsum += warp_sum1[w];
         bsum2 += warp_sum2[w];
         bn += warp_n[w];
       }
-      if (bn != 0) {
-        st.mean = bsum / static_cast<double>(bn);
-        const double var = bsum2 / static_cast<double>(bn) - st.mean * st.mean;
-        st.sigma = sqrt(var > 0.0 ? var : 0.0);
-        st.lo = st.mean - clip * st.sigma;
-        st.hi = st.mean + clip * st.sigma;
-      }
+      clip_round(st, static_cast<double>(bsum), static_cast<double>(bsum2), bn, clip);
     }
     __syncthreads();
   }
-  if (threadIdx.x == 0) tiles[t] = st;
+  if (threadIdx.x == 0) {
+    tiles[t] = st;
+    publish_tile(f, t, st, tile_mean, tile_sigma, sigma_max);
+  }
 }
 
-__global__ void sigma_floor_kernel(const TileState* tiles, int count, double* floor) {
-  double m = 0.0;
-  for (int t = threadIdx.x; t < count; t += blockDim.x) m = fmax(m, tiles[t].sigma);
-  using Reduce = cub::BlockReduce<double, 256>;
-  __shared__ typename Reduce::TempStorage tmp;
-  const double best = Reduce(tmp).Reduce(m, ::cuda::maximum<double>{});
-  if (threadIdx.x == 0) *floor = best > 0.0 ? best * 1e-3 : 1e-6;
+__global__ void tiles_publish_kernel(Frame f, const TileState* tiles, int count, float* tile_mean,
+                                     float* tile_sigma, unsigned long long* sigma_max) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < count) publish_tile(f, t, tiles[t], tile_mean, tile_sigma, sigma_max);
 }
 
-__device__ __forceinline__ float background_at(const Frame& f, const TileState* tiles, int x,
-                                               int y) {
-  return static_cast<float>(mesh_blend(f.ax, f.ay, f.col_tile[x], f.col_weight[x], f.row_tile[y],
-                                       f.row_weight[y], [&](int k) { return tiles[k].mean; }));
-}
-__device__ __forceinline__ float sigma_at(const Frame& f, const TileState* tiles, double floor,
-                                          int x, int y) {
-  if (!f.has_background) return 1.0f;
-  const double s = mesh_blend(f.ax, f.ay, f.col_tile[x], f.col_weight[x], f.row_tile[y],
-                              f.row_weight[y], [&](int k) { return tiles[k].sigma; });
-  return static_cast<float>(s > floor ? s : floor);
-}
+// ---- Significance and mask ------------------------------------------------------------------
 
-__global__ void subtract_kernel(Frame f, const TileState* tiles) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= f.width || y >= f.height) return;
-  float& v = f.residual[y * f.residual_pitch + x];
-  v = v - background_at(f, tiles, x, y);
-}
+constexpr int kMaskW = 32, kMaskH = 32;  // the output tile of a mask block
+constexpr int kMaskThreadsY = 8;         // its threads: 32 x 8, four rows each
 
-// The filtered significance against the threshold; the taps' sum in the reference's order.
-// Radius: the filter's at compile time (0: none, 1: the default 3 x 3, unrolled with its taps
-// in registers), or -1 for any (`radius`, the Gaussian).
+// The mesh rows a mask block can touch. Its rows' tiles (mesh_locate(): the tile whose centre
+// is at or above) differ by at most span / side + 2 (a row above its tile's centre takes the
+// tile before), +1 for the blend's next row, +1 to count both ends.
+constexpr int kMaskMeshRows =
+    (kMaskH + 2 * DetectParams::kMaxFilterRadius - 1) / DetectParams::kMinMesh + 4;
+
+// The filtered significance against the threshold. The block subtracts the background from
+// its tile of the input and the halo into shared memory (0 outside the frame: background), then
+// each thread sums the taps in the reference's order. Radius: the filter's at compile time (0:
+// none, 1: the default 3 x 3, taps in registers), or -1 for any (`radius`, the Gaussian).
+//
+// The background and sigma blends are split as mesh_blend() computes them: each column's blend
+// along x, (1 - wx) a + wx b, for each mesh row the block touches goes into shared memory once;
+// a pixel then takes (1 - wy) A(j) + wy A(j + 1), the same operations in the same order, so the
+// same bits, for 2 shared loads instead of 8 global ones.
 template <int Radius>
-__global__ void mask_kernel(Frame f, const TileState* tiles, const double* floor_ptr,
-                            const float* taps, int runtime_radius, double norm, bool sigma_units,
-                            float threshold) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= f.width || y >= f.height) return;
-  const int radius = Radius >= 0 ? Radius : runtime_radius;
-  double sum = 0.0;
-  if (Radius == 0) {
-    sum = f.residual[y * f.residual_pitch + x];
-  } else {
-    const int side = 2 * radius + 1;
+__global__ void __launch_bounds__(kMaskW* kMaskThreadsY)
+    mask_kernel(Frame f, const float* taps, int runtime_radius, float norm, bool sigma_units,
+                float threshold) {
+  constexpr int kHalo = Radius >= 0 ? Radius : DetectParams::kMaxFilterRadius;
+  constexpr int kTaps = Radius >= 0 ? (2 * Radius + 1) * (2 * Radius + 1) : 1;
+  constexpr int kSide = kMaskW + 2 * kHalo;
+  __shared__ float tile[kSide * (kMaskH + 2 * kHalo)];
+  __shared__ float mean_x[kMaskMeshRows * kSide];   // the mean blended along x, per mesh row
+  __shared__ float sigma_x[kMaskMeshRows * kSide];  // the same for sigma
+  const int r = Radius >= 0 ? Radius : runtime_radius;
+  const int sw = kMaskW + 2 * r, sh = kMaskH + 2 * r;
+  const int bx = blockIdx.x * kMaskW, by = blockIdx.y * kMaskH;
+  const int thread = threadIdx.y * kMaskW + threadIdx.x;
+  constexpr int kThreads = kMaskW * kMaskThreadsY;
+  // Mesh rows from the block's first row's to its last's next (row_tile grows with y).
+  const int j_first = f.has_background ? f.row_tile[max(by - r, 0)] : 0;
+  if (f.has_background) {
+    const int j_last = min(f.row_tile[min(by - r + sh - 1, f.height - 1)] + 1, f.ay.count - 1);
+    const int rows = j_last - j_first + 1;
+    for (int k = thread; k < rows * sw; k += kThreads) {
+      const int jj = k / sw, lx = k - jj * sw;
+      const int x = min(max(bx - r + lx, 0), f.width - 1);
+      const int i = f.col_tile[x], i1 = i + 1 < f.ax.count ? i + 1 : f.ax.count - 1;
+      const float wx = f.col_weight[x], one = 1.0f;
+      const int row = (j_first + jj) * f.ax.count;
+      mean_x[k] = (one - wx) * f.tile_mean[row + i] + wx * f.tile_mean[row + i1];
+      sigma_x[k] = (one - wx) * f.tile_sigma[row + i] + wx * f.tile_sigma[row + i1];
+    }
+    __syncthreads();
+  }
+  // (1 - wy) A(j) + wy A(j + 1) at local column lx of frame row y.
+  auto blend_y = [&](const float* along_x, int lx, int y) {
+    const int j = f.row_tile[y], j1 = j + 1 < f.ay.count ? j + 1 : f.ay.count - 1;
+    const float wy = f.row_weight[y], one = 1.0f;
+    return (one - wy) * along_x[(j - j_first) * sw + lx] + wy * along_x[(j1 - j_first) * sw + lx];
+  };
+  for (int k = thread; k < sw * sh; k += kThreads) {
+    const int ly = k / sw, lx = k - ly * sw;
+    const int x = bx - r + lx, y = by - r + ly;
+    float v = 0.0f;
+    if (x >= 0 && y >= 0 && x < f.width && y < f.height) {
+      v = value_at(f, x, y);
+      if (f.has_background) v = v - blend_y(mean_x, lx, y);
+    }
+    tile[k] = v;
+  }
+  float tap[kTaps];
+  if (Radius > 0) {
 #pragma unroll
-    for (int dy = -radius; dy <= radius; ++dy) {
-      const int yy = y + dy;
-      if (yy < 0 || yy >= f.height) continue;
-      const float* row = f.residual + yy * f.residual_pitch;
+    for (int k = 0; k < kTaps; ++k) tap[k] = taps[k];
+  }
+  const float floor = f.has_background ? sigma_floor(f) : 0.0f;
+  __syncthreads();
+  const int x = bx + threadIdx.x;
+  if (x >= f.width) return;
 #pragma unroll
-      for (int dx = -radius; dx <= radius; ++dx) {
-        const int xx = x + dx;
-        if (xx < 0 || xx >= f.width) continue;
-        sum += static_cast<double>(taps[(dy + radius) * side + dx + radius]) * row[xx];
+  for (int row = 0; row < kMaskH / kMaskThreadsY; ++row) {
+    const int ly = threadIdx.y + row * kMaskThreadsY, y = by + ly;
+    if (y >= f.height) return;
+    float sum;
+    if (Radius == 0) {
+      sum = tile[ly * sw + threadIdx.x];
+    } else {
+      // Taps outside the frame add tap * 0: the reference leaves them out, and x + 0 == x.
+      sum = 0.0f;
+      const int side = 2 * r + 1;
+#pragma unroll
+      for (int dy = 0; dy < side; ++dy) {
+        const float* line = tile + (ly + dy) * sw + threadIdx.x;
+#pragma unroll
+        for (int dx = 0; dx < side; ++dx) {
+          sum += (Radius > 0 ? tap[dy * side + dx] : taps[dy * side + dx]) * line[dx];
+        }
+      }
+    }
+    float sigma = 1.0f;
+    if (f.has_background) {
+      const float s = blend_y(sigma_x, threadIdx.x + r, y);
+      sigma = s > floor ? s : floor;
+    }
+    const float sig = sigma_units ? sum / (sigma * norm) : sum;
+    f.mask[y * f.mask_pitch + x] = sig > threshold ? 1 : 0;
+  }
+}
+
+// ---- Per-component passes -------------------------------------------------------------------
+
+// The mask bytes of the run of kRun pixels at (x0, y): one aligned 16-byte load (x0 is a
+// multiple of 16, the pitch too, and the padding past the width is 0), so an empty run costs
+// no label reads.
+__device__ __forceinline__ bool run_is_empty(const Frame& f, int x0, int y) {
+  const uint4 m = *reinterpret_cast<const uint4*>(f.mask + y * f.mask_pitch + x0);
+  return (m.x | m.y | m.z | m.w) == 0;
+}
+
+// The per-component passes walk the frame's runs of kRun pixels, grid-stride over a grid of a
+// few blocks per SM, so that what a thread or a block adds up for a large object (a frame-
+// filling one, or the component that percolates through a noisy mask) reaches global memory
+// once per block, not once per run: same-address atomics serialise in the L2, and a million
+// of them cost ~100 ms where a thousand cost microseconds.
+struct RunWalk {
+  long long total;  // runs in the frame
+  int per_row;      // runs per row
+  __device__ static RunWalk of(const Frame& f) {
+    const int per_row = (f.width + kRun - 1) / kRun;
+    return {static_cast<long long>(per_row) * f.height, per_row};
+  }
+  __device__ static long long first() {
+    return static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  }
+  __device__ static long long stride() { return static_cast<long long>(gridDim.x) * blockDim.x; }
+};
+
+// Adds `n` to npix[l] for each lane's (l, n), one atomic per distinct label of the warp.
+__device__ __forceinline__ void add_counts_by_warp(std::uint32_t* npix, std::uint32_t l,
+                                                   std::uint32_t n) {
+  const std::uint32_t peers = __match_any_sync(0xffffffffu, l);
+  const std::uint32_t total = __reduce_add_sync(peers, n);
+  if (l != 0 && (threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&npix[l], total);
+}
+
+// npix per component. A thread counts its pixels in two slots: a label not in them evicts the
+// smaller count (to an atomic), so a large component interleaved with small ones (a noisy
+// mask) stays in its slot; the warp then adds up its slots label by label.
+__global__ void __launch_bounds__(256) count_kernel(Frame f, std::uint32_t* npix) {
+  const RunWalk walk = RunWalk::of(f);
+  std::uint32_t l1 = 0, n1 = 0, l2 = 0, n2 = 0;
+  for (long long t = RunWalk::first(); t < walk.total; t += RunWalk::stride()) {
+    const int y = static_cast<int>(t / walk.per_row);
+    const int x0 = static_cast<int>(t - static_cast<long long>(y) * walk.per_row) * kRun;
+    if (run_is_empty(f, x0, y)) continue;
+    const std::uint32_t* row = f.labels + y * f.label_pitch;
+    for (int x = x0; x < x0 + kRun && x < f.width; ++x) {
+      const std::uint32_t l = row[x];
+      if (l == 0) continue;
+      if (l == l1) {
+        ++n1;
+      } else if (l == l2) {
+        ++n2;
+      } else {
+        if (n1 < n2) {  // slot 1 keeps the larger count
+          const std::uint32_t tl = l1, tn = n1;
+          l1 = l2, n1 = n2, l2 = tl, n2 = tn;
+        }
+        if (l2 != 0) atomicAdd(&npix[l2], n2);
+        l2 = l;
+        n2 = 1;
       }
     }
   }
-  const double floor = f.has_background ? *floor_ptr : 0.0;
-  const float s = sigma_units ? static_cast<float>(sum / (sigma_at(f, tiles, floor, x, y) * norm))
-                              : static_cast<float>(sum);
-  f.mask[y * f.mask_pitch + x] = s > threshold ? 1 : 0;
+  add_counts_by_warp(npix, l1, n1);
+  add_counts_by_warp(npix, l2, n2);
 }
 
-// npix per component: runs of kRun pixels of a row summed before their atomics.
-__global__ void count_kernel(Frame f, std::uint32_t* npix) {
-  const int runs = (f.width + kRun - 1) / kRun;
-  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int y = static_cast<int>(t / runs);
-  if (y >= f.height) return;
-  const int x0 = static_cast<int>(t % runs) * kRun;
-  const std::uint32_t* row = f.labels + y * f.label_pitch;
-  std::uint32_t current = 0, n = 0;
-  for (int x = x0; x < x0 + kRun && x < f.width; ++x) {
-    const std::uint32_t l = row[x];
-    if (l != current) {
-      if (current != 0) atomicAdd(&npix[current], n);
-      current = l;
-      n = 0;
-    }
-    ++n;
+// ---- The catalogue ids: a scan of "kept" over the frame's components ------------------------
+//
+// kept[c] = the kept components among 0..c (kept: npix >= min-area), so a kept component's
+// catalogue id is kept[c] and the frame's objects are kept[C]. The count C is on the device,
+// so the scan is reduce-then-scan over a fixed grid: each of kScanBlocks blocks takes one
+// chunk of 0..C; a frame of a few thousand objects scans a few thousand entries, not the
+// million-entry bound a frame could reach.
+
+__device__ __forceinline__ void scan_chunk(std::uint32_t components, std::uint32_t block,
+                                           std::uint32_t& begin, std::uint32_t& end) {
+  const std::uint32_t entries = components + 1;  // 0..C
+  const std::uint32_t chunk = (entries + kScanBlocks - 1) / kScanBlocks;
+  begin = min(block * chunk, entries);
+  end = min(begin + chunk, entries);
+}
+__device__ __forceinline__ std::uint32_t kept_flag(const std::uint32_t* npix, std::uint32_t c,
+                                                   std::uint32_t min_area) {
+  return (c > 0 && npix[c] >= min_area) ? 1u : 0u;
+}
+
+__global__ void __launch_bounds__(kScanThreads)
+    kept_totals_kernel(const std::uint32_t* npix, const std::uint32_t* components,
+                       std::uint32_t min_area, std::uint32_t* totals) {
+  std::uint32_t begin, end;
+  scan_chunk(*components, blockIdx.x, begin, end);
+  std::uint32_t n = 0;
+  for (std::uint32_t c = begin + threadIdx.x; c < end; c += kScanThreads)
+    n += kept_flag(npix, c, min_area);
+  using Reduce = cub::BlockReduce<std::uint32_t, kScanThreads>;
+  __shared__ typename Reduce::TempStorage tmp;
+  const std::uint32_t total = Reduce(tmp).Sum(n);
+  if (threadIdx.x == 0) totals[blockIdx.x] = total;
+}
+
+__global__ void __launch_bounds__(kScanThreads)
+    kept_scan_kernel(const std::uint32_t* npix, const std::uint32_t* components,
+                     std::uint32_t min_area, const std::uint32_t* totals, std::uint32_t* kept) {
+  using Reduce = cub::BlockReduce<std::uint32_t, kScanThreads>;
+  using Scan = cub::BlockScan<std::uint32_t, kScanThreads>;
+  __shared__ union {
+    typename Reduce::TempStorage reduce;
+    typename Scan::TempStorage scan;
+  } tmp;
+  __shared__ std::uint32_t carry;
+  static_assert(kScanBlocks <= kScanThreads, "one thread per earlier block's total");
+  const std::uint32_t before =
+      Reduce(tmp.reduce).Sum(threadIdx.x < blockIdx.x ? totals[threadIdx.x] : 0u);
+  if (threadIdx.x == 0) carry = before;
+  std::uint32_t begin, end;
+  scan_chunk(*components, blockIdx.x, begin, end);
+  for (std::uint32_t base = begin; base < end; base += kScanThreads) {
+    __syncthreads();  // carry written; tmp free again
+    const std::uint32_t c = base + threadIdx.x;
+    std::uint32_t inclusive, step;
+    Scan(tmp.scan).InclusiveSum(c < end ? kept_flag(npix, c, min_area) : 0u, inclusive, step);
+    const std::uint32_t offset = carry;
+    if (c < end) kept[c] = offset + inclusive;
+    __syncthreads();  // every thread has read carry
+    if (threadIdx.x == 0) carry = offset + step;
   }
-  if (current != 0) atomicAdd(&npix[current], n);
-}
-
-__global__ void kept_flags_kernel(const std::uint32_t* npix, std::uint32_t* kept, std::size_t count,
-                                  std::uint32_t min_area) {
-  const std::size_t c = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (c < count) kept[c] = (c > 0 && npix[c] >= min_area) ? 1u : 0u;
 }
 
 // The catalogue id of component l: its place among the kept ones, 0 when dropped.
@@ -363,13 +651,34 @@ __device__ __forceinline__ std::uint32_t catalogue_id(std::uint32_t l, const std
   return (l != 0 && npix[l] >= min_area) ? kept[l] : 0u;
 }
 
-__global__ void sums_init_kernel(DeviceSums* sums, int count) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  DeviceSums s{};
-  s.xmin = s.ymin = 0x7fffffff;
-  s.xmax = s.ymax = -1;
-  sums[i] = s;
+// Clears npix of the frame's components (their count from the labelling, on the device).
+__global__ void clear_npix_kernel(std::uint32_t* npix, const std::uint32_t* components) {
+  const std::uint32_t entries = *components + 1;
+  for (std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < entries;
+       c += gridDim.x * blockDim.x) {
+    npix[c] = 0;
+  }
+}
+
+// The frame's kept objects (see kept_scan_kernel).
+__device__ __forceinline__ std::uint32_t total_kept(const std::uint32_t* kept,
+                                                    const std::uint32_t* components) {
+  return kept[*components];
+}
+
+// Clears the records the frame will fill (its kept objects, up to the capacity): every field's
+// empty value is 0, so as 8-byte words, coalesced.
+__global__ void clear_sums_kernel(DeviceSums* sums, const std::uint32_t* kept,
+                                  const std::uint32_t* components, std::uint32_t capacity) {
+  static_assert(sizeof(DeviceSums) % 8 == 0, "cleared as 8-byte words");
+  const std::uint32_t total = total_kept(kept, components);
+  const std::size_t words =
+      static_cast<std::size_t>(total < capacity ? total : capacity) * (sizeof(DeviceSums) / 8);
+  auto* w = reinterpret_cast<unsigned long long*>(sums);
+  for (std::size_t k = blockIdx.x * blockDim.x + threadIdx.x; k < words;
+       k += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    w[k] = 0;
+  }
 }
 
 // A run's ObjectSums as the atomics take them (the peak as its key), and back.
@@ -383,14 +692,18 @@ __device__ __forceinline__ DeviceSums to_device(const ObjectSums& o, int width) 
                                                   static_cast<std::uint32_t>(width) +
                                               static_cast<std::uint32_t>(o.xpeak));
   a.npix = o.npix;
-  a.xmin = o.xmin, a.xmax = o.xmax, a.ymin = o.ymin, a.ymax = o.ymax;
+  a.xmin_neg = o.npix == 0 ? 0 : kBoxOrigin - o.xmin;
+  a.ymin_neg = o.npix == 0 ? 0 : kBoxOrigin - o.ymin;
+  a.xmax_1 = o.xmax + 1;
+  a.ymax_1 = o.ymax + 1;
   return a;
 }
 
 __device__ __forceinline__ ObjectSums to_object(const DeviceSums& d, int width) {
   ObjectSums s;
   s.npix = d.npix;
-  s.xmin = d.xmin, s.xmax = d.xmax, s.ymin = d.ymin, s.ymax = d.ymax;
+  s.xmin = kBoxOrigin - d.xmin_neg, s.xmax = d.xmax_1 - 1;
+  s.ymin = kBoxOrigin - d.ymin_neg, s.ymax = d.ymax_1 - 1;
   s.flux = d.flux, s.var = d.var, s.rx = d.rx, s.ry = d.ry, s.rxx = d.rxx, s.ryy = d.ryy;
   s.rxy = d.rxy, s.vx = d.vx, s.vy = d.vy, s.vxx = d.vxx, s.vyy = d.vyy;
   s.ux = d.ux, s.uy = d.uy, s.uxx = d.uxx, s.uyy = d.uyy, s.uxy = d.uxy;
@@ -421,10 +734,10 @@ __device__ void flush(const DeviceSums& a, DeviceSums* sums, std::uint32_t id) {
   atomicAdd(&d.uxy, a.uxy);
   atomicMax(&d.peak, a.peak);
   atomicAdd(&d.npix, a.npix);
-  atomicMin(&d.xmin, a.xmin);
-  atomicMax(&d.xmax, a.xmax);
-  atomicMin(&d.ymin, a.ymin);
-  atomicMax(&d.ymax, a.ymax);
+  atomicMax(&d.xmin_neg, a.xmin_neg);
+  atomicMax(&d.xmax_1, a.xmax_1);
+  atomicMax(&d.ymin_neg, a.ymin_neg);
+  atomicMax(&d.ymax_1, a.ymax_1);
 }
 
 // Adds the lanes' sums into lane 0's (all 32 lanes hold sums of the same record).
@@ -449,59 +762,102 @@ __device__ void warp_reduce(DeviceSums& a) {
     const unsigned long long p = __shfl_down_sync(0xffffffffu, a.peak, o);
     a.peak = p > a.peak ? p : a.peak;
     a.npix += __shfl_down_sync(0xffffffffu, a.npix, o);
-    a.xmin = min(a.xmin, __shfl_down_sync(0xffffffffu, a.xmin, o));
-    a.xmax = max(a.xmax, __shfl_down_sync(0xffffffffu, a.xmax, o));
-    a.ymin = min(a.ymin, __shfl_down_sync(0xffffffffu, a.ymin, o));
-    a.ymax = max(a.ymax, __shfl_down_sync(0xffffffffu, a.ymax, o));
+    a.xmin_neg = max(a.xmin_neg, __shfl_down_sync(0xffffffffu, a.xmin_neg, o));
+    a.xmax_1 = max(a.xmax_1, __shfl_down_sync(0xffffffffu, a.xmax_1, o));
+    a.ymin_neg = max(a.ymin_neg, __shfl_down_sync(0xffffffffu, a.ymin_neg, o));
+    a.ymax_1 = max(a.ymax_1, __shfl_down_sync(0xffffffffu, a.ymax_1, o));
   }
 }
 
-// Each record's sums (add_pixel()'s terms), runs of kRun pixels summed in registers; where a
-// whole warp's last run belongs to one record (a large object), the warp adds them up first,
-// so a frame-filling object costs one set of atomics per warp, not per thread.
-__global__ void sums_kernel(Frame f, const TileState* tiles, const double* floor_ptr,
-                            const std::uint32_t* npix, const std::uint32_t* kept,
-                            std::uint32_t min_area, std::uint32_t capacity, DeviceSums* sums) {
-  const int runs = (f.width + kRun - 1) / kRun;
-  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int y = static_cast<int>(t / runs);
-  const int x0 = static_cast<int>(t % runs) * kRun;
-  const double floor = f.has_background ? *floor_ptr : 0.0;
-  ObjectSums o;  // the current run's, add_pixel() as on the CPU
-  std::uint32_t current = 0;
-  if (y < f.height) {
+// Components of at least this many pixels are summed as large ones (see sums_kernel).
+constexpr std::uint32_t kLargeObject = 256;
+
+// Adds b's sums into a (warp_reduce()'s step, for the block's warps).
+__device__ void add_sums(DeviceSums& a, const DeviceSums& b) {
+  a.flux += b.flux, a.var += b.var, a.rx += b.rx, a.ry += b.ry, a.rxx += b.rxx;
+  a.ryy += b.ryy, a.rxy += b.rxy, a.vx += b.vx, a.vy += b.vy, a.vxx += b.vxx, a.vyy += b.vyy;
+  a.ux += b.ux, a.uy += b.uy, a.uxx += b.uxx, a.uyy += b.uyy, a.uxy += b.uxy;
+  a.peak = b.peak > a.peak ? b.peak : a.peak;
+  a.npix += b.npix;
+  a.xmin_neg = max(a.xmin_neg, b.xmin_neg), a.xmax_1 = max(a.xmax_1, b.xmax_1);
+  a.ymin_neg = max(a.ymin_neg, b.ymin_neg), a.ymax_1 = max(a.ymax_1, b.ymax_1);
+}
+
+// Each record's sums (add_pixel()'s terms), grid-stride over the runs as count_kernel. A
+// thread adds a small object's pixels in registers and flushes them with atomics when another
+// object comes (few pixels, few flushes). A large object (>= kLargeObject pixels) has a slot of
+// its own that stays across runs; at the end the warp adds up its lanes' large slots of one
+// object, and the block its warps', so a frame-filling object costs one set of atomics per
+// block. Its pixels' value above the background and variance are recomputed from the input.
+__global__ void __launch_bounds__(256)
+    sums_kernel(Frame f, const std::uint32_t* npix, const std::uint32_t* kept,
+                std::uint32_t min_area, std::uint32_t capacity, DeviceSums* sums) {
+  constexpr int kWarps = 256 / 32;
+  __shared__ DeviceSums warp_large[kWarps];
+  __shared__ std::uint32_t warp_large_id[kWarps];
+  const RunWalk walk = RunWalk::of(f);
+  ObjectSums small, large;
+  std::uint32_t small_id = 0, large_id = 0;
+  for (long long t = RunWalk::first(); t < walk.total; t += RunWalk::stride()) {
+    const int y = static_cast<int>(t / walk.per_row);
+    const int x0 = static_cast<int>(t - static_cast<long long>(y) * walk.per_row) * kRun;
+    if (run_is_empty(f, x0, y)) continue;
     const std::uint32_t* row = f.labels + y * f.label_pitch;
-    const float* res = f.residual + y * f.residual_pitch;
     for (int x = x0; x < x0 + kRun && x < f.width; ++x) {
-      std::uint32_t id = catalogue_id(row[x], npix, kept, min_area);
-      if (id > capacity) id = 0;
-      if (id != current) {
-        if (current != 0) flush(to_device(o, f.width), sums, current);
-        o = ObjectSums{};
-        current = id;
+      const std::uint32_t l = row[x];
+      if (l == 0) continue;
+      const std::uint32_t id = catalogue_id(l, npix, kept, min_area);
+      if (id == 0 || id > capacity) continue;
+      const float r = residual_at(f, x, y);
+      const float sigma = sigma_at(f, x, y);
+      if (npix[l] >= kLargeObject) {
+        if (id != large_id) {
+          if (large_id != 0) flush(to_device(large, f.width), sums, large_id);
+          large = ObjectSums{};
+          large_id = id;
+        }
+        add_pixel(large, x, y, r, sigma * sigma);
+      } else {
+        if (id != small_id) {
+          if (small_id != 0) flush(to_device(small, f.width), sums, small_id);
+          small = ObjectSums{};
+          small_id = id;
+        }
+        add_pixel(small, x, y, r, sigma * sigma);
       }
-      if (id == 0) continue;
-      const float sigma = sigma_at(f, tiles, floor, x, y);
-      add_pixel(o, x, y, res[x], sigma * sigma);
     }
   }
-  DeviceSums a = to_device(o, f.width);
-  // Every lane reaches here (no early return above): the warp may add up its runs.
-  const std::uint32_t first = __shfl_sync(0xffffffffu, current, 0);
-  if (__all_sync(0xffffffffu, current == first) && first != 0) {
+  if (small_id != 0) flush(to_device(small, f.width), sums, small_id);
+  // The warp's first large object: its lanes' slots added up; any other flushed on its own.
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const std::uint32_t with_large = __ballot_sync(0xffffffffu, large_id != 0);
+  const std::uint32_t shared_id =
+      with_large ? __shfl_sync(0xffffffffu, large_id, __ffs(with_large) - 1) : 0u;
+  if (shared_id != 0) {
+    if (large_id != 0 && large_id != shared_id) flush(to_device(large, f.width), sums, large_id);
+    DeviceSums a = to_device(large_id == shared_id ? large : ObjectSums{}, f.width);
     warp_reduce(a);
-    if ((threadIdx.x & 31) == 0) flush(a, sums, first);
-  } else if (current != 0) {
-    flush(a, sums, current);
+    if (lane == 0) warp_large[warp] = a;
   }
-}
-
-__device__ __forceinline__ std::uint32_t total_kept(const std::uint32_t* kept, std::size_t count) {
-  return kept[count - 1];
+  if (lane == 0) warp_large_id[warp] = shared_id;
+  __syncthreads();
+  if (threadIdx.x == 0) {  // the block's: one flush per distinct object of its warps
+    for (int w = 0; w < kWarps; ++w) {
+      const std::uint32_t id = warp_large_id[w];
+      if (id == 0) continue;
+      DeviceSums a = warp_large[w];
+      for (int v = w + 1; v < kWarps; ++v) {
+        if (warp_large_id[v] != id) continue;
+        add_sums(a, warp_large[v]);
+        warp_large_id[v] = 0;
+      }
+      flush(a, sums, id);
+    }
+  }
 }
 
 __global__ void catalogue_kernel(const DeviceSums* sums, const std::uint32_t* kept,
-                                 std::size_t components, std::uint32_t capacity, int width,
+                                 const std::uint32_t* components, std::uint32_t capacity, int width,
                                  int height, std::byte* result) {
   const std::uint32_t total = total_kept(kept, components);
   const std::uint32_t count = total < capacity ? total : capacity;
@@ -526,24 +882,23 @@ __global__ void labels_out_kernel(Frame f, const std::uint32_t* npix, const std:
   out_row<std::uint16_t>(out, y)[x] = static_cast<std::uint16_t>(id < 65535u ? id : 65535u);
 }
 
-__global__ void overlay_kernel(Frame f, const TileState* tiles, const double* floor_ptr,
-                               ImageView out) {
+__global__ void overlay_kernel(Frame f, ImageView out) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= f.width || y >= f.height) return;
-  const double floor = f.has_background ? *floor_ptr : 0.0;
-  const float r = f.residual[y * f.residual_pitch + x] / sigma_at(f, tiles, floor, x, y);
+  const float r = residual_at(f, x, y) / sigma_at(f, x, y);
   const float v = fminf(fmaxf((r + 2.0f) * (254.0f / 12.0f), 0.0f), 254.0f);
   out_row<std::uint8_t>(out, y)[x] = static_cast<std::uint8_t>(lroundf(v));
 }
 
 // Each written record's box at 255 (one block per record).
 __global__ void boxes_kernel(const DeviceSums* sums, const std::uint32_t* kept,
-                             std::size_t components, std::uint32_t capacity, ImageView out) {
+                             const std::uint32_t* components, std::uint32_t capacity,
+                             ImageView out) {
   const std::uint32_t total = total_kept(kept, components);
   const std::uint32_t i = blockIdx.x;
   if (i >= (total < capacity ? total : capacity)) return;
-  const DeviceSums& d = sums[i];
+  const ObjectSums d = to_object(sums[i], 1);
   const int w = d.xmax - d.xmin + 1, h = d.ymax - d.ymin + 1;
   for (int k = threadIdx.x; k < w; k += blockDim.x) {
     out_row<std::uint8_t>(out, d.ymin)[d.xmin + k] = 255;
@@ -580,38 +935,37 @@ void DetectBuffers::allocate(const DetectParams& params, const FrameShape& shape
   components_ = params.connectivity == Connectivity::Eight
                     ? static_cast<std::size_t>((shape.width + 1) / 2) * ((shape.height + 1) / 2) + 1
                     : (pixels + 1) / 2 + 1;
-  residual_.allocate(static_cast<std::size_t>(shape.width) * sizeof(float), shape.height);
   mask_.allocate(static_cast<std::size_t>(shape.width), shape.height);
+  // The row padding stays 0 (the mask pass writes only the width): the per-component passes
+  // read the mask 16 bytes at a time.
+  check(cudaMemset(mask_.data(), 0, mask_.pitch() * static_cast<std::size_t>(shape.height)),
+        "cudaMemset (detection mask)");
   labels_.allocate(static_cast<std::size_t>(shape.width) * sizeof(std::uint32_t), shape.height);
-  small_.allocate(small_bytes(tiles, splits_, shape.width, shape.height), 1);
+  // Its padding too (the labelling writes the width only): sums_kernel loads 16 labels at once.
+  check(cudaMemset(labels_.data(), 0, labels_.pitch() * static_cast<std::size_t>(shape.height)),
+        "cudaMemset (detection labels)");
+  small_.allocate(carve(nullptr, tiles, splits_, shape.width, shape.height, nullptr), 1);
   {
     std::vector<int> col_tile(shape.width), row_tile(shape.height);
-    std::vector<double> col_weight(shape.width), row_weight(shape.height);
+    std::vector<float> col_weight(shape.width), row_weight(shape.height);
     for (int x = 0; x < shape.width; ++x) mesh_locate(ax, x, col_tile[x], col_weight[x]);
     for (int y = 0; y < shape.height; ++y) mesh_locate(ay, y, row_tile[y], row_weight[y]);
     const Small s = carve(small_.data(), tiles, splits_, shape.width, shape.height);
-    check(
-        cudaMemcpy(s.col_tile, col_tile.data(), sizeof(int) * shape.width, cudaMemcpyHostToDevice),
-        "cudaMemcpy");
-    check(cudaMemcpy(s.col_weight, col_weight.data(), sizeof(double) * shape.width,
-                     cudaMemcpyHostToDevice),
-          "cudaMemcpy");
-    check(
-        cudaMemcpy(s.row_tile, row_tile.data(), sizeof(int) * shape.height, cudaMemcpyHostToDevice),
-        "cudaMemcpy");
-    check(cudaMemcpy(s.row_weight, row_weight.data(), sizeof(double) * shape.height,
-                     cudaMemcpyHostToDevice),
-          "cudaMemcpy");
+    auto upload = [](void* to, const void* from, std::size_t bytes) {
+      check(cudaMemcpy(to, from, bytes, cudaMemcpyHostToDevice), "cudaMemcpy (detection mesh)");
+    };
+    upload(s.col_tile, col_tile.data(), sizeof(int) * shape.width);
+    upload(s.col_weight, col_weight.data(), sizeof(float) * shape.width);
+    upload(s.row_tile, row_tile.data(), sizeof(int) * shape.height);
+    upload(s.row_weight, row_weight.data(), sizeof(float) * shape.height);
   }
   npix_.allocate(components_ * sizeof(std::uint32_t), 1);
   kept_.allocate(components_ * sizeof(std::uint32_t), 1);
   sums_.allocate(static_cast<std::size_t>(max_objects_) * sizeof(DeviceSums), 1);
-  scan_temp_bytes_ = 0;
-  std::uint32_t* k = reinterpret_cast<std::uint32_t*>(kept_.data());
-  check(
-      cub::DeviceScan::InclusiveSum(nullptr, scan_temp_bytes_, k, k, static_cast<int>(components_)),
-      "cub::DeviceScan::InclusiveSum (size)");
-  scan_temp_.allocate(std::max<std::size_t>(scan_temp_bytes_, 1), 1);
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device),
+        "cudaDeviceGetAttribute (multiprocessors)");
   label_scratch_bytes_ = label_scratch_bytes(shape.width, shape.height);
   label_scratch_.allocate(std::max<std::size_t>(label_scratch_bytes_, 1), 1);
   set_filter(taps, radius, norm);
@@ -641,8 +995,7 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
   Frame f;
   f.width = w;
   f.height = h;
-  f.residual = reinterpret_cast<float*>(b.residual_.data());
-  f.residual_pitch = b.residual_.pitch() / sizeof(float);
+  f.in = in;
   f.mask = reinterpret_cast<std::uint8_t*>(b.mask_.data());
   f.mask_pitch = b.mask_.pitch();
   f.labels = reinterpret_cast<std::uint32_t*>(b.labels_.data());
@@ -654,41 +1007,47 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
   f.col_weight = s.col_weight;
   f.row_tile = s.row_tile;
   f.row_weight = s.row_weight;
+  f.tile_mean = s.tile_mean;
+  f.tile_sigma = s.tile_sigma;
+  f.sigma_max = s.sigma_max;
   if (f.has_background && f.ax.count * f.ay.count != tiles) return cudaErrorInvalidValue;
 
-  const dim3 block(32, 8);
-  const dim3 grid = grid2d(w, h, block);
-  load_kernel<<<grid, block, 0, stream>>>(in, f);
-  STARSIFT_CUDA_TRY(cudaPeekAtLastError());
   if (f.has_background) {
+    const bool integer = in.format != PixelFormat::Gray32F;
     const int tile_pixels = f.ax.side * f.ay.side;
+    STARSIFT_CUDA_TRY(cudaMemsetAsync(s.sigma_max, 0, sizeof(*s.sigma_max), stream));
     if (tile_pixels <= kSharedTilePixels) {
-      tile_clip_shared_kernel<<<tiles, 256, sizeof(float) * tile_pixels, stream>>>(
-          f, s.tiles, DetectParams::kClipRounds, DetectParams::kClipSigma);
+      const auto clip = integer ? tile_clip_shared_kernel<true> : tile_clip_shared_kernel<false>;
+      clip<<<tiles, 256, sizeof(std::uint32_t) * tile_pixels, stream>>>(
+          f, s.tiles, DetectParams::kClipRounds, DetectParams::kClipSigma, s.tile_mean,
+          s.tile_sigma, s.sigma_max);
     } else {
       tiles_init_kernel<<<(tiles + 127) / 128, 128, 0, stream>>>(s.tiles, tiles);
+      const auto partial = integer ? tile_partial_kernel<true> : tile_partial_kernel<false>;
       for (int round = 0; round < DetectParams::kClipRounds; ++round) {
-        tile_partial_kernel<<<dim3(tiles, b.splits_), 256, 0, stream>>>(f, s.tiles, s.partials,
-                                                                        b.splits_);
+        partial<<<dim3(tiles, b.splits_), 256, 0, stream>>>(f, s.tiles, s.partials, b.splits_);
         tile_finalize_kernel<<<(tiles + 127) / 128, 128, 0, stream>>>(
             s.tiles, s.partials, tiles, b.splits_, DetectParams::kClipSigma);
       }
+      tiles_publish_kernel<<<(tiles + 127) / 128, 128, 0, stream>>>(f, s.tiles, tiles, s.tile_mean,
+                                                                    s.tile_sigma, s.sigma_max);
     }
-    sigma_floor_kernel<<<1, 256, 0, stream>>>(s.tiles, tiles, s.sigma_floor);
-    subtract_kernel<<<grid, block, 0, stream>>>(f, s.tiles);
     STARSIFT_CUDA_TRY(cudaPeekAtLastError());
   }
   const bool sigma_units = p.threshold_mode == DetectThreshold::Sigma;
   const auto threshold = static_cast<float>(p.threshold);
+  const auto norm = static_cast<float>(b.norm_);
+  const dim3 mask_block(kMaskW, kMaskThreadsY);
+  const dim3 mask_grid((w + kMaskW - 1) / kMaskW, (h + kMaskH - 1) / kMaskH);
   if (p.filter == DetectFilter::None) {
-    mask_kernel<0><<<grid, block, 0, stream>>>(f, s.tiles, s.sigma_floor, s.taps, 0, b.norm_,
-                                               sigma_units, threshold);
+    mask_kernel<0>
+        <<<mask_grid, mask_block, 0, stream>>>(f, s.taps, 0, norm, sigma_units, threshold);
   } else if (b.radius_ == 1) {
-    mask_kernel<1><<<grid, block, 0, stream>>>(f, s.tiles, s.sigma_floor, s.taps, 1, b.norm_,
-                                               sigma_units, threshold);
+    mask_kernel<1>
+        <<<mask_grid, mask_block, 0, stream>>>(f, s.taps, 1, norm, sigma_units, threshold);
   } else {
-    mask_kernel<-1><<<grid, block, 0, stream>>>(f, s.tiles, s.sigma_floor, s.taps, b.radius_,
-                                                b.norm_, sigma_units, threshold);
+    mask_kernel<-1>
+        <<<mask_grid, mask_block, 0, stream>>>(f, s.taps, b.radius_, norm, sigma_units, threshold);
   }
   STARSIFT_CUDA_TRY(cudaPeekAtLastError());
   STARSIFT_CUDA_TRY(launch_labels(f.mask, static_cast<std::ptrdiff_t>(f.mask_pitch), w, h,
@@ -698,21 +1057,23 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
   auto* npix = reinterpret_cast<std::uint32_t*>(b.npix_.data());
   auto* kept = reinterpret_cast<std::uint32_t*>(b.kept_.data());
   auto* sums = reinterpret_cast<DeviceSums*>(b.sums_.data());
-  STARSIFT_CUDA_TRY(cudaMemsetAsync(npix, 0, b.components_ * sizeof(std::uint32_t), stream));
+  clear_npix_kernel<<<kClearBlocks, 256, 0, stream>>>(npix, s.components);
   const long long runs = static_cast<long long>((w + kRun - 1) / kRun) * h;
-  const int run_blocks = static_cast<int>((runs + 255) / 256);
+  const int run_blocks =
+      static_cast<int>(std::min<long long>((runs + 255) / 256, kRunBlocksPerSm * b.sm_count_));
   count_kernel<<<run_blocks, 256, 0, stream>>>(f, npix);
   const auto min_area = static_cast<std::uint32_t>(p.min_area);
-  kept_flags_kernel<<<static_cast<int>((b.components_ + 255) / 256), 256, 0, stream>>>(
-      npix, kept, b.components_, min_area);
-  STARSIFT_CUDA_TRY(cudaPeekAtLastError());
-  std::size_t temp = b.scan_temp_bytes_;
-  STARSIFT_CUDA_TRY(cub::DeviceScan::InclusiveSum(b.scan_temp_.data(), temp, kept, kept,
-                                                  static_cast<int>(b.components_), stream));
-  sums_init_kernel<<<(b.max_objects_ + 127) / 128, 128, 0, stream>>>(sums, b.max_objects_);
-  sums_kernel<<<run_blocks, 256, 0, stream>>>(f, s.tiles, s.sigma_floor, npix, kept, min_area,
+  kept_totals_kernel<<<kScanBlocks, kScanThreads, 0, stream>>>(npix, s.components, min_area,
+                                                               s.scan_totals);
+  kept_scan_kernel<<<kScanBlocks, kScanThreads, 0, stream>>>(npix, s.components, min_area,
+                                                             s.scan_totals, kept);
+  clear_sums_kernel<<<kClearBlocks, 256, 0, stream>>>(sums, kept, s.components,
+                                                      static_cast<std::uint32_t>(b.max_objects_));
+  sums_kernel<<<run_blocks, 256, 0, stream>>>(f, npix, kept, min_area,
                                               static_cast<std::uint32_t>(b.max_objects_), sums);
   STARSIFT_CUDA_TRY(cudaPeekAtLastError());
+  const dim3 block(32, 8);
+  const dim3 grid = grid2d(w, h, block);
   switch (p.output) {
     case DetectOutput::Input:
       STARSIFT_CUDA_TRY(cudaMemcpy2DAsync(out.data, out.stride, in.data, in.stride, in.row_bytes(),
@@ -722,9 +1083,9 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
       labels_out_kernel<<<grid, block, 0, stream>>>(f, npix, kept, min_area, out);
       break;
     case DetectOutput::Overlay:
-      overlay_kernel<<<grid, block, 0, stream>>>(f, s.tiles, s.sigma_floor, out);
+      overlay_kernel<<<grid, block, 0, stream>>>(f, out);
       boxes_kernel<<<b.max_objects_, 128, 0, stream>>>(
-          sums, kept, b.components_, static_cast<std::uint32_t>(b.max_objects_), out);
+          sums, kept, s.components, static_cast<std::uint32_t>(b.max_objects_), out);
       break;
   }
   return cudaPeekAtLastError();
@@ -735,8 +1096,11 @@ cudaError_t launch_detect_catalogue(const DetectParams& p, DetectBuffers& b, voi
   if (p.max_objects != b.max_objects_) return cudaErrorInvalidValue;
   const auto* kept = reinterpret_cast<const std::uint32_t*>(b.kept_.data());
   const auto* sums = reinterpret_cast<const DeviceSums*>(b.sums_.data());
-  catalogue_kernel<<<(b.max_objects_ + 127) / 128, 128, 0, stream>>>(
-      sums, kept, b.components_, static_cast<std::uint32_t>(b.max_objects_), b.shape_.width,
+  const Small s =
+      carve(b.small_.data(), b.tiles_x_ * b.tiles_y_, b.splits_, b.shape_.width, b.shape_.height);
+  // Small blocks: a record's finishing is long double arithmetic, so spread them over the SMs.
+  catalogue_kernel<<<(b.max_objects_ + 31) / 32, 32, 0, stream>>>(
+      sums, kept, s.components, static_cast<std::uint32_t>(b.max_objects_), b.shape_.width,
       b.shape_.height, static_cast<std::byte*>(result));
   return cudaPeekAtLastError();
 }

@@ -38,27 +38,26 @@ STARSIFT_HD void mesh_locate(const MeshAxis& t, int p, int& i, double& w) {
   if (p < t.centre(i)) --i;
   w = (p - t.centre(i)) / (t.centre(i + 1) - t.centre(i));
 }
+// The same with the weight rounded to float, as detection blends (mesh_blend<float>).
+STARSIFT_HD void mesh_locate(const MeshAxis& t, int p, int& i, float& w) {
+  double d = 0.0;
+  mesh_locate(t, p, i, d);
+  w = static_cast<float>(d);
+}
 
 // The bilinear blend of a grid of per-tile values (row-major, ax.count per row) at the place
 // mesh_locate() gave for x (i, wx) and y (j, wy). Split from the location so that a kernel can
-// locate each column and row once and blend per pixel.
-template <class Get>
-STARSIFT_HD double mesh_blend(const MeshAxis& ax, const MeshAxis& ay, int i, double wx, int j,
-                              double wy, Get get) {
+// locate each column and row once and blend per pixel. T is the arithmetic's type: detection
+// blends in float (mesh_blend<float>), the same operations in the same order on both backends
+// (no contraction into fused multiply-adds: see the build), so both get the same bits.
+template <class T, class Get>
+STARSIFT_HD T mesh_blend(const MeshAxis& ax, const MeshAxis& ay, int i, T wx, int j, T wy,
+                         Get get) {
   const int i1 = i + 1 < ax.count ? i + 1 : ax.count - 1;
   const int j1 = j + 1 < ay.count ? j + 1 : ay.count - 1;
-  return (1 - wy) * ((1 - wx) * get(j * ax.count + i) + wx * get(j * ax.count + i1)) +
-         wy * ((1 - wx) * get(j1 * ax.count + i) + wx * get(j1 * ax.count + i1));
-}
-
-// The value at (x, y) of a grid of per-tile values, bilinear.
-template <class Get>
-STARSIFT_HD double mesh_interpolate(const MeshAxis& ax, const MeshAxis& ay, int x, int y, Get get) {
-  int i = 0, j = 0;
-  double wx = 0.0, wy = 0.0;
-  mesh_locate(ax, x, i, wx);
-  mesh_locate(ay, y, j, wy);
-  return mesh_blend(ax, ay, i, wx, j, wy, get);
+  const T one = 1;
+  return (one - wy) * ((one - wx) * get(j * ax.count + i) + wx * get(j * ax.count + i1)) +
+         wy * ((one - wx) * get(j1 * ax.count + i) + wx * get(j1 * ax.count + i1));
 }
 
 }  // namespace starsift

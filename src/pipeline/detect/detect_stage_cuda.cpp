@@ -99,6 +99,8 @@ class DetectStageCuda final : public DetectStage {
     if (staging) {
       staging_.allocate(shape, detect_output_shape(params_, shape));
       result_.allocate(layout_bytes(), 1);
+      // process() downloads the whole area; the records past the count are never written.
+      cuda::check(cudaMemset(result_.data(), 0, layout_bytes()), "cudaMemset (catalogue)");
       host_result_ = allocate_frame_memory(layout_bytes());
     }
     configured_ = true;

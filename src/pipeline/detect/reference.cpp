@@ -143,16 +143,30 @@ void DetectState::estimate_background(ThreadPool& pool) {
       grid_[static_cast<std::size_t>(j) * tx.count + i] = clipped_stats(tile_values_);
     }
   }
-  const double floor = detect_sigma_floor(grid_);
+  // The blend in float from float tile values, as the CUDA kernels do it (see mesh_blend()).
+  const auto floor = static_cast<float>(detect_sigma_floor(grid_));
+  tile_mean_.resize(grid_.size());
+  tile_sigma_.resize(grid_.size());
+  for (std::size_t k = 0; k < grid_.size(); ++k) {
+    tile_mean_[k] = static_cast<float>(grid_[k].mean);
+    tile_sigma_[k] = static_cast<float>(grid_[k].sigma);
+  }
+  col_tile_.resize(w);
+  col_weight_.resize(w);
+  for (int x = 0; x < w; ++x) mesh_locate(tx, x, col_tile_[x], col_weight_[x]);
   pool.parallel_for(h, [&](int begin, int end) {
     for (int y = begin; y < end; ++y) {
+      int j = 0;
+      float wy = 0.0f;
+      mesh_locate(ty, y, j, wy);
       float* bg = background_.row(y);
       float* sg = sigma_.row(y);
       for (int x = 0; x < w; ++x) {
-        const double m = mesh_interpolate(tx, ty, x, y, [&](int k) { return grid_[k].mean; });
-        const double s = mesh_interpolate(tx, ty, x, y, [&](int k) { return grid_[k].sigma; });
-        bg[x] = static_cast<float>(m);
-        sg[x] = static_cast<float>(std::max(s, floor));
+        const int i = col_tile_[x];
+        const float wx = col_weight_[x];
+        bg[x] = mesh_blend(tx, ty, i, wx, j, wy, [&](int k) { return tile_mean_[k]; });
+        const float s = mesh_blend(tx, ty, i, wx, j, wy, [&](int k) { return tile_sigma_[k]; });
+        sg[x] = s > floor ? s : floor;
       }
     }
   });
@@ -162,16 +176,18 @@ void DetectState::filter_and_threshold(ThreadPool& pool) {
   const int w = shape_.width, h = shape_.height, r = kernel_.radius;
   const bool sigma_units = params_.threshold_mode == DetectThreshold::Sigma;
   const auto threshold = static_cast<float>(params_.threshold);
+  const auto norm = static_cast<float>(kernel_.norm);
   pool.parallel_for(h, [&](int begin, int end) {
     for (int y = begin; y < end; ++y) {
       float* out = significance_.row(y);
       std::uint8_t* m = mask_.data() + static_cast<std::size_t>(y) * w;
       for (int x = 0; x < w; ++x) {
-        double f = 0.0;
+        // Float arithmetic in the CUDA kernel's order: the taps' sum row by row, pixels
+        // outside the frame left out (they count as background, 0 above it).
+        float f = 0.0f;
         if (kernel_.taps.empty()) {
           f = value_.at(x, y) - background_.at(x, y);
         } else {
-          // Pixels outside the frame count as background (0 above it).
           for (int dy = -r; dy <= r; ++dy) {
             const int yy = y + dy;
             if (yy < 0 || yy >= h) continue;
@@ -180,12 +196,11 @@ void DetectState::filter_and_threshold(ThreadPool& pool) {
               if (xx < 0 || xx >= w) continue;
               const float tap =
                   kernel_.taps[static_cast<std::size_t>(dy + r) * (2 * r + 1) + dx + r];
-              f += static_cast<double>(tap) * (value_.at(xx, yy) - background_.at(xx, yy));
+              f += tap * (value_.at(xx, yy) - background_.at(xx, yy));
             }
           }
         }
-        const float s = sigma_units ? static_cast<float>(f / (sigma_.at(x, y) * kernel_.norm))
-                                    : static_cast<float>(f);
+        const float s = sigma_units ? f / (sigma_.at(x, y) * norm) : f;
         out[x] = s;
         m[x] = s > threshold ? 1 : 0;
       }

@@ -84,6 +84,10 @@ class DetectState {
   std::vector<std::uint32_t> dense_;  // component id -> catalogue id (0: dropped)
   std::vector<float> tile_values_;    // the background's clipping scratch
   std::vector<ClippedStats> grid_;    // the background's tiles
+  std::vector<float> tile_mean_;      // grid_ rounded to float: what the blend reads
+  std::vector<float> tile_sigma_;
+  std::vector<int> col_tile_;  // each column's place in the mesh (mesh_locate())
+  std::vector<float> col_weight_;
 };
 
 }  // namespace starsift
