@@ -33,6 +33,8 @@ constexpr int kMaxTaps =
     (2 * DetectParams::kMaxFilterRadius + 1) * (2 * DetectParams::kMaxFilterRadius + 1);
 constexpr int kScanBlocks = 128;  // blocks of the kept-object scan, whatever the count
 constexpr int kScanThreads = 256;
+// Components of at least this many pixels are summed as large ones (see sums_kernel).
+constexpr std::uint32_t kLargeObject = 256;
 constexpr int kRunBlocksPerSm = 8;  // the per-component passes' grid: full residency, no more
 constexpr int kClearBlocks = 264;   // two per SM of an H100: the clearing loops stride over them
 
@@ -70,6 +72,7 @@ struct Small {
   unsigned long long* sigma_max;  // the largest tile sigma, a double's bits (atomicMax)
   std::uint32_t* components;      // launch_labels()' count
   std::uint32_t* scan_totals;     // kept objects per scan block
+  std::uint32_t* any_large;       // whether the frame has an object of >= kLargeObject pixels
   // Each column's and row's place in the mesh (mesh_locate()), worked out at allocation: the
   // mesh's geometry is fixed, and locating per pixel took divisions on every pass.
   int* col_tile;
@@ -86,8 +89,9 @@ std::size_t carve(std::byte* base, int tiles, int splits, int width, int height,
                                sizeof(float) * kMaxTaps,  sizeof(float) * tiles,
                                sizeof(float) * tiles,     sizeof(unsigned long long),
                                sizeof(std::uint32_t),     sizeof(std::uint32_t) * kScanBlocks,
-                               sizeof(int) * width,       sizeof(float) * width,
-                               sizeof(int) * height,      sizeof(float) * height};
+                               sizeof(std::uint32_t),     sizeof(int) * width,
+                               sizeof(float) * width,     sizeof(int) * height,
+                               sizeof(float) * height};
   void* slots[std::size(sizes)];
   std::size_t offset = 0;
   for (std::size_t k = 0; k < std::size(sizes); ++k) {
@@ -103,10 +107,11 @@ std::size_t carve(std::byte* base, int tiles, int splits, int width, int height,
     s->sigma_max = static_cast<unsigned long long*>(slots[5]);
     s->components = static_cast<std::uint32_t*>(slots[6]);
     s->scan_totals = static_cast<std::uint32_t*>(slots[7]);
-    s->col_tile = static_cast<int*>(slots[8]);
-    s->col_weight = static_cast<float*>(slots[9]);
-    s->row_tile = static_cast<int*>(slots[10]);
-    s->row_weight = static_cast<float*>(slots[11]);
+    s->any_large = static_cast<std::uint32_t*>(slots[8]);
+    s->col_tile = static_cast<int*>(slots[9]);
+    s->col_weight = static_cast<float*>(slots[10]);
+    s->row_tile = static_cast<int*>(slots[11]);
+    s->row_weight = static_cast<float*>(slots[12]);
   }
   return offset;
 }
@@ -604,12 +609,16 @@ __device__ __forceinline__ std::uint32_t kept_flag(const std::uint32_t* npix, st
 
 __global__ void __launch_bounds__(kScanThreads)
     kept_totals_kernel(const std::uint32_t* npix, const std::uint32_t* components,
-                       std::uint32_t min_area, std::uint32_t* totals) {
+                       std::uint32_t min_area, std::uint32_t* totals, std::uint32_t* any_large) {
   std::uint32_t begin, end;
   scan_chunk(*components, blockIdx.x, begin, end);
   std::uint32_t n = 0;
-  for (std::uint32_t c = begin + threadIdx.x; c < end; c += kScanThreads)
+  bool large = false;
+  for (std::uint32_t c = begin + threadIdx.x; c < end; c += kScanThreads) {
     n += kept_flag(npix, c, min_area);
+    large = large || (c > 0 && npix[c] >= kLargeObject);
+  }
+  if (__any_sync(0xffffffffu, large) && (threadIdx.x & 31) == 0) *any_large = 1;
   using Reduce = cub::BlockReduce<std::uint32_t, kScanThreads>;
   __shared__ typename Reduce::TempStorage tmp;
   const std::uint32_t total = Reduce(tmp).Sum(n);
@@ -652,8 +661,10 @@ __device__ __forceinline__ std::uint32_t catalogue_id(std::uint32_t l, const std
 }
 
 // Clears npix of the frame's components (their count from the labelling, on the device).
-__global__ void clear_npix_kernel(std::uint32_t* npix, const std::uint32_t* components) {
+__global__ void clear_npix_kernel(std::uint32_t* npix, const std::uint32_t* components,
+                                  std::uint32_t* any_large) {
   const std::uint32_t entries = *components + 1;
+  if (blockIdx.x == 0 && threadIdx.x == 0) *any_large = 0;
   for (std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < entries;
        c += gridDim.x * blockDim.x) {
     npix[c] = 0;
@@ -681,24 +692,7 @@ __global__ void clear_sums_kernel(DeviceSums* sums, const std::uint32_t* kept,
   }
 }
 
-// A run's ObjectSums as the atomics take them (the peak as its key), and back.
-__device__ __forceinline__ DeviceSums to_device(const ObjectSums& o, int width) {
-  DeviceSums a;
-  a.flux = o.flux, a.var = o.var, a.rx = o.rx, a.ry = o.ry, a.rxx = o.rxx, a.ryy = o.ryy;
-  a.rxy = o.rxy, a.vx = o.vx, a.vy = o.vy, a.vxx = o.vxx, a.vyy = o.vyy;
-  a.ux = o.ux, a.uy = o.uy, a.uxx = o.uxx, a.uyy = o.uyy, a.uxy = o.uxy;
-  a.peak = o.npix == 0 ? 0ull
-                       : peak_key(o.peak, static_cast<std::uint32_t>(o.ypeak) *
-                                                  static_cast<std::uint32_t>(width) +
-                                              static_cast<std::uint32_t>(o.xpeak));
-  a.npix = o.npix;
-  a.xmin_neg = o.npix == 0 ? 0 : kBoxOrigin - o.xmin;
-  a.ymin_neg = o.npix == 0 ? 0 : kBoxOrigin - o.ymin;
-  a.xmax_1 = o.xmax + 1;
-  a.ymax_1 = o.ymax + 1;
-  return a;
-}
-
+// A record's DeviceSums as ObjectSums (finalize_object()'s input).
 __device__ __forceinline__ ObjectSums to_object(const DeviceSums& d, int width) {
   ObjectSums s;
   s.npix = d.npix;
@@ -769,9 +763,6 @@ __device__ void warp_reduce(DeviceSums& a) {
   }
 }
 
-// Components of at least this many pixels are summed as large ones (see sums_kernel).
-constexpr std::uint32_t kLargeObject = 256;
-
 // Adds b's sums into a (warp_reduce()'s step, for the block's warps).
 __device__ void add_sums(DeviceSums& a, const DeviceSums& b) {
   a.flux += b.flux, a.var += b.var, a.rx += b.rx, a.ry += b.ry, a.rxx += b.rxx;
@@ -783,59 +774,155 @@ __device__ void add_sums(DeviceSums& a, const DeviceSums& b) {
   a.ymin_neg = max(a.ymin_neg, b.ymin_neg), a.ymax_1 = max(a.ymax_1, b.ymax_1);
 }
 
-// Each record's sums (add_pixel()'s terms), grid-stride over the runs as count_kernel. A
-// thread adds a small object's pixels in registers and flushes them with atomics when another
-// object comes (few pixels, few flushes). A large object (>= kLargeObject pixels) has a slot of
-// its own that stays across runs; at the end the warp adds up its lanes' large slots of one
+// One object's pixels within one run (a row, kRun pixels from x0), summed about the run's start:
+// the sums add_pixel() makes, taken apart by what varies in a run (only dx = x - x0; y is the
+// row's). A product of a float and dx (< 16) or dx^2 is exact in double, so the part's sums are
+// as exact as add_pixel()'s, on 12 registers where ObjectSums takes 32; part_sums() turns them
+// into the record's terms.
+struct RunPart {
+  std::uint32_t n;
+  int first, last;                // dx of the first and last pixel
+  double r, rx, rxx, v, vx, vxx;  // sum r, r dx, r dx^2, v, v dx, v dx^2
+  int ux, uxx;                    // sum dx, dx^2
+  float peak;
+  int peak_dx;
+};
+
+__device__ __forceinline__ void part_start(RunPart& p) {
+  p.n = 0;
+  p.r = p.rx = p.rxx = p.v = p.vx = p.vxx = 0.0;
+  p.ux = p.uxx = 0;
+  p.peak = -HUGE_VALF;
+  p.peak_dx = 0;
+}
+
+// Pixels come in increasing dx, so the first of equal peaks (add_pixel()'s rule) is kept by >.
+__device__ __forceinline__ void part_add(RunPart& p, int dx, float r, float v) {
+  const double d = dx, dr = r, dv = v;
+  if (p.n == 0) p.first = dx;
+  p.last = dx;
+  ++p.n;
+  p.r += dr;
+  p.rx += dr * d;
+  p.rxx += dr * (d * d);
+  p.v += dv;
+  p.vx += dv * d;
+  p.vxx += dv * (d * d);
+  p.ux += dx;
+  p.uxx += dx * dx;
+  if (r > p.peak) {
+    p.peak = r;
+    p.peak_dx = dx;
+  }
+}
+
+// The part's terms of the record, as the atomics take them: sum r x = x0 sum r + sum r dx, and
+// so on (y is constant in a run).
+__device__ DeviceSums part_sums(const RunPart& p, int x0, int y, int width) {
+  const double X = x0, Y = y, n = p.n;
+  const double r = p.r, rx = p.rx, rxx = p.rxx, v = p.v, vx = p.vx, vxx = p.vxx;
+  const double ux = p.ux, uxx = p.uxx;  // exact
+  DeviceSums a;
+  a.flux = r;
+  a.var = v;
+  a.rx = X * r + rx;
+  a.ry = Y * r;
+  a.rxx = X * X * r + 2.0 * X * rx + rxx;
+  a.ryy = Y * Y * r;
+  a.rxy = Y * a.rx;
+  a.vx = X * v + vx;
+  a.vy = Y * v;
+  a.vxx = X * X * v + 2.0 * X * vx + vxx;
+  a.vyy = Y * Y * v;
+  a.ux = X * n + ux;
+  a.uy = Y * n;
+  a.uxx = X * X * n + 2.0 * X * ux + uxx;
+  a.uyy = Y * Y * n;
+  a.uxy = Y * a.ux;
+  a.peak = peak_key(p.peak, static_cast<std::uint32_t>(y) * static_cast<std::uint32_t>(width) +
+                                static_cast<std::uint32_t>(x0 + p.peak_dx));
+  a.npix = p.n;
+  a.xmin_neg = kBoxOrigin - (x0 + p.first);
+  a.xmax_1 = x0 + p.last + 1;
+  a.ymin_neg = kBoxOrigin - y;
+  a.ymax_1 = y + 1;
+  return a;
+}
+
+__device__ __forceinline__ DeviceSums empty_sums() {
+  DeviceSums a{};
+  return a;
+}
+
+// Each record's sums, grid-stride over the runs as count_kernel, in two launches: kLarge false
+// takes the small objects' pixels, true the large ones' (>= kLargeObject pixels; it returns at
+// once when the frame has none), so that neither holds both kinds of sums in registers (146
+// registers together: one block of 256 threads per SM). A thread sums each object's pixels of
+// a run in a RunPart; when the object changes or the run ends, a small object's part goes to its
+// record with atomics (few pixels, few parts), and a large one's into a slot of double sums
+// that stays across the thread's runs. At the end the warp adds up its lanes' slots of one large
 // object, and the block its warps', so a frame-filling object costs one set of atomics per
-// block. Its pixels' value above the background and variance are recomputed from the input.
+// block. The value above the background and the variance of each object pixel are recomputed
+// from the input.
+template <bool kLarge>
 __global__ void __launch_bounds__(256)
     sums_kernel(Frame f, const std::uint32_t* npix, const std::uint32_t* kept,
-                std::uint32_t min_area, std::uint32_t capacity, DeviceSums* sums) {
+                std::uint32_t min_area, std::uint32_t capacity, const std::uint32_t* any_large,
+                DeviceSums* sums) {
   constexpr int kWarps = 256 / 32;
-  __shared__ DeviceSums warp_large[kWarps];
+  __shared__ DeviceSums warp_large[kLarge ? kWarps : 1];
   __shared__ std::uint32_t warp_large_id[kWarps];
+  if (kLarge && *any_large == 0) return;
   const RunWalk walk = RunWalk::of(f);
-  ObjectSums small, large;
-  std::uint32_t small_id = 0, large_id = 0;
+  DeviceSums large = empty_sums();
+  std::uint32_t large_id = 0;
+  RunPart part;
   for (long long t = RunWalk::first(); t < walk.total; t += RunWalk::stride()) {
     const int y = static_cast<int>(t / walk.per_row);
     const int x0 = static_cast<int>(t - static_cast<long long>(y) * walk.per_row) * kRun;
     if (run_is_empty(f, x0, y)) continue;
     const std::uint32_t* row = f.labels + y * f.label_pitch;
-    for (int x = x0; x < x0 + kRun && x < f.width; ++x) {
-      const std::uint32_t l = row[x];
-      if (l == 0) continue;
-      const std::uint32_t id = catalogue_id(l, npix, kept, min_area);
-      if (id == 0 || id > capacity) continue;
-      const float r = residual_at(f, x, y);
-      const float sigma = sigma_at(f, x, y);
-      if (npix[l] >= kLargeObject) {
-        if (id != large_id) {
-          if (large_id != 0) flush(to_device(large, f.width), sums, large_id);
-          large = ObjectSums{};
-          large_id = id;
-        }
-        add_pixel(large, x, y, r, sigma * sigma);
-      } else {
-        if (id != small_id) {
-          if (small_id != 0) flush(to_device(small, f.width), sums, small_id);
-          small = ObjectSums{};
-          small_id = id;
-        }
-        add_pixel(small, x, y, r, sigma * sigma);
+    std::uint32_t id = 0;
+    // The part of object `id` ends: to its record, or into the large slot.
+    auto emit = [&] {
+      if (id == 0) return;
+      const DeviceSums a = part_sums(part, x0, y, f.width);
+      if (!kLarge) {
+        flush(a, sums, id);
+        return;
       }
+      if (id != large_id) {
+        if (large_id != 0) flush(large, sums, large_id);
+        large = empty_sums();
+        large_id = id;
+      }
+      add_sums(large, a);
+    };
+    for (int dx = 0; dx < kRun && x0 + dx < f.width; ++dx) {
+      const std::uint32_t l = row[x0 + dx];
+      if (l == 0) continue;
+      std::uint32_t c = catalogue_id(l, npix, kept, min_area);
+      if (c > capacity) c = 0;
+      if (c == 0 || (npix[l] >= kLargeObject) != kLarge) continue;
+      if (c != id) {
+        emit();
+        id = c;
+        part_start(part);
+      }
+      const float sigma = sigma_at(f, x0 + dx, y);
+      part_add(part, dx, residual_at(f, x0 + dx, y), sigma * sigma);
     }
+    emit();
   }
-  if (small_id != 0) flush(to_device(small, f.width), sums, small_id);
+  if (!kLarge) return;
   // The warp's first large object: its lanes' slots added up; any other flushed on its own.
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const std::uint32_t with_large = __ballot_sync(0xffffffffu, large_id != 0);
   const std::uint32_t shared_id =
       with_large ? __shfl_sync(0xffffffffu, large_id, __ffs(with_large) - 1) : 0u;
   if (shared_id != 0) {
-    if (large_id != 0 && large_id != shared_id) flush(to_device(large, f.width), sums, large_id);
-    DeviceSums a = to_device(large_id == shared_id ? large : ObjectSums{}, f.width);
+    if (large_id != 0 && large_id != shared_id) flush(large, sums, large_id);
+    DeviceSums a = large_id == shared_id ? large : empty_sums();
     warp_reduce(a);
     if (lane == 0) warp_large[warp] = a;
   }
@@ -1057,20 +1144,23 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
   auto* npix = reinterpret_cast<std::uint32_t*>(b.npix_.data());
   auto* kept = reinterpret_cast<std::uint32_t*>(b.kept_.data());
   auto* sums = reinterpret_cast<DeviceSums*>(b.sums_.data());
-  clear_npix_kernel<<<kClearBlocks, 256, 0, stream>>>(npix, s.components);
+  clear_npix_kernel<<<kClearBlocks, 256, 0, stream>>>(npix, s.components, s.any_large);
   const long long runs = static_cast<long long>((w + kRun - 1) / kRun) * h;
   const int run_blocks =
       static_cast<int>(std::min<long long>((runs + 255) / 256, kRunBlocksPerSm * b.sm_count_));
   count_kernel<<<run_blocks, 256, 0, stream>>>(f, npix);
   const auto min_area = static_cast<std::uint32_t>(p.min_area);
   kept_totals_kernel<<<kScanBlocks, kScanThreads, 0, stream>>>(npix, s.components, min_area,
-                                                               s.scan_totals);
+                                                               s.scan_totals, s.any_large);
   kept_scan_kernel<<<kScanBlocks, kScanThreads, 0, stream>>>(npix, s.components, min_area,
                                                              s.scan_totals, kept);
   clear_sums_kernel<<<kClearBlocks, 256, 0, stream>>>(sums, kept, s.components,
                                                       static_cast<std::uint32_t>(b.max_objects_));
-  sums_kernel<<<run_blocks, 256, 0, stream>>>(f, npix, kept, min_area,
-                                              static_cast<std::uint32_t>(b.max_objects_), sums);
+  const auto capacity = static_cast<std::uint32_t>(b.max_objects_);
+  sums_kernel<false>
+      <<<run_blocks, 256, 0, stream>>>(f, npix, kept, min_area, capacity, s.any_large, sums);
+  sums_kernel<true>
+      <<<run_blocks, 256, 0, stream>>>(f, npix, kept, min_area, capacity, s.any_large, sums);
   STARSIFT_CUDA_TRY(cudaPeekAtLastError());
   const dim3 block(32, 8);
   const dim3 grid = grid2d(w, h, block);
