@@ -220,7 +220,7 @@ TEST_CASE("tracks that follow a mover count for it; false tracks count per hour"
   CHECK(s.hours == Approx(32.0 / 25.0 / 3600.0));
   CHECK(s.held_out_false_tracks == 1);
   CHECK(s.held_out_false_tracks_per_hour == Approx(3600.0 * 25.0 / 32.0));
-  CHECK(s.cells[0].track_completeness == Approx(0.5));
-  CHECK(s.cells[1].track_completeness == Approx(1.0));
+  CHECK(s.cells[0].track_completeness.value == Approx(0.5));
+  CHECK(s.cells[1].track_completeness.value == Approx(1.0));
   CHECK(s.scan[0].track_completeness[0] == Approx(2.0 / 3.0));
 }

@@ -176,29 +176,24 @@ ChainSummary summarise_chain(const QualityConfig& config, const std::vector<Cell
       s.tracked_at.push_back(count_set(a.tracked));
       s.false_at.push_back(a.false_detections);
     }
-    if (s.trials > 0) {
-      const double n = static_cast<double>(s.trials);
-      s.completeness = static_cast<double>(s.hits) / n;
-      s.completeness_95 = wilson_interval(s.hits, s.trials);
-      s.held_out_completeness = static_cast<double>(s.held_out_hits) / n;
-      s.held_out_completeness_95 = wilson_interval(s.held_out_hits, s.trials);
-    }
-    if (s.track_movers > 0) {
-      s.track_completeness = static_cast<double>(s.tracked) / static_cast<double>(s.track_movers);
-      s.track_completeness_95 = wilson_interval(s.tracked, s.track_movers);
-    }
+    s.completeness = proportion(s.hits, s.trials);
+    s.held_out_completeness = proportion(s.held_out_hits, s.trials);
+    s.track_completeness = proportion(s.tracked, s.track_movers);
     out.held_out_false_detections += at.false_detections;
     out.held_out_false_tracks += at.false_tracks;
     out.held_out_still_false_tracks += at.still_false_tracks;
     out.cells.push_back(s);
   }
   out.held_out_rate = static_cast<double>(out.held_out_false_detections) / out.area_mpix_frames;
-  const Interval rate = poisson_interval(out.held_out_false_detections);
-  out.held_out_rate_95 = {rate.low / out.area_mpix_frames, rate.high / out.area_mpix_frames};
+  out.held_out_rate_95 = poisson_rate_interval(out.held_out_false_detections, out.area_mpix_frames);
   out.held_out_false_tracks_per_hour = per_hour(out.held_out_false_tracks, out.hours);
-  const Interval tracks = poisson_interval(out.held_out_false_tracks);
-  out.held_out_false_tracks_per_hour_95 = {tracks.low / out.hours, tracks.high / out.hours};
+  out.held_out_false_tracks_per_hour_95 =
+      poisson_rate_interval(out.held_out_false_tracks, out.hours);
   return out;
+}
+
+const ChainCellScore* find_cell(const ChainSummary& summary, double snr, double speed) noexcept {
+  return find_at(summary.cells, snr, speed);
 }
 
 }  // namespace starsift::quality

@@ -20,18 +20,15 @@ struct ChainCellScore {
   long long trials = 0;
   // At the threshold chosen on every cell:
   long long hits = 0;
-  double completeness = 0.0;
-  Interval completeness_95;
+  Proportion completeness;
   // At the threshold chosen on the other cells (held out), and the tracks at it:
   double held_out_threshold = 0.0;
   long long held_out_hits = 0;
-  double held_out_completeness = 0.0;
-  Interval held_out_completeness_95;
+  Proportion held_out_completeness;
   long long held_out_false_detections = 0;
   long long track_movers = 0;  // movers that are trials in >= confirm scored frames
   long long tracked = 0;       // of them, followed by a confirmed track
-  double track_completeness = 0.0;
-  Interval track_completeness_95;
+  Proportion track_completeness;
   long long false_tracks = 0;
   // At every threshold run (ChainSummary::thresholds' order), for choosing among them later.
   std::vector<long long> hits_at, tracked_at, false_at;
@@ -103,5 +100,8 @@ std::vector<int> held_out_choices(const std::vector<std::vector<long long>>& fal
 // Chain `chain` (an index into config.chains) of every cell.
 ChainSummary summarise_chain(const QualityConfig& config, const std::vector<CellResult>& cells,
                              std::size_t chain);
+
+// The cell at (snr, speed), or null where the grid has none; as find_cell() for a method.
+const ChainCellScore* find_cell(const ChainSummary& summary, double snr, double speed) noexcept;
 
 }  // namespace starsift::quality

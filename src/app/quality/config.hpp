@@ -85,6 +85,16 @@ struct Cell {
 
 std::vector<Cell> make_cells(const QualityConfig& config);
 
+// The score among `scores` (a method's or a chain's, each with its `cell`) of the cell at
+// (snr, speed), or null where the grid has none: the report's tables go by grid values.
+template <class Score>
+const Score* find_at(const std::vector<Score>& scores, double snr, double speed) noexcept {
+  for (const Score& s : scores) {
+    if (s.cell.snr == snr && s.cell.speed == speed) return &s;
+  }
+  return nullptr;
+}
+
 // The sky of one cell in one scene: SkyParams' defaults (sky 400 e-, gradient 0.1, read noise
 // 5 e-, gain 2, bias 100, 12 bits, Gaussian PSF of FWHM 3 px, hot pixels 1e-4 at 5000 e-,
 // stars 300..1e6 e- with slope 1), with the size, seed, star density, jitter and movers of

@@ -1,8 +1,10 @@
 #include "app/quality/report_chain.hpp"
 
-#include <cstdio>
+#include <algorithm>
 #include <string>
 
+#include "app/quality/json_values.hpp"
+#include "app/quality/markdown_cells.hpp"
 #include "pipeline/detect/params.hpp"
 #include "pipeline/detect/tracker.hpp"
 
@@ -17,57 +19,24 @@ using bench::Json;
 constexpr double kFrameSnr = 5.0, kFrameTarget = 0.95;
 constexpr double kTrackSnr = 4.0, kTrackTarget = 0.90;
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-std::string percent(double value, const Interval& i) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f [%.1f, %.1f]", 100.0 * value, 100.0 * i.low, 100.0 * i.high);
-  return buf;
-}
-
-std::string rule(std::size_t columns) {
-  std::string r = "|";
-  for (std::size_t i = 0; i < columns; ++i) r += "---|";
-  return r;
-}
-
-const ChainCellScore* find(const ChainSummary& s, double snr, double speed) {
-  for (const ChainCellScore& c : s.cells) {
-    if (c.cell.snr == snr && c.cell.speed == speed) return &c;
-  }
-  return nullptr;
-}
-
 // One row per scene and SNR, a column per speed, and whether the row meets `target` when
 // its SNR is `target_snr`.
 void grid(const QualityReport& r, bool tracks, double target_snr, double target,
           std::ostream& out) {
   const QualityConfig& c = r.config;
-  out << "| scene | chain | peak SNR |";
-  for (const double v : c.speeds) out << " " << fmt("%g", v) << " |";
-  out << " >= " << fmt("%g", 100.0 * target) << " % |\n" << rule(4 + c.speeds.size()) << "\n";
+  out << "| scene | chain | peak SNR |" << speed_header(c.speeds)
+      << " >= " << fmt("%g", 100.0 * target) << " % |\n"
+      << rule(4 + c.speeds.size()) << "\n";
   for (const SceneSummary& s : r.scenes) {
     for (const ChainSummary& ch : s.chains) {
       for (const double snr : c.snrs) {
         out << "| " << s.scene.name << " | " << ch.name << " | " << fmt("%g", snr) << " |";
-        bool meets = true;
-        for (const double v : c.speeds) {
-          const ChainCellScore* cell = find(ch, snr, v);
-          if (cell == nullptr) {
-            out << " - |";
-            continue;
-          }
-          const double value = tracks ? cell->track_completeness : cell->held_out_completeness;
-          meets = meets && value >= target;
-          out << " "
-              << (tracks ? percent(value, cell->track_completeness_95)
-                         : percent(value, cell->held_out_completeness_95))
-              << " |";
-        }
+        const bool meets = write_speed_cells(
+            c.speeds, ch, snr,
+            [tracks](const ChainCellScore& x) {
+              return tracks ? x.track_completeness : x.held_out_completeness;
+            },
+            target, out);
         out << " " << (snr == target_snr ? (meets ? "yes" : "no") : "") << " |\n";
       }
     }
@@ -112,12 +81,10 @@ void summary(const QualityReport& r, std::ostream& out) {
                   ? fmt(" (%g cells: none within, scored at the threshold on all cells)",
                         ch.held_out_none_within)
                   : "")
-          << " | " << fmt("%.3f", ch.held_out_rate) << " [" << fmt("%.3f", ch.held_out_rate_95.low)
-          << ", " << fmt("%.3f", ch.held_out_rate_95.high) << "] | "
-          << fmt("%.0f", ch.held_out_false_tracks_per_hour) << " ["
-          << fmt("%.0f", ch.held_out_false_tracks_per_hour_95.low) << ", "
-          << fmt("%.0f", ch.held_out_false_tracks_per_hour_95.high) << "] ("
-          << ch.held_out_false_tracks << " in " << ch.frames << " frames) | "
+          << " | " << with_interval("%.3f", ch.held_out_rate, ch.held_out_rate_95) << " | "
+          << with_interval("%.0f", ch.held_out_false_tracks_per_hour,
+                           ch.held_out_false_tracks_per_hour_95)
+          << " (" << ch.held_out_false_tracks << " in " << ch.frames << " frames) | "
           << ch.held_out_still_false_tracks << " | " << off_stars(ch) << " | " << ch.overflow
           << " | " << fmt("%.1f", ch.ms_per_frame) << " |\n";
     }
@@ -156,30 +123,6 @@ void scan(const QualityReport& r, std::ostream& out) {
     }
   }
   out << "\n";
-}
-
-Json numbers(const std::vector<double>& values) {
-  Json a = Json::array();
-  for (const double v : values) a.push(v);
-  return a;
-}
-
-Json places_json(const std::array<long long, kPlaces>& counts) {
-  Json o = Json::object();
-  for (int i = 0; i < kPlaces; ++i) {
-    o.set(std::string(to_string(static_cast<Place>(i))), counts[static_cast<std::size_t>(i)]);
-  }
-  return o;
-}
-
-Json counts(const std::vector<long long>& values) {
-  Json a = Json::array();
-  for (const long long v : values) a.push(v);
-  return a;
-}
-
-Json interval(const Interval& i) {
-  return Json::array().push(i.low).push(i.high);
 }
 
 }  // namespace
@@ -237,17 +180,14 @@ Json chain_json(const QualityConfig& config, const ChainSummary& ch) {
                    .set("speed", c.cell.speed)
                    .set("trials", c.trials)
                    .set("hits", c.hits)
-                   .set("completeness", c.completeness)
-                   .set("completeness_95", interval(c.completeness_95))
+                   .update(with_95("completeness", c.completeness))
                    .set("held_out_threshold", c.held_out_threshold)
                    .set("held_out_hits", c.held_out_hits)
-                   .set("held_out_completeness", c.held_out_completeness)
-                   .set("held_out_completeness_95", interval(c.held_out_completeness_95))
+                   .update(with_95("held_out_completeness", c.held_out_completeness))
                    .set("held_out_false_detections", c.held_out_false_detections)
                    .set("track_movers", c.track_movers)
                    .set("tracked", c.tracked)
-                   .set("track_completeness", c.track_completeness)
-                   .set("track_completeness_95", interval(c.track_completeness_95))
+                   .update(with_95("track_completeness", c.track_completeness))
                    .set("false_tracks", c.false_tracks)
                    .set("hits_per_threshold", counts(c.hits_at))
                    .set("tracked_per_threshold", counts(c.tracked_at))
@@ -259,7 +199,7 @@ Json chain_json(const QualityConfig& config, const ChainSummary& ch) {
                   .set("threshold", row.threshold)
                   .set("false_detections", row.false_detections)
                   .set("false_rate", row.false_rate)
-                  .set("false_places", places_json(row.places))
+                  .set("false_places", places(row.places))
                   .set("false_off_stars", row.false_off_stars)
                   .set("tracks", row.tracks)
                   .set("false_tracks", row.false_tracks)
@@ -291,13 +231,12 @@ Json chain_json(const QualityConfig& config, const ChainSummary& ch) {
       .set("held_out_off_stars_thresholds",
            Json::array().push(ch.held_out_off_stars_low).push(ch.held_out_off_stars_high))
       .set("held_out_false_detections", ch.held_out_false_detections)
-      .set("held_out_rate", ch.held_out_rate)
-      .set("held_out_rate_95", interval(ch.held_out_rate_95))
+      .update(with_95("held_out_rate", ch.held_out_rate, ch.held_out_rate_95))
       .set("held_out_cells_none_within", ch.held_out_none_within)
       .set("held_out_false_tracks", ch.held_out_false_tracks)
       .set("held_out_still_false_tracks", ch.held_out_still_false_tracks)
-      .set("held_out_false_tracks_per_hour", ch.held_out_false_tracks_per_hour)
-      .set("held_out_false_tracks_per_hour_95", interval(ch.held_out_false_tracks_per_hour_95))
+      .update(with_95("held_out_false_tracks_per_hour", ch.held_out_false_tracks_per_hour,
+                      ch.held_out_false_tracks_per_hour_95))
       .set("catalogue_overflow", ch.overflow)
       .set("ms_per_frame", ch.ms_per_frame)
       .set("cells", std::move(cells))

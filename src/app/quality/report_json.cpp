@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "app/quality/frame_layout.hpp"
+#include "app/quality/json_values.hpp"
 #include "app/quality/report_chain.hpp"
 #include "bench/json.hpp"
 
@@ -11,12 +11,6 @@ namespace starsift::quality {
 namespace {
 
 using bench::Json;
-
-Json numbers(const std::vector<double>& values) {
-  Json a = Json::array();
-  for (const double v : values) a.push(v);
-  return a;
-}
 
 Json method_names(const std::vector<MethodKind>& methods) {
   Json a = Json::array();
@@ -30,10 +24,6 @@ Json chain_names(const std::vector<ChainKind>& chains) {
   return a;
 }
 
-Json interval(const Interval& i) {
-  return Json::array().push(i.low).push(i.high);
-}
-
 Json distribution(const Distribution& d) {
   return Json::object()
       .set("count", d.count)
@@ -41,14 +31,6 @@ Json distribution(const Distribution& d) {
       .set("p90", d.p90)
       .set("p99", d.p99)
       .set("max", d.max);
-}
-
-Json places(const std::array<long long, kPlaces>& counts) {
-  Json o = Json::object();
-  for (int i = 0; i < kPlaces; ++i) {
-    o.set(std::string(to_string(static_cast<Place>(i))), counts[static_cast<std::size_t>(i)]);
-  }
-  return o;
 }
 
 Json config_json(const QualityReport& r) {
@@ -171,8 +153,7 @@ Json cell_json(const CellScore& c) {
       .set("trials", c.trials)
       .set("distinct_movers", c.distinct_movers)
       .set("hits", c.hits)
-      .set("completeness", c.completeness)
-      .set("completeness_95", interval(c.completeness_95))
+      .update(with_95("completeness", c.completeness))
       .set("eta", c.eta)
       .set("filter_loss", c.filter_loss)
       .set("mean_ideal_snr", c.mean_ideal_snr)
@@ -180,8 +161,7 @@ Json cell_json(const CellScore& c) {
       .set("eta_frame_sigma", c.eta_frame_sigma)
       .set("star_mask", Json::object()
                             .set("hits", c.hits_star_mask)
-                            .set("completeness", c.completeness_star_mask)
-                            .set("completeness_95", interval(c.completeness_star_mask_95)));
+                            .update(with_95("completeness", c.completeness_star_mask)));
 }
 
 Json method_json(const MethodSummary& m) {
@@ -193,9 +173,9 @@ Json method_json(const MethodSummary& m) {
       .set("threshold_at_floor", m.threshold.at_floor)
       .set("false_alarms_allowed", m.threshold.allowed)
       .set("false_alarms", m.threshold.false_alarms)
-      .set("false_alarm_rate",
-           static_cast<double>(m.threshold.false_alarms) / m.threshold.area_mpix_frames)
-      .set("false_alarm_rate_95", interval(m.false_alarm_rate_95))
+      .update(with_95("false_alarm_rate",
+                      static_cast<double>(m.threshold.false_alarms) / m.threshold.area_mpix_frames,
+                      m.false_alarm_rate_95))
       .set("star_mask",
            Json::object()
                .set("threshold_snr", static_cast<double>(m.threshold_star_mask.threshold))
@@ -204,8 +184,7 @@ Json method_json(const MethodSummary& m) {
                .set("false_alarms_allowed", m.threshold_star_mask.allowed)
                .set("false_alarms", m.threshold_star_mask.false_alarms))
       .set("held_out_false_alarms", m.held_out_false_alarms)
-      .set("held_out_rate", m.held_out_rate)
-      .set("held_out_rate_95", interval(m.held_out_rate_95))
+      .update(with_95("held_out_rate", m.held_out_rate, m.held_out_rate_95))
       .set("false_alarm_places", places(m.false_alarm_places))
       .set("candidates_above_5_places", places(m.candidate_places_5))
       .set("snr_scale", m.snr_scale)

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "app/quality/frame_layout.hpp"
+#include "app/quality/markdown_cells.hpp"
 #include "app/quality/report_chain.hpp"
 
 namespace starsift::quality {
@@ -14,54 +15,15 @@ namespace {
 constexpr double kTargetSnr = 5.0;
 constexpr double kTargetCompleteness = 0.9;
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-// "93.1 [91.4, 94.6]"
-std::string completeness_text(double completeness, const Interval& interval) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f [%.1f, %.1f]", 100.0 * completeness, 100.0 * interval.low,
-                100.0 * interval.high);
-  return buf;
-}
-std::string completeness_text(const CellScore& c) {
-  return completeness_text(c.completeness, c.completeness_95);
-}
-
 // The cells of method `m` at peak SNR `snr`, one per speed, each its completeness and
 // interval as `masked` selects, then whether every speed meets the target; ends the row.
 void speed_cells(const QualityConfig& c, const MethodSummary& m, double snr, bool masked,
                  std::ostream& out) {
-  bool meets = true;
-  for (const double v : c.speeds) {
-    const CellScore* cell = find_cell(m, snr, v);
-    if (cell == nullptr) {
-      out << " - |";
-      continue;
-    }
-    const double completeness = masked ? cell->completeness_star_mask : cell->completeness;
-    meets = meets && completeness >= kTargetCompleteness;
-    out << " "
-        << completeness_text(completeness,
-                             masked ? cell->completeness_star_mask_95 : cell->completeness_95)
-        << " |";
-  }
+  const bool meets = write_speed_cells(
+      c.speeds, m, snr,
+      [masked](const CellScore& x) { return masked ? x.completeness_star_mask : x.completeness; },
+      kTargetCompleteness, out);
   out << " " << (meets ? "yes" : "no") << " |\n";
-}
-
-std::string speed_header(const QualityConfig& config) {
-  std::string h;
-  for (const double v : config.speeds) h += fmt(" %g |", v);
-  return h;
-}
-
-std::string rule(std::size_t columns) {
-  std::string r = "|";
-  for (std::size_t i = 0; i < columns; ++i) r += "---|";
-  return r;
 }
 
 // The grid's SNR nearest to the target's.
@@ -83,17 +45,16 @@ void summary_table(const QualityReport& r, std::ostream& out) {
       << " false detections per megapixel-frame. Completeness in % at peak SNR " << fmt("%g", snr)
       << " per speed (px/frame), 95 % interval in brackets.\n\n"
       << "| scene | method | threshold (S) | false / Mpix-frame [95 %] | held out |"
-      << speed_header(c) << " meets target |\n"
+      << speed_header(c.speeds) << " meets target |\n"
       << rule(5 + c.speeds.size() + 1) << "\n";
   for (const SceneSummary& s : r.scenes) {
     for (const MethodSummary& m : s.methods) {
       const double rate =
           static_cast<double>(m.threshold.false_alarms) / m.threshold.area_mpix_frames;
       out << "| " << s.scene.name << " | " << m.name << " | " << fmt("%.2f", m.threshold.threshold)
-          << (m.threshold.at_floor ? " (floor)" : "") << " | " << fmt("%.3f", rate) << " ["
-          << fmt("%.3f", m.false_alarm_rate_95.low) << ", "
-          << fmt("%.3f", m.false_alarm_rate_95.high) << "] | " << fmt("%.3f", m.held_out_rate)
-          << " |";
+          << (m.threshold.at_floor ? " (floor)" : "") << " | "
+          << with_interval("%.3f", rate, m.false_alarm_rate_95) << " | "
+          << fmt("%.3f", m.held_out_rate) << " |";
       speed_cells(c, m, snr, false, out);
     }
   }
@@ -117,7 +78,7 @@ void masked_summary_table(const QualityReport& r, std::ostream& out) {
         << " % of the area; ";
   }
   out << "movers inside the mask stay trials and are missed.\n\n"
-      << "| scene | method | threshold (S) | false / Mpix-frame |" << speed_header(c)
+      << "| scene | method | threshold (S) | false / Mpix-frame |" << speed_header(c.speeds)
       << " meets target |\n"
       << rule(4 + c.speeds.size() + 1) << "\n";
   for (const SceneSummary& s : r.scenes) {
@@ -147,13 +108,13 @@ void completeness_tables(const QualityReport& r, std::ostream& out) {
     for (const MethodSummary& m : s.methods) {
       out << "### " << s.scene.name << ", " << m.name << " (threshold S > "
           << fmt("%.2f", m.threshold.threshold) << ")\n\n"
-          << "| peak SNR |" << speed_header(c) << "\n"
+          << "| peak SNR |" << speed_header(c.speeds) << "\n"
           << rule(1 + c.speeds.size()) << "\n";
       for (const double snr : c.snrs) {
         out << "| " << fmt("%g", snr) << " |";
         for (const double v : c.speeds) {
           const CellScore* cell = find_cell(m, snr, v);
-          out << " " << (cell ? completeness_text(*cell) : "-") << " |";
+          out << " " << (cell ? percent_text(cell->completeness) : "-") << " |";
         }
         out << "\n";
       }
@@ -187,7 +148,7 @@ void efficiency_table(const QualityReport& r, std::ostream& out) {
          "subtraction itself keeps. Rows `..., frame sigma`: whitening's residual filtered "
          "with one robust sigma per frame instead of its variance map (as the baselines "
          "are), to show what the map costs where movers raise it.\n\n"
-      << "| scene | method |" << speed_header(c) << " eta / filter at "
+      << "| scene | method |" << speed_header(c.speeds) << " eta / filter at "
       << fmt("%g", c.speeds.front()) << " | at " << fmt("%g", c.speeds.back()) << " |\n"
       << rule(2 + c.speeds.size() + 2) << "\n";
   for (const SceneSummary& s : r.scenes) {

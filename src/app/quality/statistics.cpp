@@ -89,4 +89,15 @@ Interval poisson_interval(long long count, double alpha) {
   return i;
 }
 
+Proportion proportion(long long successes, long long trials) {
+  if (trials <= 0) return {};
+  return {static_cast<double>(successes) / static_cast<double>(trials),
+          wilson_interval(successes, trials)};
+}
+
+Interval poisson_rate_interval(long long count, double exposure) {
+  const Interval i = poisson_interval(count);
+  return {i.low / exposure, i.high / exposure};
+}
+
 }  // namespace starsift::quality

@@ -32,4 +32,21 @@ Interval wilson_interval(long long successes, long long trials, double z = 1.96)
 // Exact (Garwood) central interval of a Poisson mean given `count` events, confidence 1 - alpha.
 Interval poisson_interval(long long count, double alpha = 0.05);
 
+// A completeness as the report quotes it: successes / trials and the Wilson 95 % interval.
+struct Proportion {
+  double value = 0.0;
+  Interval interval;
+};
+
+// successes / trials with its Wilson 95 % interval. Without trials (a cell no mover crossed):
+// 0 and [0, 0], as the report has always printed such a cell, not wilson_interval()'s
+// [0, 1]. The harness's cells and the chain's both use it so that their completeness
+// columns cannot drift apart.
+Proportion proportion(long long successes, long long trials);
+
+// count / exposure's exact Poisson 95 % interval: the interval of `count` scaled by the
+// exposure it was counted over (Mpix-frames for false detections, hours for false tracks).
+// The caller guards against an empty exposure, as it does for the rate itself.
+Interval poisson_rate_interval(long long count, double exposure);
+
 }  // namespace starsift::quality

@@ -53,8 +53,7 @@ void held_out_check(const QualityConfig& config, const std::vector<CellResult>& 
   out.held_out_false_alarms = count;
   if (area > 0.0) {
     out.held_out_rate = static_cast<double>(count) / area;
-    const Interval i = poisson_interval(count);
-    out.held_out_rate_95 = {i.low / area, i.high / area};
+    out.held_out_rate_95 = poisson_rate_interval(count, area);
   }
 }
 
@@ -73,12 +72,10 @@ CellScore score_cell(const CellResult& c, std::size_t m, float threshold, float 
     filter += c.trials[i].filter_snr;
     at_truth += s.at_truth[i];
   }
+  score.completeness = proportion(score.hits, score.trials);
+  score.completeness_star_mask = proportion(score.hits_star_mask, score.trials);
   if (score.trials > 0) {
     const double n = static_cast<double>(score.trials);
-    score.completeness = static_cast<double>(score.hits) / n;
-    score.completeness_95 = wilson_interval(score.hits, score.trials);
-    score.completeness_star_mask = static_cast<double>(score.hits_star_mask) / n;
-    score.completeness_star_mask_95 = wilson_interval(score.hits_star_mask, score.trials);
     score.mean_ideal_snr = ideal / n;
     score.mean_snr_at_truth = at_truth / n;
     score.eta = ideal > 0.0 ? (at_truth / snr_scale) / ideal : 0.0;
@@ -139,8 +136,7 @@ SceneSummary summarise(const QualityConfig& config, const SceneSpec& scene,
     }
     ms.threshold = choose_threshold(false_alarms, out.area_mpix_frames, config.false_alarm_rate,
                                     config.peak_floor);
-    const Interval fa = poisson_interval(ms.threshold.false_alarms);
-    ms.false_alarm_rate_95 = {fa.low / out.area_mpix_frames, fa.high / out.area_mpix_frames};
+    ms.false_alarm_rate_95 = poisson_rate_interval(ms.threshold.false_alarms, out.area_mpix_frames);
     held_out_check(config, cells, m, ms);
     ms.threshold_star_mask =
         choose_threshold(unmasked_false_alarms, out.area_mpix_frames - out.masked_mpix_frames,
@@ -174,10 +170,7 @@ SceneSummary summarise(const QualityConfig& config, const SceneSpec& scene,
 }
 
 const CellScore* find_cell(const MethodSummary& summary, double snr, double speed) noexcept {
-  for (const CellScore& c : summary.cells) {
-    if (c.cell.snr == snr && c.cell.speed == speed) return &c;
-  }
-  return nullptr;
+  return find_at(summary.cells, snr, speed);
 }
 
 }  // namespace starsift::quality

@@ -20,8 +20,7 @@ struct CellScore {
   long long trials = 0;  // mover-frames scored
   long long hits = 0;
   int distinct_movers = 0;
-  double completeness = 0.0;
-  Interval completeness_95;  // Wilson, mover-frames taken as independent trials
+  Proportion completeness;  // hits / trials, Wilson: mover-frames taken as independent trials
   // eta = mean(SNR image at the truth pixel) / snr_scale / mean(ideal SNR).
   double eta = 0.0;
   // mean(filter SNR) / mean(ideal SNR): the point-source filter's own loss on this cell's
@@ -32,8 +31,7 @@ struct CellScore {
   double mean_snr_at_truth = 0.0;  // as measured, before dividing by snr_scale
   // With the bright-star mask (detections inside it dropped; its area not counted):
   long long hits_star_mask = 0;
-  double completeness_star_mask = 0.0;
-  Interval completeness_star_mask_95;
+  Proportion completeness_star_mask;
   // eta with one robust sigma of the residual per frame instead of the method's variance map
   // (whitening only; 0 otherwise).
   double eta_frame_sigma = 0.0;
