@@ -142,6 +142,27 @@ double star_field_residual_rms(MethodKind kind, double jitter) {
   return std::sqrt(sum2 / n);
 }
 
+// A grid of one cell small enough to run in a test: 96² frames, history 4, 6 warm-up frames,
+// movers of peak SNR 20 at 1 px/frame. The tests that run a cell end to end vary only how
+// long it is scored, how many movers it has and what it runs, so they share the rest.
+QualityConfig tiny_grid(int scored_frames, int movers) {
+  QualityConfig config;
+  config.size = 96;
+  config.history = 4;
+  config.warmup_frames = 6;
+  config.scored_frames = scored_frames;
+  config.movers = movers;
+  config.snrs = {20.0};
+  config.speeds = {1.0};
+  return config;
+}
+
+// The kernel the harness scores `scene`'s sky with, for its grid's first cell.
+PsfKernel kernel_for(const QualityConfig& config, const SceneSpec& scene) {
+  const SkyParams sky = sky_params_for(config, scene, make_cells(config).front());
+  return make_psf_kernel(sky::Psf(sky.psf, sky.fwhm, sky.moffat_beta));
+}
+
 }  // namespace
 
 TEST_CASE("aligned baselines follow the jitter that spoils the unaligned ones", "[quality]") {
@@ -165,21 +186,13 @@ TEST_CASE("aligned baselines follow the jitter that spoils the unaligned ones", 
 }
 
 TEST_CASE("one cell of the grid runs end to end on a tiny sky", "[quality]") {
-  QualityConfig config;
-  config.size = 96;
-  config.history = 4;
-  config.warmup_frames = 6;
-  config.scored_frames = 2;
-  config.movers = 6;
-  config.snrs = {20.0};
-  config.speeds = {1.0};
+  QualityConfig config = tiny_grid(2, 6);
   config.validate();
-  const Cell cell = make_cells(config).front();
-  const SkyParams sky = sky_params_for(config, config.scenes().front(), cell);
-  const PsfKernel kernel = make_psf_kernel(sky::Psf(sky.psf, sky.fwhm, sky.moffat_beta));
+  const SceneSpec scene = config.scenes().front();
+  const PsfKernel kernel = kernel_for(config, scene);
   ThreadPool pool(2);
   PictureFrame picture;
-  const CellResult r = run_cell(config, config.scenes().front(), cell, kernel, pool, &picture);
+  const CellResult r = run_cell(config, scene, make_cells(config).front(), kernel, pool, &picture);
   REQUIRE(r.methods.size() == std::size(kAllMethods));
   REQUIRE_FALSE(r.trials.empty());
   CHECK(r.area_mpix_frames == Approx(2.0 * 80 * 80 / 1.0e6));
@@ -215,23 +228,15 @@ TEST_CASE("one cell of the grid runs end to end on a tiny sky", "[quality]") {
 }
 
 TEST_CASE("the harness runs the shipped chain alone", "[quality]") {
-  QualityConfig config;
-  config.size = 96;
-  config.history = 4;
-  config.warmup_frames = 6;
-  config.scored_frames = 5;
-  config.movers = 4;
-  config.snrs = {20.0};
-  config.speeds = {1.0};
+  QualityConfig config = tiny_grid(5, 4);
   config.methods.clear();
   config.chains = {ChainKind::Defaults};
   config.chain_thresholds = {5.0};
   config.validate();
-  const Cell cell = make_cells(config).front();
-  const SkyParams sky = sky_params_for(config, config.scenes().back(), cell);
-  const PsfKernel kernel = make_psf_kernel(sky::Psf(sky.psf, sky.fwhm, sky.moffat_beta));
+  const SceneSpec scene = config.scenes().back();
   ThreadPool pool(2);
-  const CellResult r = run_cell(config, config.scenes().back(), cell, kernel, pool);
+  const CellResult r =
+      run_cell(config, scene, make_cells(config).front(), kernel_for(config, scene), pool);
   CHECK(r.methods.empty());
   REQUIRE(r.chains.size() == 1);
   const ChainSamples& chain = r.chains.front();
