@@ -734,36 +734,7 @@ __device__ void flush(const DeviceSums& a, DeviceSums* sums, std::uint32_t id) {
   atomicMax(&d.ymax_1, a.ymax_1);
 }
 
-// Adds the lanes' sums into lane 0's (all 32 lanes hold sums of the same record).
-__device__ void warp_reduce(DeviceSums& a) {
-  for (int o = 16; o > 0; o >>= 1) {
-    a.flux += __shfl_down_sync(0xffffffffu, a.flux, o);
-    a.var += __shfl_down_sync(0xffffffffu, a.var, o);
-    a.rx += __shfl_down_sync(0xffffffffu, a.rx, o);
-    a.ry += __shfl_down_sync(0xffffffffu, a.ry, o);
-    a.rxx += __shfl_down_sync(0xffffffffu, a.rxx, o);
-    a.ryy += __shfl_down_sync(0xffffffffu, a.ryy, o);
-    a.rxy += __shfl_down_sync(0xffffffffu, a.rxy, o);
-    a.vx += __shfl_down_sync(0xffffffffu, a.vx, o);
-    a.vy += __shfl_down_sync(0xffffffffu, a.vy, o);
-    a.vxx += __shfl_down_sync(0xffffffffu, a.vxx, o);
-    a.vyy += __shfl_down_sync(0xffffffffu, a.vyy, o);
-    a.ux += __shfl_down_sync(0xffffffffu, a.ux, o);
-    a.uy += __shfl_down_sync(0xffffffffu, a.uy, o);
-    a.uxx += __shfl_down_sync(0xffffffffu, a.uxx, o);
-    a.uyy += __shfl_down_sync(0xffffffffu, a.uyy, o);
-    a.uxy += __shfl_down_sync(0xffffffffu, a.uxy, o);
-    const unsigned long long p = __shfl_down_sync(0xffffffffu, a.peak, o);
-    a.peak = p > a.peak ? p : a.peak;
-    a.npix += __shfl_down_sync(0xffffffffu, a.npix, o);
-    a.xmin_neg = max(a.xmin_neg, __shfl_down_sync(0xffffffffu, a.xmin_neg, o));
-    a.xmax_1 = max(a.xmax_1, __shfl_down_sync(0xffffffffu, a.xmax_1, o));
-    a.ymin_neg = max(a.ymin_neg, __shfl_down_sync(0xffffffffu, a.ymin_neg, o));
-    a.ymax_1 = max(a.ymax_1, __shfl_down_sync(0xffffffffu, a.ymax_1, o));
-  }
-}
-
-// Adds b's sums into a (warp_reduce()'s step, for the block's warps).
+// Adds b's sums into a (a step of warp_reduce(), and the block's warps' slots).
 __device__ void add_sums(DeviceSums& a, const DeviceSums& b) {
   a.flux += b.flux, a.var += b.var, a.rx += b.rx, a.ry += b.ry, a.rxx += b.rxx;
   a.ryy += b.ryy, a.rxy += b.rxy, a.vx += b.vx, a.vy += b.vy, a.vxx += b.vxx, a.vyy += b.vyy;
@@ -772,6 +743,23 @@ __device__ void add_sums(DeviceSums& a, const DeviceSums& b) {
   a.npix += b.npix;
   a.xmin_neg = max(a.xmin_neg, b.xmin_neg), a.xmax_1 = max(a.xmax_1, b.xmax_1);
   a.ymin_neg = max(a.ymin_neg, b.ymin_neg), a.ymax_1 = max(a.ymax_1, b.ymax_1);
+}
+
+// Adds the lanes' sums into lane 0's (all 32 lanes hold sums of the same record): each step
+// shuffles the record down as 32-bit words and adds it with add_sums(), so the fields are
+// listed once.
+__device__ void warp_reduce(DeviceSums& a) {
+  constexpr int kWords = sizeof(DeviceSums) / sizeof(std::uint32_t);
+  static_assert(sizeof(DeviceSums) % sizeof(std::uint32_t) == 0, "shuffled as 32-bit words");
+  for (int o = 16; o > 0; o >>= 1) {
+    std::uint32_t words[kWords];
+    std::memcpy(words, &a, sizeof(DeviceSums));
+#pragma unroll
+    for (int k = 0; k < kWords; ++k) words[k] = __shfl_down_sync(0xffffffffu, words[k], o);
+    DeviceSums b;
+    std::memcpy(&b, words, sizeof(DeviceSums));
+    add_sums(a, b);
+  }
 }
 
 // One object's pixels within one run (a row, kRun pixels from x0), summed about the run's start:
@@ -1017,7 +1005,8 @@ void DetectBuffers::allocate(const DetectParams& params, const FrameShape& shape
   splits_ = std::clamp(2048 / tiles, 1, std::min(ay.side, 512));
   const std::size_t pixels = static_cast<std::size_t>(shape.width) * shape.height;
   // At most: 4-connected, a checkerboard, half the pixels rounded up; 8-connected, one pixel
-  // in every 2 x 2 block. +1 for label 0. (Every per-component pass and the scan cover this.)
+  // in every 2 x 2 block. +1 for label 0. (npix and kept are indexed by label; the passes and the
+  // scan cover only the frame's count of them.)
   connectivity_ = params.connectivity;
   components_ = params.connectivity == Connectivity::Eight
                     ? static_cast<std::size_t>((shape.width + 1) / 2) * ((shape.height + 1) / 2) + 1
