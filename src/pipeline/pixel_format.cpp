@@ -1,6 +1,7 @@
 #include "pipeline/pixel_format.hpp"
 
 #include <array>
+#include <cmath>
 
 #include "pipeline/error.hpp"
 
@@ -59,6 +60,12 @@ void FrameShape::validate() const {
     throw Error(
         "frame size " + std::to_string(width) + "x" + std::to_string(height) + " is too large",
         "width and height <= 65536");
+  }
+  if (significance.present() &&
+      (!std::isfinite(significance.offset) || !std::isfinite(significance.gain))) {
+    throw Error("significance scale (offset " + std::to_string(significance.offset) + ", gain " +
+                    std::to_string(significance.gain) + ")",
+                "a finite offset and a finite gain other than 0");
   }
   const int natural = default_bit_depth(format);
   if (format == PixelFormat::Gray16) {

@@ -37,12 +37,24 @@ PixelFormat parse_pixel_format(std::string_view name);
 // The comma-separated list of every accepted name, for messages.
 std::string pixel_format_names();
 
+// What a significance image's samples mean: significance = (sample - offset) / gain, in sigmas
+// of the noise. Whitening writes such frames (output: significance, or snr: offset 0, gain 1),
+// so detection can threshold whitening's own per-pixel sigma; gain 0: the samples are plain
+// intensities.
+struct SignificanceScale {
+  double offset = 0.0;
+  double gain = 0.0;
+  bool present() const noexcept { return gain != 0.0; }
+  bool operator==(const SignificanceScale&) const = default;
+};
+
 // Shape of the frames a stage is configured for.
 struct FrameShape {
   int width = 0;
   int height = 0;
   PixelFormat format = PixelFormat::Gray8;
   int bit_depth = 8;  // real bits per sample: 8 for 8-bit formats, 1..16 for Gray16, 32 for float
+  SignificanceScale significance{};  // set when the samples are a significance image
 
   // Throws Error when the size or bit depth is impossible for the format.
   void validate() const;

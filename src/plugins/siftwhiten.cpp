@@ -9,10 +9,14 @@
  * transients stand out on a flat background at #GstSiftWhiten:offset. With shift=resample each
  * frame is aligned by phase correlation first, so jitter and drift cancel too.
  *
- * The element writes offset + gain * residual in the input's format, GRAY8 or GRAY16_LE,
- * rounded and clamped (the filter's `output: residual`). GStreamer has no float grey format,
- * so the filter's float outputs (the residual, residual / sigma and sigma as GRAY32F) are not
- * offered here: they serve chains inside the starsift engine, where the next stage reads them.
+ * The element writes, in the input's format (GRAY8 or GRAY16_LE, rounded and clamped), either
+ * whitening's significance, offset + gain * residual / sigma with each pixel's own running noise
+ * sigma (#GstSiftWhiten:output significance, the default), or offset + gain * residual
+ * (output=residual). With significance the src caps carry the scale ("significance-offset",
+ * "significance-gain"), so siftdetect downstream thresholds in whitening's sigmas: a star's
+ * residual, whose noise is larger than the sky's, is not taken for an object. GStreamer has no
+ * float grey format, so the filter's float outputs (GRAY32F residual, snr, sigma) serve chains
+ * inside the starsift engine (siftchain).
  *
  * The filter keeps a history across frames. Changes of gamma, refit-interval, shift-max,
  * reject-sigma, reject-object-sigma, warmup, offset, gain and despike apply from the next frame
@@ -79,7 +83,8 @@ GST_DEBUG_CATEGORY_STATIC(gst_sift_whiten_debug);
 #define DEFAULT_PROP_WARMUP starsift::WhitenParams::kDefaultWarmup
 // WhitenParams::offset is unset by default (mid-range); the property says so with -1.
 #define DEFAULT_PROP_OFFSET (-1.0)
-#define DEFAULT_PROP_GAIN starsift::WhitenParams::kDefaultGain
+#define DEFAULT_PROP_GAIN starsift::WhitenParams::kAutoGain
+#define DEFAULT_PROP_OUTPUT starsift::WhitenParams::kDefaultOutput
 #define DEFAULT_PROP_DESPIKE starsift::WhitenParams::kDefaultDespike
 #define DEFAULT_PROP_HISTORY_FORMAT starsift::WhitenParams::kDefaultHistoryFormat
 #define DEFAULT_PROP_POST_MESSAGES FALSE
@@ -103,6 +108,7 @@ enum {
   PROP_REJECT_OBJECT_SIGMA,
   PROP_NOISE_FRAMES,
   PROP_WARMUP,
+  PROP_OUTPUT,
   PROP_OFFSET,
   PROP_GAIN,
   PROP_DESPIKE,
@@ -283,6 +289,13 @@ static void gst_sift_whiten_class_init(GstSiftWhitenClass* klass) {
       "itself, the zero level (offset), or whitened with the frames available. Applies from the "
       "next frame, keeping the history",
       GST_TYPE_SIFT_WHITEN_WARMUP, static_cast<gint>(DEFAULT_PROP_WARMUP), live);
+  properties[PROP_OUTPUT] = g_param_spec_enum(
+      "output", "Output",
+      "What the element writes, in the input's format: significance, offset + gain * residual "
+      "/ sigma with whitening's own per-pixel noise sigma (its scale on the caps: siftdetect "
+      "thresholds it in sigmas), or residual, offset + gain * residual. A change starts a new "
+      "history",
+      GST_TYPE_SIFT_WHITEN_OUTPUT, static_cast<gint>(DEFAULT_PROP_OUTPUT), restarts);
   properties[PROP_OFFSET] = g_param_spec_double(
       "offset", "Offset",
       "Output level of a zero residual, in the format's units: -1 (negative) is mid-range (128 "
@@ -292,8 +305,11 @@ static void gst_sift_whiten_class_init(GstSiftWhitenClass* klass) {
       DEFAULT_PROP_OFFSET, MAX_PROP_OFFSET, DEFAULT_PROP_OFFSET, live);
   properties[PROP_GAIN] = g_param_spec_double(
       "gain", "Gain",
-      "The output is offset + gain * residual, rounded and clamped to the format; any finite "
-      "value but 0 (refused). Applies from the next frame, keeping the history",
+      "The output is offset + gain * residual (or * residual / sigma), rounded and clamped to "
+      "the format; 0 is automatic: 1 for residual, 2^bit-depth / 64 for significance (+-32 "
+      "sigma around a mid-range offset). Applies from the next frame, keeping the history; with "
+      "output=significance a change of offset or gain renegotiates the caps and starts a new "
+      "history",
       -G_MAXDOUBLE, G_MAXDOUBLE, DEFAULT_PROP_GAIN, live);
   properties[PROP_DESPIKE] = g_param_spec_boolean(
       "despike", "Despike",
@@ -352,9 +368,7 @@ static void gst_sift_whiten_class_init(GstSiftWhitenClass* klass) {
 static void gst_sift_whiten_init(GstSiftWhiten* self) {
   new (&self->settings) GstSiftWhitenSettings();
   new (&self->report) starsift::gst::WhitenReport();
-  // WhitenParams' defaults are the DEFAULT_PROP_* above; the property only ever writes
-  // residual frames.
-  self->settings.params.output = starsift::WhitenOutput::Residual;
+  // WhitenParams' defaults are the DEFAULT_PROP_* above.
   self->settings.post_messages = DEFAULT_PROP_POST_MESSAGES;
 }
 
@@ -436,6 +450,10 @@ static void gst_sift_whiten_set_property(GObject* object, guint prop_id, const G
         gst_sift_whiten_store(self, &P::warmup,
                               gst_sift_whiten_enum<starsift::WhitenWarmup>(value));
         break;
+      case PROP_OUTPUT:
+        gst_sift_whiten_store(self, &P::output,
+                              gst_sift_whiten_enum<starsift::WhitenOutput>(value));
+        break;
       case PROP_OFFSET: {
         const double offset = g_value_get_double(value);
         gst_sift_whiten_store(self, &P::offset,
@@ -511,6 +529,9 @@ static void gst_sift_whiten_get_property(GObject* object, guint prop_id, GValue*
       break;
     case PROP_WARMUP:
       g_value_set_enum(value, static_cast<gint>(p.warmup));
+      break;
+    case PROP_OUTPUT:
+      g_value_set_enum(value, static_cast<gint>(p.output));
       break;
     case PROP_OFFSET:
       g_value_set_double(value, p.offset.value_or(DEFAULT_PROP_OFFSET));

@@ -33,10 +33,12 @@ struct Run {
   std::vector<DetectedObject> records;
 };
 
-Run run_stage(const DetectParams& p, const BackendChoice& choice, const TestImage& in) {
+Run run_stage(const DetectParams& p, const BackendChoice& choice, const TestImage& in,
+              const SignificanceScale& significance = {}) {
   auto stage = make_detect_stage(p, choice);
   const FrameShape shape{in.width, in.height, in.format,
-                         in.format == PixelFormat::Gray16 ? 16 : default_bit_depth(in.format)};
+                         in.format == PixelFormat::Gray16 ? 16 : default_bit_depth(in.format),
+                         significance};
   stage->configure(shape);
   const FrameShape os = stage->output_shape(shape);
   Run r{TestImage(os.width, os.height, os.format, 8), {}, {}};
@@ -138,6 +140,42 @@ TEST_CASE("CUDA detection on a significance image equals the CPU reference", "[d
         CHECK(run_stage(p, gpu(), in).out.same_pixels(in));
       }
     }
+  }
+}
+
+TEST_CASE("CUDA detection of whitening's integer significance (background auto) equals the CPU",
+          "[detect][cuda]") {
+  // siftwhiten output=significance on 16 bits: 32768 + 1024 snr, clamped at +-32 sigma.
+  TestImage z = significance_frame(300, 211, 5, 0.6);
+  TestImage in(300, 211, PixelFormat::Gray16);
+  for (int y = 0; y < 211; ++y) {
+    for (int x = 0; x < 300; ++x) {
+      const float v = 32768.0f + 1024.0f * z.view().row_as<float>(y)[x];
+      in.view().row_as<std::uint16_t>(y)[x] =
+          static_cast<std::uint16_t>(std::clamp(std::rint(v), 0.0f, 65535.0f));
+    }
+  }
+  const SignificanceScale scale{32768.0, 1024.0};
+  for (const DetectFilter filter : {DetectFilter::None, DetectFilter::Default}) {
+    INFO(to_string(filter));
+    DetectParams p;  // background auto
+    p.filter = filter;
+    p.threshold = 3.0;
+    p.output = DetectOutput::Labels;
+    const Run cpu = run_stage(p, kCpu, in, scale);
+    const Run cuda = run_stage(p, gpu(), in, scale);
+    CHECK(cpu.records.size() > 5);
+    compare_runs(cpu, cuda);
+    CHECK(cpu.out.same_pixels(cuda.out));
+    // The scale is what the threshold is in: twice the gain, half the significance, so fewer
+    // pixels pass (its objects may be more: blobs that touched at 3 sigma come apart).
+    const Run halved = run_stage(p, gpu(), in, {32768.0, 2048.0});
+    auto pixels = [](const Run& r) {
+      std::uint64_t n = 0;
+      for (const DetectedObject& o : r.records) n += o.npix;
+      return n;
+    };
+    CHECK(pixels(halved) < pixels(cpu));
   }
 }
 

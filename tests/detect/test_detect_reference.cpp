@@ -3,6 +3,7 @@
 // overflow, empty frames, min-area, flags, the stage's result, and the YAML entry.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -323,4 +324,53 @@ TEST_CASE("the whiten-then-detect example parses and runs", "[detect][chain]") {
   CHECK(chain_output_format(c, PixelFormat::Gray16) == PixelFormat::Gray8);
   const auto shapes = chain_shapes(c, {640, 480, PixelFormat::Gray16, 12});
   CHECK(shapes[1].format == PixelFormat::Gray32F);
+}
+
+TEST_CASE("background auto reads a significance image in an integer format through its scale",
+          "[detect][reference]") {
+  // The same significance, as GRAY32F (offset 0, gain 1) and as 12-bit samples 2048 + 64 z
+  // (whitening's output: significance), z a multiple of 1/64 so both are exact: the filter's
+  // sums differ by the factor 64, a power of two, so the masks, and every position and shape,
+  // are the same; fluxes and peaks scale by 64.
+  const int w = 80, h = 56;
+  TestImage z =
+      blob_frame(w, h, {{20.2, 14.6, 1.6, 12}, {55.0, 40.3, 2.0, 7}, {70.5, 8.4, 1.3, 9}}, 0.8, 11);
+  TestImage scaled(w, h, PixelFormat::Gray16);
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      float& v = z.view().row_as<float>(y)[x];
+      v = std::clamp(std::round(v * 64.0f) / 64.0f, -32.0f, 31.9f);
+      scaled.view().row_as<std::uint16_t>(y)[x] = static_cast<std::uint16_t>(2048.0f + 64.0f * v);
+    }
+  }
+  DetectParams p;  // background auto, the 3 x 3 filter, threshold in sigmas
+  FrameShape scaled_shape{w, h, PixelFormat::Gray16, 12};
+  scaled_shape.significance = {2048.0, 64.0};
+  const DetectBackgroundPlan plan = detect_background_plan(p, scaled_shape);
+  CHECK(plan.background == DetectBackground::None);
+  CHECK(plan.level == 2048.0f);
+  CHECK(plan.noise == 64.0f);
+  // Without a scale, auto is the mesh; snr (offset 0, gain 1) is none at 0 and 1.
+  CHECK(detect_background_plan(p, {w, h, PixelFormat::Gray16, 12}).background ==
+        DetectBackground::Mesh);
+  const FrameShape snr_shape{w, h, PixelFormat::Gray32F, 32, {0.0, 1.0}};
+  CHECK(detect_background_plan(p, snr_shape) == DetectBackgroundPlan{DetectBackground::None});
+
+  std::vector<DetectedObject> a(64), b(64);
+  TestImage out_a(w, h, PixelFormat::Gray32F), out_b(w, h, PixelFormat::Gray16);
+  DetectState float_state(p, snr_shape), scaled_state(p, scaled_shape);
+  const DetectCounts ca = float_state.process(z.cview(), out_a.view(), a, shared_thread_pool());
+  const DetectCounts cb =
+      scaled_state.process(scaled.cview(), out_b.view(), b, shared_thread_pool());
+  REQUIRE(ca.objects >= 3);
+  REQUIRE(cb.objects == ca.objects);
+  for (std::uint32_t k = 0; k < ca.objects; ++k) {
+    INFO("object " << k + 1);
+    CHECK(b[k].npix == a[k].npix);
+    CHECK(b[k].x == a[k].x);
+    CHECK(b[k].y == a[k].y);
+    CHECK(b[k].a == a[k].a);
+    CHECK(b[k].flux == Approx(64.0 * a[k].flux).epsilon(1e-6));
+    CHECK(b[k].peak == 64.0f * a[k].peak);
+  }
 }

@@ -7,8 +7,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -222,4 +224,78 @@ TEST_CASE("the science chain runs: siftskysrc ! siftwhiten ! siftdetect", "[plug
   const auto lines = read_lines(written);
   CHECK(lines.size() == 24);
   std::remove(written.c_str());
+}
+
+TEST_CASE("siftwhiten output=significance puts its scale on the caps", "[plugin][detect]") {
+  init_gstreamer();
+  struct Case {
+    const char* output;
+    const char* caps_extra;
+    double offset, gain;  // gain 0: no scale on the caps
+  };
+  for (const Case& c :
+       {Case{"significance", "", 32768.0, 1024.0},
+        Case{"significance", ",bit-depth=(int)12", 2048.0, 64.0}, Case{"residual", "", 0.0, 0.0}}) {
+    INFO(c.output << c.caps_extra);
+    GstElement* element =
+        make_element("siftwhiten", {{"backend", "cpu"}, {"output", c.output}, {"history", "2"}});
+    Harness harness(element);
+    gst_harness_set_src_caps_str(harness.get(),
+                                 (caps_string(PixelFormat::Gray16, 64, 48) + c.caps_extra).c_str());
+    REQUIRE(gst_harness_push(harness.get(),
+                             to_buffer(make_frame(PixelFormat::Gray16, 64, 48, 1))) == GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(harness.get());
+    REQUIRE(out != nullptr);
+    gst_buffer_unref(out);
+    GstCaps* caps = gst_pad_get_current_caps(harness.get()->sinkpad);
+    REQUIRE(caps != nullptr);
+    const GstStructure* s = gst_caps_get_structure(caps, 0);
+    double offset = 0.0, gain = 0.0;
+    CHECK(static_cast<bool>(gst_structure_get_double(s, "significance-gain", &gain)) ==
+          (c.gain != 0.0));
+    gst_structure_get_double(s, "significance-offset", &offset);
+    CHECK(gain == c.gain);
+    CHECK(offset == c.offset);
+    gst_caps_unref(caps);
+  }
+}
+
+TEST_CASE("siftdetect background=auto thresholds in the caps' significance scale",
+          "[plugin][detect]") {
+  init_gstreamer();
+  // A flat significance image (sd 0.1 sigma) with one blob of 1 sigma at its peak: in the
+  // scale whitening wrote (1024 levels a sigma) the 3 x 3 filter makes it ~2.7 sigma, under the
+  // threshold; read as a plain frame, the mesh measures a noise of ~100 levels and the blob is
+  // a ~27 sigma object.
+  const int w = 128, h = 96;
+  TestImage frame = make_frame(PixelFormat::Gray16, w, h, 0);
+  std::mt19937 rng(5);
+  std::normal_distribution<double> noise(0.0, 102.4);
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      const double r2 = (x - 60.3) * (x - 60.3) + (y - 40.7) * (y - 40.7);
+      const double v = 32768.0 + noise(rng) + 1024.0 * std::exp(-r2 / (2 * 2.0 * 2.0));
+      frame.view().row_as<std::uint16_t>(y)[x] = static_cast<std::uint16_t>(std::lround(v));
+    }
+  }
+  auto objects_found = [&](const std::string& caps) {
+    GstElement* element = make_element("siftdetect", {{"backend", "cpu"}});
+    Harness harness(element);
+    gst_harness_set_src_caps_str(harness.get(), caps.c_str());
+    REQUIRE(gst_harness_push(harness.get(), to_buffer(frame)) == GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(harness.get());
+    REQUIRE(out != nullptr);
+    const auto catalogue = starsift::gst::find_buffer_result(out, starsift::kCatalogueKind);
+    REQUIRE(catalogue.has_value());
+    const std::size_t n = catalogue->as<DetectedObject>().size();
+    gst_buffer_unref(out);
+    return n;
+  };
+  const std::string plain = caps_string(PixelFormat::Gray16, w, h);
+  CHECK(objects_found(plain) == 1);
+  CHECK(objects_found(plain +
+                      ",significance-offset=(double)32768,significance-gain=(double)1024") == 0);
+  // A tenth of the gain: the blob is 10 sigma.
+  CHECK(objects_found(plain +
+                      ",significance-offset=(double)32768,significance-gain=(double)102.4") == 1);
 }

@@ -95,7 +95,7 @@ GstElement* whiten_element(Properties props) {
   if (!names("backend")) gst_util_set_object_arg(G_OBJECT(element), "backend", "cpu");
   for (const auto& [key, value] :
        {std::pair{"shift", "none"}, std::pair{"fit", "current"}, std::pair{"reject", "mask"},
-        std::pair{"history-format", "float"}}) {
+        std::pair{"history-format", "float"}, std::pair{"output", "residual"}}) {
     if (!names(key)) gst_util_set_object_arg(G_OBJECT(element), key, value);
   }
   g_object_set(element, "post-messages", TRUE, nullptr);
@@ -173,6 +173,7 @@ WhitenParams classic() {
   p.fit = starsift::WhitenFit::Current;
   p.reject = starsift::WhitenReject::Mask;
   p.history_format = starsift::WhitenHistoryFormat::Float;
+  p.output = starsift::WhitenOutput::Residual;
   return p;
 }
 
@@ -273,7 +274,7 @@ TEST_CASE("siftwhiten documents every property with its range and default", "[pl
                     WhitenParams::kDefaultRejectObjectSigma},
         DoubleRange{"noise-frames", 0.0, G_MAXDOUBLE, WhitenParams::kAutoNoiseFrames},
         DoubleRange{"offset", -1.0, 65535.0, -1.0},
-        DoubleRange{"gain", -G_MAXDOUBLE, G_MAXDOUBLE, WhitenParams::kDefaultGain}}) {
+        DoubleRange{"gain", -G_MAXDOUBLE, G_MAXDOUBLE, WhitenParams::kAutoGain}}) {
     INFO("property " << p.name);
     auto* spec = G_PARAM_SPEC_DOUBLE(g_object_class_find_property(klass, p.name));
     REQUIRE(spec != nullptr);
@@ -297,7 +298,10 @@ TEST_CASE("siftwhiten documents every property with its range and default", "[pl
                   {"passthrough", "zeros", "partial"}},
         EnumNicks{"history-format",
                   static_cast<int>(WhitenParams::kDefaultHistoryFormat),
-                  {"float", "half"}}}) {
+                  {"float", "half"}},
+        EnumNicks{"output",
+                  static_cast<int>(WhitenParams::kDefaultOutput),
+                  {"significance", "residual"}}}) {
     INFO("property " << p.name);
     auto* spec = G_PARAM_SPEC_ENUM(g_object_class_find_property(klass, p.name));
     REQUIRE(spec != nullptr);
@@ -330,8 +334,6 @@ TEST_CASE("siftwhiten documents every property with its range and default", "[pl
   GParamSpec* stats = g_object_class_find_property(klass, "stats");
   REQUIRE(stats != nullptr);
   CHECK((stats->flags & G_PARAM_WRITABLE) == 0);
-  // The element writes residual frames only: no float output to choose.
-  CHECK(g_object_class_find_property(klass, "output") == nullptr);
   gst_object_unref(element);
 }
 
@@ -424,8 +426,7 @@ TEST_CASE("siftwhiten refuses invalid values and keeps the previous one", "[plug
     double kept;
   };
   for (const Refused& r :
-       {Refused{"gain", 0.0, WhitenParams::kDefaultGain},
-        Refused{"shift-max", 0.0, WhitenParams::kDefaultShiftMax},
+       {Refused{"shift-max", 0.0, WhitenParams::kDefaultShiftMax},
         Refused{"reject-sigma", 0.0, WhitenParams::kDefaultRejectSigma},
         Refused{"reject-object-sigma", 0.0, WhitenParams::kDefaultRejectObjectSigma},
         Refused{"noise-frames", 0.5, WhitenParams::kAutoNoiseFrames},
@@ -514,6 +515,23 @@ TEST_CASE("siftwhiten whitens a static noisy star field to sigma * sqrt(1 + sum-
   CHECK(in_sd > 5.0 * kSigma);
 }
 
+TEST_CASE("siftwhiten's default output is whitening's significance in sigmas of 1024 levels",
+          "[plugin][whiten]") {
+  // The field of the test above, every property at its default but the modes whiten_element()
+  // pins: once sigma has settled (noise-frames 20), the output read through the scale is white
+  // noise of unit sigma.
+  const Scene scene = make_scene(96, 96, PixelFormat::Gray16, 1000.0, 200.0, 5000.0, 3);
+  const std::vector<TestImage> frames = noisy_frames(scene, 20.0, 60, 4);
+  const ElementRun run = run_element({{"history", "10"}, {"output", "significance"}}, 1, frames);
+  REQUIRE(run.frames.size() == frames.size());
+  for (int i = 40; i < 60; ++i) {
+    const auto [mean, sd] = residual_moments(run.frames[static_cast<std::size_t>(i)], 32768.0);
+    INFO("frame " << i << " mean " << mean / 1024.0 << " sd " << sd / 1024.0 << " sigma");
+    CHECK(std::abs(mean) < 0.05 * 1024.0);
+    CHECK(sd == Approx(1024.0).epsilon(0.1));
+  }
+}
+
 TEST_CASE("siftwhiten equals the CPU WhitenStage run directly, frames and stats",
           "[plugin][whiten]") {
   SECTION("GRAY16_LE, the classic modes but the history") {
@@ -532,7 +550,8 @@ TEST_CASE("siftwhiten equals the CPU WhitenStage run directly, frames and stats"
                                         {"shift", "resample"},
                                         {"fit", "current"},
                                         {"reject", "objects"},
-                                        {"history-format", "half"}},
+                                        {"history-format", "half"},
+                                        {"output", "significance"}},
                                        1, frames);
     check_same_as_stage(run, run_stage(params, frames));
   }

@@ -50,9 +50,9 @@ TEST_CASE("whiten defaults are valid and as documented", "[whiten][params]") {
   CHECK(p.reject_object_sigma == 4.0);
   CHECK(p.effective_noise_frames() == 40.0);
   CHECK(p.warmup == WhitenWarmup::Partial);
-  CHECK(p.output == WhitenOutput::Residual);
+  CHECK(p.output == WhitenOutput::Significance);
   CHECK(!p.offset);
-  CHECK(p.gain == 1.0);
+  CHECK(p.gain == WhitenParams::kAutoGain);
   CHECK(p.despike);
 }
 
@@ -70,11 +70,31 @@ TEST_CASE("whiten offset, window and output shape follow the frame", "[whiten][p
   CHECK(p.effective_shift_window({64, 64, PixelFormat::Gray16, 16}) == 64);
 
   const FrameShape in{64, 48, PixelFormat::Gray16, 12};
+  p.offset.reset();
+  // Significance: the input's format, its scale on the shape: +-32 sigma around mid-range.
+  FrameShape significance = in;
+  significance.significance = {2048.0, 64.0};
+  CHECK(whiten_output_shape(p, in) == significance);
+  CHECK(p.effective_gain(in) == 64.0);
+  CHECK(p.effective_gain({8, 8, PixelFormat::Gray8, 8}) == 4.0);
+  CHECK(p.effective_gain({8, 8, PixelFormat::Gray16, 16}) == 1024.0);
+  CHECK(p.effective_gain({8, 8, PixelFormat::Gray32F, 32}) == 1.0);
+  p.gain = -3.0;
+  CHECK(p.effective_gain(in) == -3.0);
+  p.gain = WhitenParams::kAutoGain;
+  p.output = WhitenOutput::Residual;
   CHECK(whiten_output_shape(p, in) == in);
-  for (WhitenOutput o : {WhitenOutput::Float, WhitenOutput::Snr, WhitenOutput::Sigma}) {
+  CHECK(p.effective_gain(in) == 1.0);
+  // A scale the input carried is not passed on by a residual.
+  FrameShape scaled_in = in;
+  scaled_in.significance = {10.0, 2.0};
+  CHECK(whiten_output_shape(p, scaled_in) == in);
+  for (WhitenOutput o : {WhitenOutput::Float, WhitenOutput::Sigma}) {
     p.output = o;
     CHECK(whiten_output_shape(p, in) == FrameShape{64, 48, PixelFormat::Gray32F, 32});
   }
+  p.output = WhitenOutput::Snr;
+  CHECK(whiten_output_shape(p, in) == FrameShape{64, 48, PixelFormat::Gray32F, 32, {0.0, 1.0}});
   CHECK(whiten_saturation({8, 8, PixelFormat::Gray8, 8}) == 255.0f);
   CHECK(whiten_saturation({8, 8, PixelFormat::Gray16, 12}) == 4095.0f);
   CHECK(std::isinf(whiten_saturation({8, 8, PixelFormat::Gray32F, 32})));
@@ -91,14 +111,16 @@ TEST_CASE("whiten choices parse and print by name", "[whiten][params]") {
   CHECK(parse_whiten_output("snr") == WhitenOutput::Snr);
   CHECK(to_string(WhitenWarmup::Passthrough) == "passthrough");
   CHECK(to_string(WhitenOutput::Sigma) == "sigma");
-  CHECK(whiten_output_names() == "residual, float, snr, sigma");
+  CHECK(parse_whiten_output("significance") == WhitenOutput::Significance);
+  CHECK(whiten_output_names() == "residual, significance, float, snr, sigma");
   CHECK(whiten_warmup_names() == "passthrough, zeros, partial");
   REQUIRE_THROWS_WITH(parse_whiten_shift("align"),
                       Contains("unknown whiten shift 'align'") && Contains("none, resample"));
   REQUIRE_THROWS_WITH(parse_whiten_fit("future"), Contains("current, past"));
   REQUIRE_THROWS_WITH(parse_whiten_reject("clip"), Contains("none, mask, objects"));
   REQUIRE_THROWS_WITH(parse_whiten_warmup("wait"), Contains("passthrough, zeros, partial"));
-  REQUIRE_THROWS_WITH(parse_whiten_output("png"), Contains("residual, float, snr, sigma"));
+  REQUIRE_THROWS_WITH(parse_whiten_output("png"),
+                      Contains("residual, significance, float, snr, sigma"));
   CHECK(parse_whiten_history_format("half") == WhitenHistoryFormat::Half);
   CHECK(to_string(WhitenHistoryFormat::Float) == "float");
   REQUIRE_THROWS_WITH(
@@ -134,8 +156,8 @@ TEST_CASE("every bad whiten parameter names its key and the allowed range", "[wh
   require_refused([](WhitenParams& p) { p.noise_frames = 0.5; }, "noise-frames", "0.5",
                   "0 (twice the history) or a finite number >= 1 (frames)");
   require_refused([](WhitenParams& p) { p.offset = kNan; }, "offset", "nan", "a finite number");
-  require_refused([](WhitenParams& p) { p.gain = 0.0; }, "gain", "0",
-                  "a finite number other than 0");
+  require_refused([](WhitenParams& p) { p.gain = kNan; }, "gain", "nan",
+                  "a finite number (0: automatic");
 
   WhitenParams edge;
   edge.history = 64;

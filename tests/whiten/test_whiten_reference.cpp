@@ -10,6 +10,7 @@
 #include "pipeline/error.hpp"
 #include "pipeline/sky/sky_generator.hpp"
 #include "pipeline/whiten/despike.hpp"
+#include "pipeline/whiten/pixel_rules.hpp"
 #include "whiten/whiten_sequence.hpp"
 
 using namespace starsift;
@@ -95,6 +96,43 @@ TEST_CASE("sigma converges to the residual noise and snr is residual over sigma"
   CHECK(moments(sigma.out[0]).std == 0.0);
   CHECK(moments(sigma.out[1]).mean == 0.0);
   CHECK(moments(sigma.out[2]).mean > 0.0);
+}
+
+TEST_CASE("output: significance is offset + gain * snr in the input's format", "[whiten][cpu]") {
+  // 12-bit frames: the automatic scale is 2^12 / 64 = 64 levels per sigma around 2048.
+  const SkySequence sky = still_sky(64, PixelFormat::Gray16, 12);
+  const auto frame = [&](int t) { return sky.frame(t); };
+  const WhitenRun snr = run_whiten(params_with(WhitenOutput::Snr), sky.shape(), 50, frame);
+  WhitenParams p = params_with(WhitenOutput::Significance);
+  const WhitenRun significance = run_whiten(p, sky.shape(), 50, frame);
+  const FrameShape out = whiten_output_shape(p, sky.shape());
+  REQUIRE(out.format == PixelFormat::Gray16);
+  REQUIRE(out.significance == SignificanceScale{2048.0, 64.0});
+  int clamped = 0;
+  for (int t : {0, 1, 5, 30, 49}) {
+    for (int y = 0; y < 64; ++y)
+      for (int x = 0; x < 64; ++x) {
+        const float z = snr.out[t].at(x, y);
+        const float expected = integer_output(z, 2048.0f, 64.0f, 4095.0f);
+        INFO("frame " << t << " (" << x << ", " << y << ") snr " << z);
+        REQUIRE(significance.out[t].at(x, y) == expected);
+        clamped += expected == 0.0f || expected == 4095.0f;
+      }
+  }
+  // Read back through the scale, the steady state is white noise of unit sigma.
+  double sum = 0.0, sum2 = 0.0;
+  for (int y = 0; y < 64; ++y)
+    for (int x = 0; x < 64; ++x) {
+      const double z = (significance.out[49].at(x, y) - 2048.0) / 64.0;
+      sum += z;
+      sum2 += z * z;
+    }
+  const double mean = sum / 4096.0;
+  CHECK(std::abs(mean) < 0.1);
+  CHECK(std::sqrt(sum2 / 4096.0 - mean * mean) == Approx(1.0).epsilon(0.1));
+  // Warm-up: without a fit the significance is 0, at the offset; beyond +-32 sigma clamped.
+  CHECK(significance.out[0].at(10, 10) == 2048.0f);
+  CHECK(clamped < 64 * 64);
 }
 
 TEST_CASE("shift: resample measures known shifts of both signs to 0.05 px", "[whiten][cpu]") {

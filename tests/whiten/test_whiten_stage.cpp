@@ -157,13 +157,13 @@ TEST_CASE("every bad whiten key or value is refused at its place", "[whiten][cha
   require_refused("- whiten: {warmup: wait}", "wait", "stage 1 (whiten): warmup",
                   "unknown whiten warmup 'wait'", "passthrough, zeros, partial");
   require_refused("- whiten: {output: [snr]}", "[snr]", "stage 1 (whiten): output",
-                  "expected a name, got a sequence", "residual, float, snr, sigma");
+                  "expected a name, got a sequence", "residual, significance, float, snr, sigma");
   require_refused("- whiten: {output: png}", "png", "stage 1 (whiten): output",
-                  "unknown whiten output 'png'", "residual, float, snr, sigma");
+                  "unknown whiten output 'png'", "residual, significance, float, snr, sigma");
   require_refused("- whiten: {offset: .nan}", ".nan", "stage 1 (whiten): offset",
                   ".nan is not allowed", "a finite number");
-  require_refused("- whiten: {gain: 0}", "0", "stage 1 (whiten): gain", "0 is not allowed",
-                  "a finite number other than 0");
+  require_refused("- whiten: {gain: .inf}", ".inf", "stage 1 (whiten): gain", ".inf is not allowed",
+                  "a finite number (0: automatic");
   require_refused("- whiten: {gain: 1, gain: 2}", "gain: 2", "stage 1 (whiten): gain",
                   "given twice", "each key once");
   require_refused("- whiten: {despike: yes}", "yes", "stage 1 (whiten): despike",

@@ -26,6 +26,7 @@ inline WhitenParams classic_params() {
   p.fit = WhitenFit::Current;
   p.reject = WhitenReject::Mask;
   p.history_format = WhitenHistoryFormat::Float;
+  p.output = WhitenOutput::Residual;
   return p;
 }
 

@@ -12,17 +12,17 @@ namespace starsift::quality {
 namespace {
 
 // What `siftwhiten` does with no property set, on the harness's history (20, the default),
-// but the output the chain pairs with detection.
+// or the residual the former pairing read.
 WhitenParams shipped_whiten(const QualityConfig& config, ChainKind kind) {
   WhitenParams p;
   p.history = config.history;
-  if (kind == ChainKind::Significance) p.output = WhitenOutput::Snr;
+  if (kind == ChainKind::ResidualMesh) p.output = WhitenOutput::Residual;
   return p;
 }
 
 DetectParams shipped_detect(ChainKind kind) {
   DetectParams p;
-  if (kind == ChainKind::Significance) p.background = DetectBackground::None;
+  if (kind == ChainKind::ResidualMesh) p.background = DetectBackground::Mesh;
   return p;
 }
 
@@ -33,8 +33,8 @@ ShippedChain::ShippedChain(const QualityConfig& config, ChainKind kind, const Fr
       whiten_(make_whiten_stage(shipped_whiten(config, kind), config.backend)),
       detect_(make_detect_stage(shipped_detect(kind), config.backend)) {
   whiten_->configure(shape);
-  // What siftdetect receives after siftwhiten: output: residual writes offset + residual into
-  // the input's format (GRAY16 here), output: snr GRAY32F.
+  // What siftdetect receives after siftwhiten: the input's format (GRAY16 here), with the
+  // significance scale the caps carry for output: significance.
   const FrameShape whitened = whiten_->output_shape(shape);
   detect_->configure(whitened);
   const auto row_bytes =

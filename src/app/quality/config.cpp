@@ -28,8 +28,8 @@ std::string_view chain_name(ChainKind kind) noexcept {
   switch (kind) {
     case ChainKind::Defaults:
       return "defaults";
-    case ChainKind::Significance:
-      return "snr";
+    case ChainKind::ResidualMesh:
+      return "residual-mesh";
   }
   return "?";
 }

@@ -15,17 +15,16 @@ namespace starsift::quality {
 
 // The shipped whiten -> detect chains the harness runs (chain_run.hpp).
 enum class ChainKind {
-  // `siftwhiten ! siftdetect` with no property set: whitening writes its residual into the
-  // input's format (output: residual), detection estimates background and noise in tiles
-  // (background: mesh).
+  // `siftwhiten ! siftdetect` with no property set: whitening writes its significance (residual
+  // over its own sigma_{t-1}) into the input's format (output: significance), detection reads it
+  // through the scale the caps carry (background: auto).
   Defaults,
-  // config/examples/whiten-detect.yaml's pairing on the defaults otherwise: whitening writes
-  // residual / sigma_{t-1} (output: snr), detection takes it as significance (background:
-  // none).
-  Significance,
+  // The pairing that shipped before: whitening writes its residual into the input's format
+  // (output: residual), detection estimates background and noise in tiles (background: mesh).
+  ResidualMesh,
 };
-inline constexpr ChainKind kAllChains[] = {ChainKind::Defaults, ChainKind::Significance};
-// defaults, snr.
+inline constexpr ChainKind kAllChains[] = {ChainKind::Defaults, ChainKind::ResidualMesh};
+// defaults, residual-mesh.
 std::string_view chain_name(ChainKind kind) noexcept;
 
 // A pointing regime: every cell of the grid is run once per scene.

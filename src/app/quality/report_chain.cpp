@@ -131,10 +131,13 @@ void write_chain_markdown(const QualityReport& r, std::ostream& out) {
   const QualityConfig& c = r.config;
   const TrackerParams tracker;
   out << "## The shipped chain: whiten, detect, track\n\n"
-      << "`siftwhiten ! siftdetect` with no property set but the threshold (whitening's "
-         "defaults, output: residual; detection's: mesh background of "
-      << DetectParams::kDefaultMesh << " px, the 3 x 3 filter, min-area "
-      << DetectParams::kDefaultMinArea << "), on the " << to_string(c.backend.backend)
+      << "`siftwhiten ! siftdetect` with no property set but the threshold (chain `defaults`: "
+         "whitening writes its significance, detection thresholds it through the scale on the "
+         "caps; the 3 x 3 filter, min-area "
+      << DetectParams::kDefaultMinArea
+      << "), and chain `residual-mesh`, the former pairing (output: residual, detection's mesh "
+         "background of "
+      << DetectParams::kDefaultMesh << " px), on the " << to_string(c.backend.backend)
       << " backend, run at each threshold from " << fmt("%g", c.chain_thresholds.front()) << " to "
       << fmt("%g", c.chain_thresholds.back()) << " sigma; each threshold's catalogues "
       << "linked by the tracker's defaults (gate " << fmt("%g", tracker.gate) << " px, confirm "
@@ -149,8 +152,9 @@ void write_chain_markdown(const QualityReport& r, std::ostream& out) {
       << " false detections per Mpix-frame; held out: each cell is scored at the threshold "
          "chosen on the other cells. Off stars: the same rule counting only the false "
          "detections at hot pixels, near movers or on clear sky, the noise a threshold "
-         "controls (star residuals stay above every threshold run when detection measures "
-         "the noise in tiles). False tracks: confirmed tracks whose detections are mostly "
+         "controls (with residual-mesh, star residuals stay above every threshold run: "
+         "detection measures the noise in tiles). False tracks: confirmed tracks whose detections "
+         "are mostly "
          "false, per hour at "
       << fmt("%g", c.track_fps) << " frames/s of " << c.size << "² frames; still: slower than "
       << fmt("%g", TrackScorer::kStillSpeed)

@@ -161,7 +161,8 @@ struct Frame {
   std::uint32_t* labels;
   std::size_t label_pitch;  // elements
   MeshAxis ax, ay;
-  bool has_background;
+  bool has_background;  // a mesh or global background; else `level` and `noise` everywhere
+  float level, noise;   // background: none (detect_background_plan())
   const int* col_tile;
   const float* col_weight;
   const int* row_tile;
@@ -182,12 +183,12 @@ __device__ __forceinline__ float value_at(const Frame& f, int x, int y) {
 }
 // The blended background and noise of a pixel, as DetectState::estimate_background().
 __device__ __forceinline__ float background_at(const Frame& f, int x, int y) {
-  if (!f.has_background) return 0.0f;
+  if (!f.has_background) return f.level;
   return mesh_blend(f.ax, f.ay, f.col_tile[x], f.col_weight[x], f.row_tile[y], f.row_weight[y],
                     [&](int k) { return f.tile_mean[k]; });
 }
 __device__ __forceinline__ float sigma_at(const Frame& f, int x, int y) {
-  if (!f.has_background) return 1.0f;
+  if (!f.has_background) return f.noise;
   const float s = mesh_blend(f.ax, f.ay, f.col_tile[x], f.col_weight[x], f.row_tile[y],
                              f.row_weight[y], [&](int k) { return f.tile_sigma[k]; });
   const float floor = sigma_floor(f);
@@ -475,7 +476,7 @@ __global__ void __launch_bounds__(kMaskW* kMaskThreadsY)
     float v = 0.0f;
     if (x >= 0 && y >= 0 && x < f.width && y < f.height) {
       v = value_at(f, x, y);
-      if (f.has_background) v = v - blend_y(mean_x, lx, y);
+      v = v - (f.has_background ? blend_y(mean_x, lx, y) : f.level);
     }
     tile[k] = v;
   }
@@ -508,7 +509,7 @@ __global__ void __launch_bounds__(kMaskW* kMaskThreadsY)
         }
       }
     }
-    float sigma = 1.0f;
+    float sigma = f.noise;
     if (f.has_background) {
       const float s = blend_y(sigma_x, threadIdx.x + r, y);
       sigma = s > floor ? s : floor;
@@ -995,7 +996,7 @@ void DetectBuffers::allocate(const DetectParams& params, const FrameShape& shape
                              const std::vector<float>& taps, int radius, double norm) {
   shape_ = shape;
   max_objects_ = params.max_objects;
-  const bool mesh = params.background == DetectBackground::Mesh;
+  const bool mesh = detect_background_plan(params, shape).background == DetectBackground::Mesh;
   const MeshAxis ax = mesh_axis(shape.width, mesh ? params.mesh : shape.width);
   const MeshAxis ay = mesh_axis(shape.height, mesh ? params.mesh : shape.height);
   tiles_x_ = ax.count;
@@ -1067,7 +1068,8 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
   }
   const int tiles = b.tiles_x_ * b.tiles_y_;
   const Small s = carve(b.small_.data(), tiles, b.splits_, w, h);
-  const bool mesh = p.background == DetectBackground::Mesh;
+  const DetectBackgroundPlan plan = detect_background_plan(p, b.shape_);
+  const bool mesh = plan.background == DetectBackground::Mesh;
   Frame f;
   f.width = w;
   f.height = h;
@@ -1078,7 +1080,9 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
   f.label_pitch = b.labels_.pitch() / sizeof(std::uint32_t);
   f.ax = mesh_axis(w, mesh ? p.mesh : w);
   f.ay = mesh_axis(h, mesh ? p.mesh : h);
-  f.has_background = p.background != DetectBackground::None;
+  f.has_background = plan.background != DetectBackground::None;
+  f.level = plan.level;
+  f.noise = plan.noise;
   f.col_tile = s.col_tile;
   f.col_weight = s.col_weight;
   f.row_tile = s.row_tile;

@@ -248,6 +248,15 @@ __device__ __forceinline__ bool camera_pixel(const WhitenDeviceState& s,
               ? integer_output(zeros ? 0.0f : rho, plan.offset, plan.gain, plan.saturation)
               : plan.offset + plan.gain * (zeros ? 0.0f : rho);
       break;
+    case WhitenOutput::Significance: {
+      // Warming up without a fit (zeros, passthrough): significance 0.
+      const float snr =
+          passthrough || zeros ? 0.0f : pixel_snr(rho, pixel_sigma(var_before, plan.noise));
+      v = out.format != PixelFormat::Gray32F
+              ? integer_output(snr, plan.offset, plan.gain, plan.saturation)
+              : plan.offset + plan.gain * snr;
+      break;
+    }
     case WhitenOutput::Float:
       // The input as it came, despiked samples included.
       v = passthrough ? read_pixel(in.data, in.stride, x, y, in.format) : (zeros ? 0.0f : rho);

@@ -58,7 +58,10 @@ StageParams read_whiten(const YamlParams& yaml) {
     params.offset = offset->to_number("a finite number");
     offset->validate_as(&P::offset, params.offset);
   }
-  yaml.read_number("gain", &P::gain, "a finite number other than 0", params);
+  yaml.read_number("gain", &P::gain,
+                   "a finite number (0: automatic, 1 for residual, 2^bit-depth / 64 for "
+                   "significance)",
+                   params);
   if (const auto despike = yaml.find("despike")) params.despike = despike->to_bool();
   yaml.read_choice("history-format", &P::history_format, parse_whiten_history_format,
                    whiten_history_format_names(), params);

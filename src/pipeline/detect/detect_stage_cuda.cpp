@@ -113,8 +113,9 @@ class DetectStageCuda final : public DetectStage {
     // The taps are read by frames queued before: they finish first (a parameter change, not
     // the per-frame path).
     cudaEventSynchronize(done_->get());
-    if (params.background != params_.background || params.mesh != params_.mesh ||
-        params.connectivity != params_.connectivity) {
+    const FrameShape& shape = buffers_.shape();
+    if (detect_background_plan(params, shape) != detect_background_plan(params_, shape) ||
+        params.mesh != params_.mesh || params.connectivity != params_.connectivity) {
       buffers_.allocate(params, buffers_.shape(), k.taps, k.radius, k.norm);
     } else {
       buffers_.set_filter(k.taps, k.radius, k.norm);

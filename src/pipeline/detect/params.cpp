@@ -12,7 +12,8 @@ namespace {
 
 constexpr Named<DetectBackground> kBackgroundNames[] = {{"mesh", DetectBackground::Mesh},
                                                         {"global", DetectBackground::Global},
-                                                        {"none", DetectBackground::None}};
+                                                        {"none", DetectBackground::None},
+                                                        {"auto", DetectBackground::Auto}};
 constexpr Named<DetectFilter> kFilterNames[] = {{"none", DetectFilter::None},
                                                 {"default", DetectFilter::Default},
                                                 {"gaussian", DetectFilter::Gaussian}};
@@ -56,6 +57,20 @@ void DetectParams::validate_for(const FrameShape& shape) const {
 bool detect_supports(PixelFormat format) noexcept {
   return format == PixelFormat::Gray8 || format == PixelFormat::Gray16 ||
          format == PixelFormat::Gray32F;
+}
+
+DetectBackgroundPlan detect_background_plan(const DetectParams& params,
+                                            const FrameShape& shape) noexcept {
+  DetectBackground background = params.background;
+  if (background == DetectBackground::Auto) {
+    background = shape.significance.present() ? DetectBackground::None : DetectBackground::Mesh;
+  }
+  DetectBackgroundPlan plan{background};
+  if (background == DetectBackground::None && shape.significance.present()) {
+    plan.level = static_cast<float>(shape.significance.offset);
+    plan.noise = static_cast<float>(shape.significance.gain);
+  }
+  return plan;
 }
 
 FrameShape detect_output_shape(const DetectParams& params, const FrameShape& in) noexcept {

@@ -16,8 +16,19 @@ enum class DetectBackground {
   Mesh,    // tiles of `mesh` px: sigma-clipped mean and sigma each, interpolated bilinearly
            // between tile centres (Source Extractor's method, without its median filter)
   Global,  // one sigma-clipped mean and sigma for the frame
-  None,    // the input is already a significance image: background 0, sigma 1 (whitening's
-           // output: snr)
+  None,    // the input is already a significance image: its SignificanceScale's offset and
+           // gain when the frame has one, else background 0, sigma 1
+  Auto,    // none for a frame with a SignificanceScale (whitening's output: significance or
+           // snr, so the threshold is in whitening's own per-pixel sigma), mesh otherwise
+};
+
+// What a stage does for frames of one shape: `background` resolved (never auto), and for
+// none the constant level and noise.
+struct DetectBackgroundPlan {
+  DetectBackground background = DetectBackground::Mesh;
+  float level = 0.0f;  // background: none
+  float noise = 1.0f;  // background: none
+  bool operator==(const DetectBackgroundPlan&) const = default;
 };
 
 // What the pixels are compared with before thresholding.
@@ -40,7 +51,7 @@ enum class DetectOutput {
 };
 
 struct DetectParams {
-  static constexpr DetectBackground kDefaultBackground = DetectBackground::Mesh;
+  static constexpr DetectBackground kDefaultBackground = DetectBackground::Auto;
   static constexpr int kDefaultMesh = 64;
   static constexpr int kMinMesh = 8;
   static constexpr int kMaxMesh = 4096;
@@ -82,6 +93,10 @@ struct DetectParams {
 
 // GRAY8, GRAY16_LE (any bit depth) and GRAY32F.
 bool detect_supports(PixelFormat format) noexcept;
+
+// The background for frames of `shape` (DetectBackground::Auto and None resolved).
+DetectBackgroundPlan detect_background_plan(const DetectParams& params,
+                                            const FrameShape& shape) noexcept;
 
 // The frames the stage writes for input frames of `in`.
 FrameShape detect_output_shape(const DetectParams& params, const FrameShape& in) noexcept;

@@ -124,12 +124,13 @@ void DetectState::load(ConstImageView in, ThreadPool& pool) {
 
 void DetectState::estimate_background(ThreadPool& pool) {
   const int w = shape_.width, h = shape_.height;
-  if (params_.background == DetectBackground::None) {
-    background_.fill(0.0f);
-    sigma_.fill(1.0f);
+  const DetectBackgroundPlan plan = detect_background_plan(params_, shape_);
+  if (plan.background == DetectBackground::None) {
+    background_.fill(plan.level);
+    sigma_.fill(plan.noise);
     return;
   }
-  const bool mesh = params_.background == DetectBackground::Mesh;
+  const bool mesh = plan.background == DetectBackground::Mesh;
   const MeshAxis tx = mesh_axis(w, mesh ? params_.mesh : w);
   const MeshAxis ty = mesh_axis(h, mesh ? params_.mesh : h);
   grid_.resize(static_cast<std::size_t>(tx.count) * ty.count);

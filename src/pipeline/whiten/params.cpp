@@ -26,6 +26,7 @@ constexpr Named<WhitenWarmup> kWarmupNames[] = {{"passthrough", WhitenWarmup::Pa
 constexpr Named<WhitenHistoryFormat> kHistoryFormatNames[] = {{"float", WhitenHistoryFormat::Float},
                                                               {"half", WhitenHistoryFormat::Half}};
 constexpr Named<WhitenOutput> kOutputNames[] = {{"residual", WhitenOutput::Residual},
+                                                {"significance", WhitenOutput::Significance},
                                                 {"float", WhitenOutput::Float},
                                                 {"snr", WhitenOutput::Snr},
                                                 {"sigma", WhitenOutput::Sigma}};
@@ -129,8 +130,10 @@ void WhitenParams::validate() const {
   if (offset && !std::isfinite(*offset)) {
     kChecks.refuse("offset", number_text(*offset), "a finite number");
   }
-  if (!std::isfinite(gain) || gain == 0.0) {
-    kChecks.refuse("gain", number_text(gain), "a finite number other than 0");
+  if (!std::isfinite(gain)) {
+    kChecks.refuse("gain", number_text(gain),
+                   "a finite number (0: automatic, 1 for residual, 2^bit-depth / 64 for "
+                   "significance)");
   }
 }
 
@@ -141,7 +144,8 @@ void WhitenParams::validate_for(const FrameShape& shape) const {
     throw Error("whiten cannot process " + std::string(to_string(shape.format)) + " frames",
                 "GRAY8, GRAY16_LE, GRAY32F");
   }
-  if (offset && shape.format != PixelFormat::Gray32F && output == WhitenOutput::Residual) {
+  if (offset && shape.format != PixelFormat::Gray32F &&
+      (output == WhitenOutput::Residual || output == WhitenOutput::Significance)) {
     const int max = integer_max(shape);
     if (*offset < 0.0 || *offset > max) {
       throw Error("whiten offset " + number_text(*offset) + " does not fit " +
@@ -183,6 +187,12 @@ double WhitenParams::effective_offset(const FrameShape& shape) const noexcept {
   return static_cast<double>(1 << (shape.bit_depth - 1));
 }
 
+double WhitenParams::effective_gain(const FrameShape& shape) const noexcept {
+  if (gain != kAutoGain) return gain;
+  if (output != WhitenOutput::Significance || shape.format == PixelFormat::Gray32F) return 1.0;
+  return static_cast<double>(1 << shape.bit_depth) / kSignificanceRangeSigmas;
+}
+
 int WhitenParams::effective_shift_window(const FrameShape& shape) const noexcept {
   int window = shift_window;
   while (window > shape.width || window > shape.height) window /= 2;
@@ -203,8 +213,23 @@ bool whiten_supports(PixelFormat format) noexcept {
 }
 
 FrameShape whiten_output_shape(const WhitenParams& params, const FrameShape& in) noexcept {
-  if (params.output == WhitenOutput::Residual) return in;
-  return {in.width, in.height, PixelFormat::Gray32F, 32};
+  FrameShape out = in;
+  out.significance = {};
+  switch (params.output) {
+    case WhitenOutput::Residual:
+      break;
+    case WhitenOutput::Significance:
+      out.significance = {params.effective_offset(in), params.effective_gain(in)};
+      break;
+    case WhitenOutput::Snr:
+      out = {in.width, in.height, PixelFormat::Gray32F, 32, {0.0, 1.0}};
+      break;
+    case WhitenOutput::Float:
+    case WhitenOutput::Sigma:
+      out = {in.width, in.height, PixelFormat::Gray32F, 32};
+      break;
+  }
+  return out;
 }
 
 float whiten_saturation(const FrameShape& shape) noexcept {

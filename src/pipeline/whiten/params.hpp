@@ -51,9 +51,13 @@ enum class WhitenWarmup {
 // What the stage writes.
 enum class WhitenOutput {
   Residual,  // offset + gain * residual, in the input's format (rounded and clamped)
-  Float,     // the residual as GRAY32F
-  Snr,       // residual / sigma as GRAY32F
-  Sigma,     // the per-pixel noise sigma as GRAY32F
+  // offset + gain * residual / sigma, in the input's format (rounded and clamped): whitening's
+  // significance, which detection reads in sigmas through the frame's SignificanceScale
+  // (a GStreamer buffer has no float grey format to carry snr between elements).
+  Significance,
+  Float,  // the residual as GRAY32F
+  Snr,    // residual / sigma as GRAY32F
+  Sigma,  // the per-pixel noise sigma as GRAY32F
 };
 
 struct WhitenParams {
@@ -83,8 +87,15 @@ struct WhitenParams {
   static constexpr double kDefaultRejectObjectSigma = 4.0;
   static constexpr double kAutoNoiseFrames = 0.0;  // noise-frames 0: 2 * history
   static constexpr WhitenWarmup kDefaultWarmup = WhitenWarmup::Partial;
-  static constexpr WhitenOutput kDefaultOutput = WhitenOutput::Residual;
-  static constexpr double kDefaultGain = 1.0;
+  // Chosen by measurement (docs/quality.md, "The shipped chain"): detection thresholding
+  // whitening's own per-pixel sigma makes a fifth of the false detections that a mesh over the
+  // residual makes, at the same completeness.
+  static constexpr WhitenOutput kDefaultOutput = WhitenOutput::Significance;
+  // gain 0: automatic (effective_gain()).
+  static constexpr double kAutoGain = 0.0;
+  // output: significance writes this many steps per sigma in 2^bit_depth levels: +-32 sigma
+  // around a mid-range offset, 1/1024 sigma a step in 16 bits, 1/4 in 8.
+  static constexpr int kSignificanceRangeSigmas = 64;
   static constexpr bool kDefaultDespike = true;
   static constexpr WhitenHistoryFormat kDefaultHistoryFormat = WhitenHistoryFormat::Half;
 
@@ -103,10 +114,12 @@ struct WhitenParams {
   double noise_frames = kAutoNoiseFrames;  // time constant of sigma's average, frames
   WhitenWarmup warmup = kDefaultWarmup;
   WhitenOutput output = kDefaultOutput;
-  // The output level of a zero residual for output: residual, in the format's units. Unset:
-  // mid-range for integer formats (2^(bit_depth-1)), 0 for GRAY32F.
+  // The output level of a zero residual for output: residual and significance, in the
+  // format's units. Unset: mid-range for integer formats (2^(bit_depth-1)), 0 for GRAY32F.
   std::optional<double> offset;
-  double gain = kDefaultGain;  // output: residual writes offset + gain * residual
+  // output: residual writes offset + gain * residual, significance offset + gain * snr.
+  // 0: automatic, 1 for residual, 2^bit_depth / 64 for significance (1 for GRAY32F).
+  double gain = kAutoGain;
   // An input sample that sticks out of its 3 x 3 neighbourhood (despike_sample(), despike.hpp:
   // a hot or dead pixel, single or paired) takes its neighbours' level before anything reads
   // it, and is no measurement (no residual, no noise update).
@@ -126,6 +139,8 @@ struct WhitenParams {
   double effective_noise_frames() const noexcept;
   // The offset for frames of `shape` (the default when unset).
   double effective_offset(const FrameShape& shape) const noexcept;
+  // The gain for frames of `shape` (gain 0 resolved for the output).
+  double effective_gain(const FrameShape& shape) const noexcept;
   // The phase-correlation window for frames of `shape`: shift-window clipped to the largest
   // power of two that fits the frame.
   int effective_shift_window(const FrameShape& shape) const noexcept;
@@ -141,7 +156,8 @@ bool whiten_live_change(const WhitenParams& from, const WhitenParams& to) noexce
 // The formats whitening accepts: GRAY8, GRAY16_LE (any bit depth), GRAY32F.
 bool whiten_supports(PixelFormat format) noexcept;
 
-// Frames of `in` produce frames of this shape: `in` for output: residual, GRAY32F otherwise.
+// Frames of `in` produce frames of this shape: the input's format for output: residual and
+// significance, GRAY32F otherwise; significance and snr carry their SignificanceScale.
 FrameShape whiten_output_shape(const WhitenParams& params, const FrameShape& in) noexcept;
 
 // Samples at or above this value are saturated (2^bit_depth - 1 for integer formats; +inf for

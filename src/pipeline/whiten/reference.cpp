@@ -493,7 +493,7 @@ void WhitenState::residual_and_output(int n, ConstImageView in, ImageView out, T
   const WhitenNoiseConstants c = whiten_noise_constants(params_, noise_updates_, n);
   const bool integer_out = out.format != PixelFormat::Gray32F;
   const float offset = static_cast<float>(params_.effective_offset(shape_));
-  const float gain = static_cast<float>(params_.gain);
+  const float gain = static_cast<float>(params_.effective_gain(shape_));
   const float max = saturation_;  // the largest integer sample
   const bool warm = n < params_.history;
   const bool zeros = warm && params_.warmup == WhitenWarmup::Zeros;
@@ -530,6 +530,12 @@ void WhitenState::residual_and_output(int n, ConstImageView in, ImageView out, T
             value = integer_out ? integer_output(zeros ? 0.0f : rho, offset, gain, max)
                                 : offset + gain * (zeros ? 0.0f : rho);
             break;
+          case WhitenOutput::Significance: {
+            // Warming up without a fit (zeros, passthrough): significance 0.
+            const float snr = passthrough || zeros ? 0.0f : pixel_snr(rho, sigma);
+            value = integer_out ? integer_output(snr, offset, gain, max) : offset + gain * snr;
+            break;
+          }
           case WhitenOutput::Float:
             // The input as it came, despiked samples included.
             value = passthrough ? read_sample(in, i, y) : (zeros ? 0.0f : rho);

@@ -207,7 +207,7 @@ class WhitenStageCuda final : public WhitenStage {
     plan.warmup = p.warmup;
     plan.output = p.output;
     plan.offset = static_cast<float>(p.effective_offset(shape_));
-    plan.gain = static_cast<float>(p.gain);
+    plan.gain = static_cast<float>(p.effective_gain(shape_));
     plan.saturation = whiten_saturation(shape_);
     plan.despike = p.despike;
     return plan;

@@ -139,15 +139,33 @@ GType gst_sift_whiten_warmup_get_type(void) {
   return register_enum(&type_id, "GstSiftWhitenWarmup", values);
 }
 
+GType gst_sift_whiten_output_get_type(void) {
+  static gsize type_id = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(starsift::WhitenOutput::Significance),
+       "offset + gain * residual / sigma: whitening's significance, which siftdetect thresholds",
+       "significance"},
+      {static_cast<gint>(starsift::WhitenOutput::Residual), "offset + gain * residual", "residual"},
+      {0, nullptr, nullptr},
+  };
+  return register_enum(&type_id, "GstSiftWhitenOutput", values);
+}
+
 GType gst_sift_detect_background_get_type(void) {
   static gsize type_id = 0;
   static const GEnumValue values[] = {
+      {static_cast<gint>(starsift::DetectBackground::Auto),
+       "The input's own significance scale when it has one (siftwhiten output=significance), "
+       "else mesh",
+       "auto"},
       {static_cast<gint>(starsift::DetectBackground::Mesh),
        "Sigma-clipped mean and sigma per tile of mesh px, interpolated", "mesh"},
       {static_cast<gint>(starsift::DetectBackground::Global),
        "One sigma-clipped mean and sigma for the frame", "global"},
       {static_cast<gint>(starsift::DetectBackground::None),
-       "The input is a significance image: background 0, sigma 1", "none"},
+       "The input is a significance image: its scale when it has one, else background 0, "
+       "sigma 1",
+       "none"},
       {0, nullptr, nullptr},
   };
   return register_enum(&type_id, "GstSiftDetectBackground", values);

@@ -40,6 +40,11 @@ GType gst_sift_whiten_history_format_get_type(void);
 #define GST_TYPE_SIFT_WHITEN_WARMUP (gst_sift_whiten_warmup_get_type())
 GType gst_sift_whiten_warmup_get_type(void);
 
+// GstSiftWhitenOutput: residual | significance, values equal to starsift::WhitenOutput (the
+// outputs a GStreamer buffer can carry: the input's format).
+#define GST_TYPE_SIFT_WHITEN_OUTPUT (gst_sift_whiten_output_get_type())
+GType gst_sift_whiten_output_get_type(void);
+
 // Detection's enums (siftdetect), values equal to the DetectParams enums, nicks as in YAML.
 #define GST_TYPE_SIFT_DETECT_BACKGROUND (gst_sift_detect_background_get_type())
 GType gst_sift_detect_background_get_type(void);

@@ -243,9 +243,9 @@ static void gst_sift_transform_sync_chain(GstSiftTransform* self) {
     priv->caps_chain = std::move(next);
     return;
   }
-  const starsift::PixelFormat before = engine.output_shape().format;
+  const starsift::FrameShape before = engine.output_shape();
   gst_sift_transform_build_engine(self, std::move(next));
-  if (priv->negotiated && priv->stream->engine()->output_shape().format != before) {
+  if (priv->negotiated && priv->stream->engine()->output_shape() != before) {
     // The caps must follow: renegotiated before the next buffer goes in.
     gst_base_transform_reconfigure_src(GST_BASE_TRANSFORM(self));
   }
@@ -361,6 +361,31 @@ static gboolean gst_sift_transform_stop(GstBaseTransform* trans) {
   return TRUE;
 }
 
+// The significance scale of what `chain` writes for input caps `structure` (one format): the
+// input's own scale as the chain passes it on, or the one a stage sets (whitening's output:
+// significance); absent when the chain cannot tell (a size the chain refuses).
+static starsift::SignificanceScale gst_sift_transform_output_significance(
+    GstSiftTransform* self, const starsift::ChainConfig& chain, const GstStructure* structure) {
+  const std::vector<starsift::PixelFormat> formats =
+      gst_sift_transform_structure_formats(structure);
+  if (formats.size() != 1) return {};
+  starsift::FrameShape shape{1024, 1024, formats[0], starsift::default_bit_depth(formats[0])};
+  int width = 0, height = 0, bits = 0;
+  if (gst_structure_get_int(structure, "width", &width)) shape.width = width;
+  if (gst_structure_get_int(structure, "height", &height)) shape.height = height;
+  GST_OBJECT_LOCK(self);
+  bits = gst_sift_transform_priv(self)->bit_depth;
+  GST_OBJECT_UNLOCK(self);
+  if (bits == 0) gst_structure_get_int(structure, "bit-depth", &bits);
+  if (bits != 0 && shape.format == starsift::PixelFormat::Gray16) shape.bit_depth = bits;
+  shape.significance = starsift::gst::significance_from_structure(structure);
+  try {
+    return starsift::chain_shapes(chain, shape).back().significance;
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
 // Caps follow the chain: an input format maps to what the chain writes for it; formats the
 // chain does not read, or whose output GStreamer cannot carry, are not offered. Size, rate and
 // the other fields pass through (no stage changes the frame size).
@@ -411,6 +436,13 @@ static GstCaps* gst_sift_transform_transform_caps(GstBaseTransform* trans,
     if (unique.empty()) continue;
     GstStructure* out = gst_structure_copy(structure);
     gst_sift_transform_set_formats(out, unique);
+    // A significance scale is the chain's to say: upstream of it nothing is asked of the
+    // fields; downstream they say what the chain writes.
+    starsift::SignificanceScale scale;
+    if (chain && direction == GST_PAD_SINK && unique.size() == 1) {
+      scale = gst_sift_transform_output_significance(self, *chain, structure);
+    }
+    starsift::gst::set_significance_fields(out, scale);
     gst_caps_append_structure_full(result, out,
                                    gst_caps_features_copy(gst_caps_get_features(caps, i)));
   }
@@ -443,7 +475,9 @@ static starsift::FrameShape gst_sift_transform_input_shape(GstSiftTransform* sel
   GST_OBJECT_LOCK(self);
   int bits = priv->bit_depth;
   GST_OBJECT_UNLOCK(self);
-  if (bits == 0) gst_structure_get_int(gst_caps_get_structure(caps, 0), "bit-depth", &bits);
+  const GstStructure* structure = gst_caps_get_structure(caps, 0);
+  if (bits == 0) gst_structure_get_int(structure, "bit-depth", &bits);
+  shape.significance = starsift::gst::significance_from_structure(structure);
   if (bits != 0 && shape.format == starsift::PixelFormat::Gray16) {
     shape.bit_depth = bits;
   } else if (bits != 0 && bits != shape.bit_depth) {

@@ -62,6 +62,26 @@ FrameShape frame_shape_from_info(const GstVideoInfo& info) {
   return shape;
 }
 
+SignificanceScale significance_from_structure(const GstStructure* structure) noexcept {
+  SignificanceScale scale;
+  double offset = 0.0, gain = 0.0;
+  if (gst_structure_get_double(structure, kSignificanceGainField, &gain) && gain != 0.0) {
+    gst_structure_get_double(structure, kSignificanceOffsetField, &offset);
+    scale = {offset, gain};
+  }
+  return scale;
+}
+
+void set_significance_fields(GstStructure* structure, const SignificanceScale& scale) noexcept {
+  if (!scale.present()) {
+    gst_structure_remove_fields(structure, kSignificanceOffsetField, kSignificanceGainField,
+                                nullptr);
+    return;
+  }
+  gst_structure_set(structure, kSignificanceOffsetField, G_TYPE_DOUBLE, scale.offset,
+                    kSignificanceGainField, G_TYPE_DOUBLE, scale.gain, nullptr);
+}
+
 MappedFrame::MappedFrame(const GstVideoInfo& info, GstBuffer* buffer, GstMapFlags flags)
     : mapped_(gst_video_frame_map(&frame_, &info, buffer, flags) != FALSE) {}
 

@@ -27,6 +27,18 @@ std::optional<GstVideoFormat> gst_format_of(PixelFormat format) noexcept;
 // format outside STARSIFT_VIDEO_FORMATS.
 FrameShape frame_shape_from_info(const GstVideoInfo& info);
 
+// Caps fields saying that the samples are a significance image (SignificanceScale): siftwhiten
+// output=significance writes them on its src caps, siftdetect (background auto) reads them, so
+// a threshold in sigmas means whitening's own per-pixel sigma between separate elements.
+inline constexpr const char* kSignificanceOffsetField = "significance-offset";
+inline constexpr const char* kSignificanceGainField = "significance-gain";
+
+// The scale a caps structure carries (absent when it carries none or a gain of 0).
+SignificanceScale significance_from_structure(const GstStructure* structure) noexcept;
+
+// Writes `scale` into a caps structure, or removes the fields when it is absent.
+void set_significance_fields(GstStructure* structure, const SignificanceScale& scale) noexcept;
+
 // A buffer mapped as one video frame (GstVideoMeta strides honoured when present), unmapped
 // on destruction.
 class MappedFrame {
