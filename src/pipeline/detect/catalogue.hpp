@@ -14,11 +14,13 @@ namespace starsift {
 inline constexpr std::string_view kCatalogueKind = "catalogue";
 
 // DetectedObject::flags.
-inline constexpr std::uint32_t kObjectTouchesEdge = 1u << 0;  // a pixel on the frame's border
-inline constexpr std::uint32_t kObjectMerged = 1u << 1;       // reserved: blended objects
-inline constexpr std::uint32_t kObjectSingular = 1u << 2;     // degenerate second moments (a
-                                                              // line or one pixel): 1/12 added
-inline constexpr std::uint32_t kObjectNoFlux = 1u << 3;       // flux <= 0: moments unweighted
+inline constexpr std::uint32_t kObjectTouchesEdge = 1u << 0;   // a pixel on the frame's border
+inline constexpr std::uint32_t kObjectMerged = 1u << 1;        // reserved: blended objects
+inline constexpr std::uint32_t kObjectSingular = 1u << 2;      // degenerate second moments (a
+                                                               // line or one pixel): 1/12 added
+inline constexpr std::uint32_t kObjectNoFlux = 1u << 3;        // flux <= 0: moments unweighted
+inline constexpr std::uint32_t kObjectStreakMerged = 1u << 4;  // pieces of one streak merged
+                                                               // (streak_merge.hpp)
 
 struct DetectedObject {
   std::uint32_t id = 0;    // dense id: 1.. in raster order of the object's first pixel

@@ -1,0 +1,262 @@
+#include "pipeline/detect/streak_merge.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <string>
+
+#include "pipeline/error.hpp"
+#include "pipeline/param_checks.hpp"
+
+namespace starsift {
+
+namespace {
+
+constexpr ParamChecks kChecks{"streak-merge"};
+
+// A finite number in [min, max], or (min, max] when `min_open`.
+void check_number(std::string_view key, double value, double min, bool min_open, double max,
+                  std::string_view unit) {
+  const bool below = min_open ? !(value > min) : !(value >= min);
+  if (!std::isfinite(value) || below || value > max) {
+    kChecks.refuse(key, number_text(value),
+                   std::string(min_open ? "finite numbers above " : "finite numbers from ") +
+                       number_text(min) + " up to " + number_text(max) +
+                       (unit.empty() ? "" : " " + std::string(unit)));
+  }
+}
+
+// |a - b| modulo pi, in [0, pi/2]: position angles of axes, which have no sense.
+double axis_angle_difference(double a, double b) {
+  double d = std::fmod(std::fabs(a - b), std::numbers::pi);
+  return std::min(d, std::numbers::pi - d);
+}
+
+// Where the point (x, y) lies along the axis through (cx, cy) at angle theta.
+double along(double x, double y, double cx, double cy, double cos_t, double sin_t) {
+  return (x - cx) * cos_t + (y - cy) * sin_t;
+}
+
+// The smaller and larger projections of a record's end points on an axis.
+struct Span {
+  double lo, hi;
+};
+
+Span end_point_span(const DetectedObject& o, double cx, double cy, double cos_t, double sin_t) {
+  const double s = along(o.x_start, o.y_start, cx, cy, cos_t, sin_t);
+  const double e = along(o.x_end, o.y_end, cx, cy, cos_t, sin_t);
+  return {std::min(s, e), std::max(s, e)};
+}
+
+// The moments finalize_object() stored, without the 1/12 it added to singular ones: what the
+// pixels themselves give, so that combining them is exact.
+struct Moments {
+  double x2, y2, xy;
+};
+
+Moments pixel_moments(const DetectedObject& o) {
+  const double pad = (o.flags & kObjectSingular) != 0 ? 1.0 / 12.0 : 0.0;
+  return {o.x2 - pad, o.y2 - pad, o.xy};
+}
+
+std::uint32_t find_root(std::vector<std::uint32_t>& parent, std::uint32_t i) {
+  while (parent[i] != i) {
+    parent[i] = parent[parent[i]];  // path halving
+    i = parent[i];
+  }
+  return i;
+}
+
+}  // namespace
+
+void StreakMergeParams::validate() const {
+  check_number("max-angle", max_angle, 0.0, true, kMaxMaxAngle, "rad");
+  check_number("max-offset", max_offset, 0.0, true, kMaxMaxOffset, "px");
+  check_number("min-elongation", min_elongation, 1.0, false, kMaxMinElongation, "");
+  check_number("min-length", min_length, 0.0, false, kMaxMinLength, "px");
+  check_number("max-gap", max_gap, 0.0, false, kMaxMaxGap, "(times the pieces' summed length)");
+}
+
+bool is_streak_piece(const DetectedObject& o, const StreakMergeParams& params) noexcept {
+  if (!(o.flux > 0.0f) || (o.flags & kObjectNoFlux) != 0) return false;
+  if (!std::isfinite(o.x) || !std::isfinite(o.y) || !std::isfinite(o.theta) ||
+      !std::isfinite(o.length) || !std::isfinite(o.a) || !std::isfinite(o.b)) {
+    return false;
+  }
+  // b is never 0 after finalize_object()'s guard; a record without it is a line.
+  const bool elongated = o.b > 0.0f ? o.a >= params.min_elongation * o.b : o.a > 0.0f;
+  return elongated && o.length >= params.min_length;
+}
+
+bool streak_pieces_join(const DetectedObject& p, const DetectedObject& q,
+                        const StreakMergeParams& params) noexcept {
+  if (axis_angle_difference(p.theta, q.theta) > params.max_angle) return false;
+  // The longer piece's axis is the better known: the shorter is measured against it (the
+  // earlier record on a tie, so that the test does not depend on the order of its arguments).
+  const bool p_longer = p.length > q.length || (p.length == q.length && p.id <= q.id);
+  const DetectedObject& axis = p_longer ? p : q;
+  const DetectedObject& other = p_longer ? q : p;
+  const double c = std::cos(static_cast<double>(axis.theta));
+  const double s = std::sin(static_cast<double>(axis.theta));
+  const double offset = std::fabs(-(other.x - axis.x) * s + (other.y - axis.y) * c);
+  if (!(offset <= params.max_offset)) return false;
+  const Span a = end_point_span(axis, axis.x, axis.y, c, s);
+  const Span o = end_point_span(other, axis.x, axis.y, c, s);
+  const double gap = std::max(o.lo - a.hi, a.lo - o.hi);  // negative where they overlap
+  return gap <= params.max_gap * (static_cast<double>(p.length) + q.length);
+}
+
+DetectedObject merge_streak_pieces(const DetectedObject* const* pieces, std::size_t n) {
+  const DetectedObject& first = *pieces[0];
+  DetectedObject m = first;
+  double flux = 0.0, var = 0.0, fx = 0.0, fy = 0.0;
+  std::uint32_t npix = 0;
+  std::uint32_t flags = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const DetectedObject& o = *pieces[k];
+    npix += o.npix;
+    flux += o.flux;
+    var += static_cast<double>(o.flux_err) * o.flux_err;
+    fx += static_cast<double>(o.flux) * o.x;
+    fy += static_cast<double>(o.flux) * o.y;
+    m.xmin = std::min(m.xmin, o.xmin);
+    m.xmax = std::max(m.xmax, o.xmax);
+    m.ymin = std::min(m.ymin, o.ymin);
+    m.ymax = std::max(m.ymax, o.ymax);
+    // The larger peak, the first in raster order on a tie (as detection chooses within one).
+    if (o.peak > m.peak ||
+        (o.peak == m.peak && (o.ypeak < m.ypeak || (o.ypeak == m.ypeak && o.xpeak < m.xpeak)))) {
+      m.peak = o.peak;
+      m.xpeak = o.xpeak;
+      m.ypeak = o.ypeak;
+    }
+    flags |= o.flags & (kObjectTouchesEdge | kObjectMerged);
+  }
+  const double xc = fx / flux, yc = fy / flux;
+  // Parallel-axis theorem: each piece's moments about its centroid plus its centroid's offset
+  // from the combined one, weighted by flux, are the moments of the union of the pixels.
+  // The centroid errors the same way, sum v (x - xc)^2 over the pieces, where each piece's
+  // own sum about its centroid is (x_err flux)^2 and its offset adds var (x_i - xc)^2; exact
+  // when each piece's noise-weighted centre is its flux centroid (uniform noise across it).
+  double x2 = 0.0, y2 = 0.0, xy = 0.0, ex = 0.0, ey = 0.0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const DetectedObject& o = *pieces[k];
+    const Moments mo = pixel_moments(o);
+    const double dx = o.x - xc, dy = o.y - yc, w = o.flux;
+    x2 += w * (mo.x2 + dx * dx);
+    y2 += w * (mo.y2 + dy * dy);
+    xy += w * (mo.xy + dx * dy);
+    const double v = static_cast<double>(o.flux_err) * o.flux_err;
+    const double sx = static_cast<double>(o.x_err) * o.flux,
+                 sy = static_cast<double>(o.y_err) * o.flux;
+    ex += sx * sx + v * dx * dx;
+    ey += sy * sy + v * dy * dy;
+  }
+  x2 /= flux;
+  y2 /= flux;
+  xy /= flux;
+  // finalize_object()'s guard and ellipse (object_sums.hpp), on the combined moments.
+  if (x2 * y2 - xy * xy < 1.0 / 144.0) {
+    x2 += 1.0 / 12.0;
+    y2 += 1.0 / 12.0;
+    flags |= kObjectSingular;
+  }
+  const double half_diff = 0.5 * (x2 - y2);
+  const double root = std::sqrt(half_diff * half_diff + xy * xy);
+  const double mean = 0.5 * (x2 + y2);
+  const double a = std::sqrt(mean + root);
+  const double b = std::sqrt(std::max(mean - root, 0.0));
+  const double theta = 0.5 * std::atan2(2.0 * xy, x2 - y2);
+  // A broken trail's extent is where its outermost pieces end, gaps included: the moments of
+  // a line with holes would misstate it.
+  const double c = std::cos(theta), s = std::sin(theta);
+  double lo = HUGE_VAL, hi = -HUGE_VAL;
+  for (std::size_t k = 0; k < n; ++k) {
+    const Span span = end_point_span(*pieces[k], xc, yc, c, s);
+    lo = std::min(lo, span.lo);
+    hi = std::max(hi, span.hi);
+  }
+  m.npix = npix;
+  m.flux = static_cast<float>(flux);
+  m.flux_err = static_cast<float>(std::sqrt(var));
+  m.x = static_cast<float>(xc);
+  m.y = static_cast<float>(yc);
+  m.x_err = static_cast<float>(std::sqrt(ex) / flux);
+  m.y_err = static_cast<float>(std::sqrt(ey) / flux);
+  m.x2 = static_cast<float>(x2);
+  m.y2 = static_cast<float>(y2);
+  m.xy = static_cast<float>(xy);
+  m.a = static_cast<float>(a);
+  m.b = static_cast<float>(b);
+  m.theta = static_cast<float>(theta);
+  m.elongation = b > 0.0 ? static_cast<float>(a / b) : 0.0f;
+  m.length = static_cast<float>(hi - lo);
+  m.x_start = static_cast<float>(xc + lo * c);
+  m.y_start = static_cast<float>(yc + lo * s);
+  m.x_end = static_cast<float>(xc + hi * c);
+  m.y_end = static_cast<float>(yc + hi * s);
+  m.flags = flags | kObjectStreakMerged;
+  m.track = -1;
+  return m;
+}
+
+std::size_t merge_streaks(std::vector<DetectedObject>& catalogue, const StreakMergeParams& params,
+                          StreakMergeScratch& scratch) {
+  const auto n = static_cast<std::uint32_t>(catalogue.size());
+  scratch.candidates.clear();
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (is_streak_piece(catalogue[i], params)) scratch.candidates.push_back(i);
+  }
+  if (scratch.candidates.size() < 2) return 0;
+  scratch.parent.resize(n);
+  for (std::uint32_t i = 0; i < n; ++i) scratch.parent[i] = i;
+  // Every pair of candidates (few: stars are round). The union keeps the smaller index as
+  // the root, so the groups and their roots depend on the records, not on the pair order.
+  bool joined = false;
+  const std::vector<std::uint32_t>& c = scratch.candidates;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    for (std::size_t j = i + 1; j < c.size(); ++j) {
+      if (!streak_pieces_join(catalogue[c[i]], catalogue[c[j]], params)) continue;
+      const std::uint32_t ri = find_root(scratch.parent, c[i]);
+      const std::uint32_t rj = find_root(scratch.parent, c[j]);
+      if (ri == rj) continue;
+      scratch.parent[std::max(ri, rj)] = std::min(ri, rj);
+      joined = true;
+    }
+  }
+  if (!joined) return 0;
+  // Each group as a list in index order, root first: the root is its smallest index, so it
+  // is met before its other pieces.
+  scratch.next.assign(n, n);  // n: the group's last piece
+  scratch.last.assign(n, n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint32_t r = find_root(scratch.parent, i);
+    if (r != i) scratch.next[scratch.last[r]] = i;
+    scratch.last[r] = i;
+  }
+  std::size_t out = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (scratch.parent[i] != i) continue;  // a piece of an earlier record
+    DetectedObject record = catalogue[i];
+    if (scratch.next[i] != n) {
+      scratch.pieces.clear();
+      for (std::uint32_t k = i; k != n; k = scratch.next[k]) {
+        scratch.pieces.push_back(&catalogue[k]);
+      }
+      record = merge_streak_pieces(scratch.pieces.data(), scratch.pieces.size());
+    }
+    record.id = static_cast<std::uint32_t>(out + 1);
+    // out <= i, and every piece still to be read lies beyond i: nothing unread is overwritten.
+    catalogue[out++] = record;
+  }
+  const std::size_t removed = catalogue.size() - out;
+  catalogue.resize(out);
+  return removed;
+}
+
+std::size_t merge_streaks(std::vector<DetectedObject>& catalogue, const StreakMergeParams& params) {
+  StreakMergeScratch scratch;
+  return merge_streaks(catalogue, params, scratch);
+}
+
+}  // namespace starsift

@@ -1,0 +1,343 @@
+// The streak merge: the pieces of a synthetic streak become the record of the union of their
+// pixels (moments combined exactly), chains of pieces, what must not merge (crossing, far
+// apart, side by side, round), dense ids in order, the flag, and refused parameters.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <numbers>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pipeline/detect/object_sums.hpp"
+#include "pipeline/detect/streak_merge.hpp"
+#include "pipeline/error.hpp"
+
+using namespace starsift;
+using Catch::Contains;
+
+namespace {
+
+constexpr int kWidth = 512, kHeight = 512;
+
+struct Pixel {
+  int x, y;
+  float r;
+  double t;  // where it lies along the streak, px from its start
+};
+
+// The pixels of a streak from (x0, y0), `length` px at angle `theta`: a line of amplitude 10
+// with a Gaussian profile of sigma 1 across it, the pixels above 2 kept (what a threshold
+// would find), in raster order.
+std::vector<Pixel> streak(double x0, double y0, double theta, double length) {
+  const double c = std::cos(theta), s = std::sin(theta);
+  std::vector<Pixel> pixels;
+  for (int y = 0; y < kHeight; ++y) {
+    for (int x = 0; x < kWidth; ++x) {
+      const double t = (x - x0) * c + (y - y0) * s;
+      const double d = -(x - x0) * s + (y - y0) * c;
+      if (t < 0.0 || t > length) continue;
+      const double r = 10.0 * std::exp(-0.5 * d * d) * (1.0 + 0.2 * std::sin(0.37 * t));
+      if (r > 2.0) pixels.push_back({x, y, static_cast<float>(r), t});
+    }
+  }
+  return pixels;
+}
+
+// A round blob of `radius` px around (cx, cy).
+std::vector<Pixel> blob(int cx, int cy, int radius) {
+  std::vector<Pixel> pixels;
+  for (int y = cy - radius; y <= cy + radius; ++y) {
+    for (int x = cx - radius; x <= cx + radius; ++x) {
+      const double r2 = (x - cx) * (x - cx) + (y - cy) * (y - cy);
+      if (r2 <= radius * radius)
+        pixels.push_back({x, y, static_cast<float>(5.0 + 10.0 / (1.0 + r2)), 0.0});
+    }
+  }
+  return pixels;
+}
+
+// The record detection makes of these pixels (noise variance 1 each).
+DetectedObject record_of(const std::vector<Pixel>& pixels, std::uint32_t id = 1) {
+  ObjectSums sums;
+  for (const Pixel& p : pixels) add_pixel(sums, p.x, p.y, p.r, 1.0f);
+  return finalize_object(sums, id, kWidth, kHeight);
+}
+
+// The pixels with t in [from, to).
+std::vector<Pixel> part(const std::vector<Pixel>& pixels, double from, double to) {
+  std::vector<Pixel> out;
+  for (const Pixel& p : pixels) {
+    if (p.t >= from && p.t < to) out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<Pixel> join(std::vector<Pixel> a, const std::vector<Pixel>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  std::sort(a.begin(), a.end(), [](const Pixel& p, const Pixel& q) {
+    return std::pair(p.y, p.x) < std::pair(q.y, q.x);
+  });
+  return a;
+}
+
+// A catalogue as detection writes it: one record per object, numbered 1, 2, ... in raster
+// order of each object's first pixel.
+std::vector<DetectedObject> catalogue_of(std::vector<std::vector<Pixel>> objects) {
+  auto first = [](const std::vector<Pixel>& o) {
+    const auto it = std::min_element(o.begin(), o.end(), [](const Pixel& p, const Pixel& q) {
+      return std::pair(p.y, p.x) < std::pair(q.y, q.x);
+    });
+    return std::pair(it->y, it->x);
+  };
+  std::sort(objects.begin(), objects.end(),
+            [&](const auto& a, const auto& b) { return first(a) < first(b); });
+  std::vector<DetectedObject> catalogue;
+  for (const auto& o : objects) {
+    catalogue.push_back(record_of(o, static_cast<std::uint32_t>(catalogue.size() + 1)));
+  }
+  return catalogue;
+}
+
+double axis_difference(double a, double b) {
+  const double d = std::fmod(std::fabs(a - b), std::numbers::pi);
+  return std::min(d, std::numbers::pi - d);
+}
+
+// The merged record against the record of the union of its pieces' pixels.
+void require_union(const DetectedObject& m, const DetectedObject& u) {
+  CHECK(m.npix == u.npix);
+  CHECK(m.flux == Approx(u.flux).epsilon(1e-6));
+  CHECK(m.flux_err == Approx(u.flux_err).epsilon(1e-6));
+  CHECK(m.x == Approx(u.x).margin(1e-3));
+  CHECK(m.y == Approx(u.y).margin(1e-3));
+  CHECK(m.x2 == Approx(u.x2).epsilon(1e-4).margin(1e-3));
+  CHECK(m.y2 == Approx(u.y2).epsilon(1e-4).margin(1e-3));
+  CHECK(m.xy == Approx(u.xy).epsilon(1e-4).margin(1e-3));
+  CHECK(m.a == Approx(u.a).epsilon(1e-4));
+  CHECK(m.b == Approx(u.b).epsilon(1e-3));
+  CHECK(axis_difference(m.theta, u.theta) < 1e-5);
+  CHECK(m.x_err == Approx(u.x_err).epsilon(0.02));  // uniform noise: nearly exact
+  CHECK(m.y_err == Approx(u.y_err).epsilon(0.02));
+  CHECK(m.xmin == u.xmin);
+  CHECK(m.xmax == u.xmax);
+  CHECK(m.ymin == u.ymin);
+  CHECK(m.ymax == u.ymax);
+  CHECK(m.peak == u.peak);
+  CHECK(m.xpeak == u.xpeak);
+  CHECK(m.ypeak == u.ypeak);
+  CHECK((m.flags & kObjectStreakMerged) != 0);
+  CHECK((m.flags & ~kObjectStreakMerged) == u.flags);
+}
+
+void require_refused(const std::function<void(StreakMergeParams&)>& set, const std::string& key,
+                     const std::string& value) {
+  StreakMergeParams p;
+  set(p);
+  INFO(key << " = " << value);
+  REQUIRE_THROWS_WITH(p.validate(),
+                      Contains("streak-merge " + key + " " + value + " is not allowed") &&
+                          Contains("allowed: finite numbers"));
+}
+
+}  // namespace
+
+TEST_CASE("the flag of a merged record is its own bit", "[detect][streak-merge]") {
+  CHECK(kObjectStreakMerged == 16u);
+  for (const std::uint32_t other :
+       {kObjectTouchesEdge, kObjectMerged, kObjectSingular, kObjectNoFlux}) {
+    CHECK((other & kObjectStreakMerged) == 0);
+  }
+}
+
+TEST_CASE("two pieces of a streak merge into the record of their union", "[detect][streak-merge]") {
+  for (const double theta : {0.0, 0.3, -1.1, std::numbers::pi / 2}) {
+    INFO("theta " << theta);
+    const auto pixels = streak(100.5, 200.25, theta, 120.0);
+    const auto a = part(pixels, 0.0, 50.0), b = part(pixels, 50.0, 121.0);
+    auto catalogue = catalogue_of({a, b});
+    REQUIRE(catalogue.size() == 2);
+    REQUIRE(merge_streaks(catalogue, StreakMergeParams{}) == 1);
+    REQUIRE(catalogue.size() == 1);
+    const DetectedObject& m = catalogue[0];
+    const DetectedObject u = record_of(pixels);
+    CHECK(m.id == 1);
+    require_union(m, u);
+    // The whole streak: its length, angle and ends.
+    CHECK(m.length == Approx(u.length).margin(1.0));
+    CHECK(m.length == Approx(120.0).margin(1.5));
+    CHECK(axis_difference(m.theta, theta) < 0.005);
+    const double ends[2][2] = {{m.x_start, m.y_start}, {m.x_end, m.y_end}};
+    const double want[2][2] = {{100.5, 200.25},
+                               {100.5 + 120.0 * std::cos(theta), 200.25 + 120.0 * std::sin(theta)}};
+    const bool forward = std::hypot(ends[0][0] - want[0][0], ends[0][1] - want[0][1]) <
+                         std::hypot(ends[1][0] - want[0][0], ends[1][1] - want[0][1]);
+    for (int k = 0; k < 2; ++k) {
+      const double* got = ends[forward ? k : 1 - k];
+      CHECK(std::hypot(got[0] - want[k][0], got[1] - want[k][1]) < 1.5);
+    }
+  }
+}
+
+TEST_CASE("a chain of pieces with gaps merges; the moments are those of the pixels kept",
+          "[detect][streak-merge]") {
+  const double theta = 0.7;
+  const auto pixels = streak(60.0, 40.0, theta, 300.0);
+  // Four pieces, with gaps of 6, 10 and 4 px between them, and the pieces of unequal length.
+  const auto p1 = part(pixels, 0.0, 40.0), p2 = part(pixels, 46.0, 130.0),
+             p3 = part(pixels, 140.0, 170.0), p4 = part(pixels, 174.0, 301.0);
+  auto catalogue = catalogue_of({p3, p1, p4, p2});
+  REQUIRE(catalogue.size() == 4);
+  REQUIRE(merge_streaks(catalogue, StreakMergeParams{}) == 3);
+  REQUIRE(catalogue.size() == 1);
+  const DetectedObject& m = catalogue[0];
+  require_union(m, record_of(join(join(p1, p2), join(p3, p4))));
+  // The extent of the trail, gaps included: the outermost ends.
+  CHECK(m.length == Approx(300.0).margin(1.5));
+  CHECK(axis_difference(m.theta, theta) < 0.002);
+}
+
+TEST_CASE("the merge does not depend on which piece comes first", "[detect][streak-merge]") {
+  const auto pixels = streak(30.0, 300.0, -0.4, 200.0);
+  const auto a = record_of(part(pixels, 0.0, 70.0), 1);
+  const auto b = record_of(part(pixels, 75.0, 120.0), 2);
+  const auto c = record_of(part(pixels, 124.0, 201.0), 3);
+  const StreakMergeParams p;
+  for (const auto& [x, y] : {std::pair(a, b), std::pair(b, c), std::pair(a, c)}) {
+    CHECK(streak_pieces_join(x, y, p) == streak_pieces_join(y, x, p));
+  }
+  // Whichever order the pieces are combined in, the same record (to float rounding).
+  const DetectedObject* forward[] = {&a, &b, &c};
+  const DetectedObject* backward[] = {&c, &a, &b};
+  const DetectedObject f = merge_streak_pieces(forward, 3);
+  DetectedObject g = merge_streak_pieces(backward, 3);
+  CHECK(g.id == c.id);  // the first given: merge_streaks() gives the smallest id first
+  CHECK(f.flux == Approx(g.flux).epsilon(1e-6));
+  CHECK(f.x == Approx(g.x).epsilon(1e-6));
+  CHECK(f.x2 == Approx(g.x2).epsilon(1e-5));
+  CHECK(f.length == Approx(g.length).epsilon(1e-5));
+  CHECK(f.peak == g.peak);
+  CHECK(f.xpeak == g.xpeak);
+}
+
+TEST_CASE("merged records keep the smallest id's place; ids stay dense and in order",
+          "[detect][streak-merge]") {
+  const auto pixels = streak(50.0, 100.0, 0.05, 200.0);
+  const auto left = part(pixels, 0.0, 90.0), right = part(pixels, 95.0, 201.0);
+  // Stars before, between and after the pieces in raster order: the left piece's first pixel
+  // is on row 98 or 99, the star at (10, 101) starts on row 100, the right piece below.
+  auto catalogue = catalogue_of(
+      {left, right, blob(400, 20, 2), blob(10, 101, 1), blob(300, 300, 3), blob(10, 400, 1)});
+  REQUIRE(catalogue.size() == 6);
+  std::vector<DetectedObject> stars;
+  std::uint32_t left_id = 0, right_id = 0;
+  for (const DetectedObject& o : catalogue) {
+    if (o.npix == left.size() && o.xmin < 60)
+      left_id = o.id;
+    else if (o.npix == right.size() && o.xmin > 100)
+      right_id = o.id;
+    else
+      stars.push_back(o);
+  }
+  REQUIRE(left_id < right_id);
+  REQUIRE(right_id == left_id + 2);  // the star between them
+  REQUIRE(merge_streaks(catalogue, StreakMergeParams{}) == 1);
+  REQUIRE(catalogue.size() == 5);
+  for (std::size_t i = 0; i < catalogue.size(); ++i) CHECK(catalogue[i].id == i + 1);
+  std::size_t star = 0;
+  for (const DetectedObject& o : catalogue) {
+    if ((o.flags & kObjectStreakMerged) != 0) {
+      CHECK(o.id == left_id);
+      CHECK(o.npix == left.size() + right.size());
+      continue;
+    }
+    REQUIRE(star < stars.size());
+    CHECK(o.npix == stars[star].npix);  // the stars in their order, untouched but the id
+    CHECK(o.x == stars[star].x);
+    CHECK(o.flags == stars[star].flags);
+    ++star;
+  }
+  CHECK(star == stars.size());
+}
+
+TEST_CASE("objects not on one line, far apart, side by side or round are not merged",
+          "[detect][streak-merge]") {
+  const StreakMergeParams p;
+  SECTION("crossing at an angle, end to end") {
+    const auto a = streak(100.0, 100.0, 0.0, 60.0);
+    const auto b = streak(162.0, 100.0, 0.3, 60.0);
+    auto catalogue = catalogue_of({a, b});
+    CHECK(merge_streaks(catalogue, p) == 0);
+    CHECK(catalogue.size() == 2);
+  }
+  SECTION("on one line, the gap larger than half their summed length") {
+    const auto pixels = streak(20.0, 250.0, 0.2, 400.0);
+    auto catalogue = catalogue_of({part(pixels, 0.0, 40.0), part(pixels, 100.0, 140.0)});
+    CHECK(merge_streaks(catalogue, p) == 0);
+    CHECK(catalogue.size() == 2);
+    // A gap of 36 px between two 40 px pieces is within half of 80: merged.
+    catalogue = catalogue_of({part(pixels, 0.0, 40.0), part(pixels, 76.0, 116.0)});
+    CHECK(merge_streaks(catalogue, p) == 1);
+  }
+  SECTION("two parallel streaks side by side") {
+    const auto a = streak(100.0, 100.0, 0.4, 150.0);
+    const auto b = streak(100.0 - 6.0 * std::sin(0.4), 100.0 + 6.0 * std::cos(0.4), 0.4, 150.0);
+    auto catalogue = catalogue_of({a, b});
+    REQUIRE(catalogue.size() == 2);
+    CHECK(merge_streaks(catalogue, p) == 0);
+    // Parallel, 5 px apart and shifted 80 px along the line: overlapping in projection.
+    const auto c = streak(100.0 + 80.0 * std::cos(0.4) - 5.0 * std::sin(0.4),
+                          100.0 + 80.0 * std::sin(0.4) + 5.0 * std::cos(0.4), 0.4, 150.0);
+    catalogue = catalogue_of({a, c});
+    CHECK(merge_streaks(catalogue, p) == 0);
+  }
+  SECTION("round stars in a row") {
+    auto catalogue = catalogue_of({blob(100, 100, 3), blob(108, 100, 3), blob(116, 100, 3)});
+    CHECK(merge_streaks(catalogue, p) == 0);
+    CHECK(catalogue.size() == 3);
+  }
+  SECTION("a star on the streak's line stays a star; the pieces around it merge") {
+    const auto pixels = streak(50.0, 300.0, 0.0, 200.0);
+    auto catalogue =
+        catalogue_of({part(pixels, 0.0, 90.0), blob(145, 300, 4), part(pixels, 100.0, 201.0)});
+    REQUIRE(catalogue.size() == 3);
+    CHECK(merge_streaks(catalogue, p) == 1);
+    REQUIRE(catalogue.size() == 2);
+    CHECK(std::count_if(catalogue.begin(), catalogue.end(), [](const DetectedObject& o) {
+            return (o.flags & kObjectStreakMerged) != 0;
+          }) == 1);
+  }
+}
+
+TEST_CASE("empty and one-record catalogues are unchanged", "[detect][streak-merge]") {
+  std::vector<DetectedObject> empty;
+  CHECK(merge_streaks(empty, StreakMergeParams{}) == 0);
+  CHECK(empty.empty());
+  auto one = catalogue_of({streak(10.0, 10.0, 0.5, 100.0)});
+  const DetectedObject before = one[0];
+  CHECK(merge_streaks(one, StreakMergeParams{}) == 0);
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].flags == before.flags);
+  CHECK(one[0].length == before.length);
+}
+
+TEST_CASE("streak merge parameters are refused with their name and range",
+          "[detect][streak-merge]") {
+  CHECK_NOTHROW(StreakMergeParams{}.validate());
+  require_refused([](auto& p) { p.max_angle = 0.0; }, "max-angle", "0");
+  require_refused([](auto& p) { p.max_angle = 0.6; }, "max-angle", "0.6");
+  require_refused([](auto& p) { p.max_offset = -1.0; }, "max-offset", "-1");
+  require_refused([](auto& p) { p.min_elongation = 0.5; }, "min-elongation", "0.5");
+  require_refused([](auto& p) { p.min_length = NAN; }, "min-length", "nan");
+  require_refused([](auto& p) { p.max_gap = 11.0; }, "max-gap", "11");
+  REQUIRE_THROWS_AS(
+      [] {
+        StreakMergeParams p;
+        p.max_gap = -0.1;
+        p.validate();
+      }(),
+      Error);
+}
