@@ -9,7 +9,10 @@
  * at least #GstSiftDetect:min-area pixels gets a record: pixel count, bounding box, flux and
  * its error, peak, flux-weighted centroid and its error, second moments, ellipse, and for
  * streaks length and end points along the major axis (docs/detect.md). Up to
- * #GstSiftDetect:max-objects records per frame; the rest are counted as overflow.
+ * #GstSiftDetect:max-objects records per frame; the rest are counted as overflow. With
+ * #GstSiftDetect:merge-streaks (on by default) the pieces of one streak or meteor trail that
+ * detection found apart (elongated, on one line, a small gap between them) become one record,
+ * flagged 16 (docs/detect.md, "Streak merge"), before anything below sees the catalogue.
  *
  * Across frames the objects are linked into tracks of constant velocity (#GstSiftDetect:gate,
  * #GstSiftDetect:confirm, #GstSiftDetect:coast): a record's `track` is the mover it belongs to,
@@ -69,6 +72,7 @@ enum {
   PROP_MIN_AREA,
   PROP_MAX_OBJECTS,
   PROP_OUTPUT,
+  PROP_MERGE_STREAKS,
   PROP_GATE,
   PROP_CONFIRM,
   PROP_COAST,
@@ -96,7 +100,8 @@ struct GstSiftDetectState {
   guint64 json_max_bytes = 0;
   std::unique_ptr<starsift::DetectionsWriter> writer;
   std::vector<starsift::DetectedObject> records;  // the frame's catalogue, tracks filled in
-  std::vector<std::byte> tracks_area;             // the tracks as a result area, for the meta
+  starsift::StreakMergeScratch merge_scratch;
+  std::vector<std::byte> tracks_area;  // the tracks as a result area, for the meta
   guint64 frame = 0;
   gint64 last_message_us = 0;
   bool posted = false;         // a message was posted since start: the interval counts from it
@@ -185,18 +190,25 @@ static void gst_sift_detect_frame_out(GstSiftTransform* trans, GstBuffer* buffer
   if (catalogue == nullptr) return;
   // What this frame needs of the settings, without copying the strings (no allocation per
   // frame); the JSON file's path and size limit were taken at start.
-  bool roi_metas = false, post_messages = false;
+  bool roi_metas = false, post_messages = false, merge_streaks = false;
+  starsift::StreakMergeParams merge_params;
   guint message_interval_ms = 0;
   {
     const starsift::gst::ObjectLock lock(self);
+    merge_streaks = self->settings.merge_streaks;
+    merge_params = self->settings.streak_merge;
     roi_metas = self->settings.roi_metas;
     post_messages = self->settings.post_messages;
     message_interval_ms = self->settings.message_interval_ms;
   }
-  const guint32 count = std::min(catalogue->header().count, catalogue->layout.capacity);
+  const guint32 detected = std::min(catalogue->header().count, catalogue->layout.capacity);
   const guint32 overflow = catalogue->header().overflow;
   state->records.assign(catalogue->view.records<starsift::DetectedObject>(),
-                        catalogue->view.records<starsift::DetectedObject>() + count);
+                        catalogue->view.records<starsift::DetectedObject>() + detected);
+  // Merged here, on the host and for both backends alike, so that the metas, the message,
+  // the JSON line and the tracker all see one record per streak.
+  if (merge_streaks) starsift::merge_streaks(state->records, merge_params, state->merge_scratch);
+  const auto count = static_cast<guint32>(state->records.size());
   const GstClockTime pts = GST_BUFFER_PTS(buffer);
   const std::int64_t pts_ns = GST_CLOCK_TIME_IS_VALID(pts) ? static_cast<std::int64_t>(pts) : -1;
   const guint64 number = state->frame++;
@@ -207,12 +219,14 @@ static void gst_sift_detect_frame_out(GstSiftTransform* trans, GstBuffer* buffer
   }
   const std::span<const starsift::Track> tracks = state->tracker.tracks();
 
-  // The catalogue meta (attached before this hook) takes the track ids.
+  // The catalogue meta (attached before this hook, as detected) takes the merged records,
+  // fewer or as many, with their track ids.
   gpointer iter = nullptr;
   while (GstMeta* meta =
              gst_buffer_iterate_meta_filtered(buffer, &iter, GST_SIFT_RESULT_META_API_TYPE)) {
     auto* result = reinterpret_cast<GstSiftResultMeta*>(meta);
-    if (count > 0 && result->kind == g_intern_string("catalogue") && result->count == count) {
+    if (detected > 0 && result->kind == g_intern_string("catalogue") && result->count == detected) {
+      result->count = count;
       std::memcpy(result->records, state->records.data(), count * sizeof(starsift::DetectedObject));
     }
   }
@@ -300,6 +314,7 @@ static gboolean gst_sift_detect_start(GstBaseTransform* trans) {
   GstSiftDetect* self = GST_SIFT_DETECT(trans);
   const GstSiftDetectSettings settings = gst_sift_detect_copy_settings(self);
   try {
+    settings.streak_merge.validate();
     delete self->state;
     self->state = nullptr;
     self->state = new GstSiftDetectState(settings.tracker);
@@ -408,6 +423,12 @@ static void gst_sift_detect_class_init(GstSiftDetectClass* klass) {
       "The frame written: the input unchanged, the labels (GRAY16) or an overlay with the "
       "objects' boxes (GRAY8). A change renegotiates the caps",
       GST_TYPE_SIFT_DETECT_OUTPUT, static_cast<gint>(P::kDefaultOutput), playing);
+  properties[PROP_MERGE_STREAKS] = g_param_spec_boolean(
+      "merge-streaks", "Merge streaks",
+      "Merge the pieces of one streak (elongated objects on one line with a small gap between "
+      "them) into one record, flagged 16, before the metas, messages, JSON lines and tracks "
+      "see the catalogue",
+      TRUE, playing);
   properties[PROP_GATE] = g_param_spec_double(
       "gate", "Gate", "How far (px) a detection may lie from a track's predicted position", 0.0,
       T::kMaxGate, T::kDefaultGate, ready);
@@ -550,6 +571,11 @@ static void gst_sift_detect_set_property(GObject* object, guint prop_id, const G
         gst_sift_detect_store(self, &P::output,
                               gst_sift_detect_enum<starsift::DetectOutput>(value));
         break;
+      case PROP_MERGE_STREAKS: {
+        const starsift::gst::ObjectLock lock(self);
+        self->settings.merge_streaks = g_value_get_boolean(value) != FALSE;
+        break;
+      }
       case PROP_GATE:
         gst_sift_detect_store_tracker(self, &T::gate, g_value_get_double(value));
         break;
@@ -649,6 +675,9 @@ static void gst_sift_detect_get_property(GObject* object, guint prop_id, GValue*
       break;
     case PROP_OUTPUT:
       g_value_set_enum(value, static_cast<gint>(p.output));
+      break;
+    case PROP_MERGE_STREAKS:
+      g_value_set_boolean(value, self->settings.merge_streaks);
       break;
     case PROP_GATE:
       g_value_set_double(value, t.gate);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "pipeline/detect/params.hpp"
+#include "pipeline/detect/streak_merge.hpp"
 #include "pipeline/detect/tracker.hpp"
 #include "plugins/common/transform.hpp"
 
@@ -24,6 +25,9 @@ G_END_DECLS
 struct GstSiftDetectSettings {
   starsift::DetectParams params;
   starsift::TrackerParams tracker;
+  // Host steps on the downloaded catalogue, before tracking: the pieces of a streak merged.
+  bool merge_streaks = true;
+  starsift::StreakMergeParams streak_merge;
   std::string json_file;       // strftime pattern in UTC; empty: no file
   guint64 json_max_bytes = 0;  // 0: no limit
   bool post_messages = false;

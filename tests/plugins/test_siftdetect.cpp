@@ -1,7 +1,8 @@
 // siftdetect element tests: the catalogue, tracks and ROI metas on every buffer, the movers
 // of the synthetic sky confirmed as tracks after `confirm` frames, messages (rate-limited),
 // the JSON lines file (one valid line per frame, a file per pattern), caps of the output
-// modes, refused values, and the whole science chain in a pipeline.
+// modes, refused values, the whole science chain in a pipeline, and a broken trail merged
+// into one object (merge-streaks).
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
@@ -298,4 +299,63 @@ TEST_CASE("siftdetect background=auto thresholds in the caps' significance scale
   // A tenth of the gain: the blob is 10 sigma.
   CHECK(objects_found(plain +
                       ",significance-offset=(double)32768,significance-gain=(double)102.4") == 1);
+}
+
+TEST_CASE("siftdetect merge-streaks makes a broken trail one object", "[plugin][detect]") {
+  init_gstreamer();
+  // A bright trail from (30, 60) to (220, 130) on a noisy flat sky, with a 12 px gap in its
+  // middle (a star's clipping, a dip of the noise): detection finds two pieces.
+  const int w = 256, h = 192;
+  TestImage frame = make_frame(PixelFormat::Gray16, w, h, 0);
+  std::mt19937 rng(11);
+  std::normal_distribution<double> noise(0.0, 10.0);
+  const double x0 = 30.0, y0 = 60.0, dx = 190.0, dy = 70.0;
+  const double length = std::hypot(dx, dy), c = dx / length, s = dy / length;
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      const double t = (x - x0) * c + (y - y0) * s, d = -(x - x0) * s + (y - y0) * c;
+      const bool on = t >= 0.0 && t <= length && (t < 95.0 || t > 107.0);
+      const double v =
+          1000.0 + noise(rng) + (on ? 400.0 * std::exp(-d * d / (2 * 1.2 * 1.2)) : 0.0);
+      frame.view().row_as<std::uint16_t>(y)[x] = static_cast<std::uint16_t>(std::lround(v));
+    }
+  }
+  GstElement* defaults = make_element("siftdetect", {});
+  gboolean merge = FALSE;
+  g_object_get(defaults, "merge-streaks", &merge, nullptr);
+  CHECK(merge == TRUE);  // on by default
+  gst_object_unref(defaults);
+
+  auto objects_found = [&](const char* merge_streaks) {
+    Harness harness("siftdetect", {{"backend", "cpu"}, {"merge-streaks", merge_streaks}});
+    gst_harness_set_src_caps_str(harness.get(), caps_string(PixelFormat::Gray16, w, h).c_str());
+    REQUIRE(gst_harness_push(harness.get(), to_buffer(frame)) == GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(harness.get());
+    REQUIRE(out != nullptr);
+    const auto catalogue = starsift::gst::find_buffer_result(out, starsift::kCatalogueKind);
+    REQUIRE(catalogue.has_value());
+    const auto span = catalogue->as<DetectedObject>();
+    std::vector<DetectedObject> objects(span.begin(), span.end());
+    int regions = 0;
+    gpointer state = nullptr;
+    while (
+        gst_buffer_iterate_meta_filtered(out, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
+      ++regions;
+    }
+    CHECK(regions == static_cast<int>(objects.size()));  // the ROIs follow the catalogue
+    gst_buffer_unref(out);
+    return objects;
+  };
+  const auto pieces = objects_found("false");
+  REQUIRE(pieces.size() == 2);
+  for (const DetectedObject& o : pieces) CHECK((o.flags & starsift::kObjectStreakMerged) == 0);
+  const auto merged = objects_found("true");
+  REQUIRE(merged.size() == 1);
+  const DetectedObject& m = merged[0];
+  CHECK(m.id == 1);
+  CHECK((m.flags & starsift::kObjectStreakMerged) != 0);
+  CHECK(m.npix == pieces[0].npix + pieces[1].npix);
+  CHECK(m.flux == Approx(pieces[0].flux + pieces[1].flux).epsilon(1e-5));
+  CHECK(m.length == Approx(length).epsilon(0.05));
+  CHECK(std::fabs(m.theta - std::atan2(dy, dx)) < 0.01);
 }
