@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 
+#include "app/quality/difference_export.hpp"
 #include "app/quality/matching.hpp"
 #include "app/quality/methods.hpp"
 #include "app/quality/statistics.hpp"
@@ -151,8 +152,12 @@ class CellRun {
     }
     chain_seconds_.assign(chains_.size(), 0.0);
     for (const MethodKind kind : config.methods) {
+      if (kind == MethodKind::DifferenceAligned) export_method_ = methods_.size();
       methods_.push_back(
           make_method(kind, config.history, shape, config.backend, sky_.hot_pixels()));
+    }
+    if (!config.export_dir.empty()) {
+      export_ = std::make_unique<DifferenceExport>(config, scene, cell, w_, h_);
     }
     // Quiet spots for the leakage's yardstick, fixed for the cell.
     app::Rng spot_rng(app::Rng::derive(cell.seed, 0x73706f74));
@@ -197,6 +202,7 @@ class CellRun {
         chain_seconds_[c] += seconds_since(detect_start);
       }
       for (std::size_t m = 0; m < methods_.size(); ++m) score_method(m, k);
+      if (export_) export_->write_frame(k, methods_[export_method_]->residual(), truth_, layout_);
       if (picture != nullptr && k == config_.warmup_frames) keep_picture(k, *picture);
     }
     result_.area_mpix_frames =
@@ -358,6 +364,8 @@ class CellRun {
   const int w_, h_;
   std::vector<std::unique_ptr<ResidualMethod>> methods_;
   std::vector<std::unique_ptr<ShippedChain>> chains_;
+  std::unique_ptr<DifferenceExport> export_;  // config.export_dir's, of methods_[export_method_]
+  std::size_t export_method_ = 0;
   MatchedFilter filter_;
   FrameLayout layout_;
   const Interior interior_;

@@ -70,6 +70,10 @@ void QualityConfig::validate() const {
   require(track_fps > 0.0 && std::isfinite(track_fps), "frame rate " + std::to_string(track_fps),
           "> 0 frames per second");
   require(backend.backend != Backend::Auto, "backend auto", "a resolved backend: cpu or cuda");
+  require(export_dir.empty() || std::find(methods.begin(), methods.end(),
+                                          MethodKind::DifferenceAligned) != methods.end(),
+          "exporting the aligned difference without the difference-aligned method",
+          "difference-aligned among the methods (--methods difference-aligned, or all)");
 }
 
 std::vector<Cell> make_cells(const QualityConfig& config) {

@@ -64,6 +64,9 @@ struct QualityConfig {
   std::vector<ChainKind> chains{std::begin(kAllChains), std::end(kAllChains)};
   // Frames per second the false tracks per hour are counted at (the tracker's timestamps).
   double track_fps = 25.0;
+  // Where each scored frame's aligned difference and truth are written for detectors outside
+  // the harness (difference_export.hpp); empty: nowhere. Needs difference-aligned in methods.
+  std::string export_dir;
 
   static std::vector<double> default_chain_thresholds();
 

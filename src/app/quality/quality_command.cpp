@@ -58,6 +58,10 @@ int run_quality_command(const QualityOptions& options, const std::string& comman
       o.out_dir.string().c_str());
   std::printf("  whitening on %s: %s\n", std::string(to_string(c.backend.backend)).c_str(),
               c.backend.reason.c_str());
+  if (!c.export_dir.empty()) {
+    std::printf("  aligned differences and truth of every scored frame -> %s\n",
+                c.export_dir.c_str());
+  }
   std::fflush(stdout);
 
   ThreadPool pool(o.threads);

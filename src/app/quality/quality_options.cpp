@@ -120,6 +120,10 @@ void print_quality_help() {
       "                         cpu [auto: CUDA when usable, else CPU]; the baselines, the\n"
       "                         tracker and the scoring run on the CPU\n"
       "  --device-id N          CUDA device for cuda and auto, 0..%d [0]\n"
+      "  --export-difference DIR  writes each scored frame's aligned difference (the\n"
+      "                         difference-aligned baseline's residual, .npy) and truth under\n"
+      "                         DIR for an outside detector (bench/peers/sep_quality.py);\n"
+      "                         needs difference-aligned among --methods\n"
       "  --threads N            the harness's worker threads (baselines, matched filter), 0 for\n"
       "                         one per hardware thread [0]; whitening on the CPU uses the\n"
       "                         CPU stages' own pool, one per hardware thread\n"
@@ -176,6 +180,8 @@ QualityOptions parse_quality_options(std::span<char* const> args, bool& help) {
       o.backend = parse_backend_flag(flag, reader.value());
     } else if (flag == "--device-id") {
       o.device_id = parse_int(flag, reader.value(), 0, kMaxDeviceId);
+    } else if (flag == "--export-difference") {
+      c.export_dir = reader.path_value();
     } else if (flag == "--threads") {
       o.threads = static_cast<unsigned>(parse_int(flag, reader.value(), 0, 1024));
     } else {
@@ -183,7 +189,7 @@ QualityOptions parse_quality_options(std::span<char* const> args, bool& help) {
                        "--out, --size, --seed, --frames, --warmup, --movers, --history, --snr, "
                        "--speeds, --jitter, --star-density, --hit-radius, --border, "
                        "--false-alarm-rate, --methods, --chain-thresholds, --fps, --backend, "
-                       "--device-id, --threads, --help");
+                       "--device-id, --threads, --export-difference, --help");
     }
   }
   return o;
