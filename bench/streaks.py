@@ -12,6 +12,10 @@ Per mover and scored frame, the objects whose centroid lies within --radius px o
 found = at least one; one object = exactly one. For the one-object cases the catalogue's
 `length` (its extent along the major axis) against |v| plus the PSF's extent, and its `theta`
 against the direction of v (modulo pi). JSON on stdout (or --json FILE).
+
+--detect passes siftdetect properties (e.g. "merge-streaks=false" for the catalogue as detected,
+pieces unmerged). Merged records (flag 16) are counted per scored frame, and apart those whose
+centroid lies within --radius px of no mover's streak: false merges.
 """
 
 import argparse
@@ -30,7 +34,7 @@ def run_chain(args, out_dir, speed_min, speed_max):
         f"siftskysrc num-buffers={args.frames} seed={args.seed} movers={args.movers} mover-speed-min={speed_min} "
         f"mover-speed-max={speed_max} mover-snr-min={args.snr_min} mover-snr-max={args.snr_max} "
         f"truth-file={truth} ! video/x-raw,format=GRAY16_LE,width={args.size},"
-        f"height={args.size} ! siftwhiten ! siftdetect json-file={det} ! fakesink")
+        f"height={args.size} ! siftwhiten ! siftdetect {args.detect} json-file={det} ! fakesink")
     subprocess.run(["gst-launch-1.0", "-q"] + pipeline.split(), check=True, timeout=600,
                    stdout=subprocess.DEVNULL)
     with open(det) as f:
@@ -63,11 +67,20 @@ def percentile(values, q):
 def score(args, detections, truths):
     by_frame = {d["frame"]: d["objects"] for d in detections}
     trials = found = one = 0
+    frames = merged = merged_away = 0
     length_err, angle_err = [], []
     for t in truths:
         if t["frame"] < args.warmup or t["frame"] not in by_frame:
             continue
         objects = by_frame[t["frame"]]
+        frames += 1
+        segments = [(m["x"] - 0.5 * m["vx"], m["y"] - 0.5 * m["vy"], m["x"] + 0.5 * m["vx"],
+                     m["y"] + 0.5 * m["vy"]) for m in t["movers"]]
+        for o in objects:
+            if o["flags"] & 16:
+                merged += 1
+                if all(distance_to_segment(o["x"], o["y"], *seg) > args.radius for seg in segments):
+                    merged_away += 1
         for m in t["movers"]:
             x0, y0 = m["x"] - 0.5 * m["vx"], m["y"] - 0.5 * m["vy"]
             x1, y1 = m["x"] + 0.5 * m["vx"], m["y"] + 0.5 * m["vy"]
@@ -94,6 +107,8 @@ def score(args, detections, truths):
                                           "p10": percentile(length_err, 10),
                                           "p90": percentile(length_err, 90)},
         "angle_error_rad": {"median": percentile(angle_err, 50), "p90": percentile(angle_err, 90)},
+        "merged_per_frame": merged / max(frames, 1),
+        "merged_away_from_movers_per_frame": merged_away / max(frames, 1),
     }
 
 
@@ -109,6 +124,7 @@ def main():
     ap.add_argument("--snr-max", type=float, default=12.0)
     ap.add_argument("--radius", type=float, default=3.0)
     ap.add_argument("--border", type=float, default=16.0)
+    ap.add_argument("--detect", default="", help="siftdetect properties, e.g. merge-streaks=false")
     ap.add_argument("--json")
     args = ap.parse_args()
 
@@ -122,7 +138,8 @@ def main():
             report["bands"].append(r)
             print(f"{lo:g}-{hi:g} px/frame: {r['trials']} trials, found {100 * r['found']:.1f} %, "
                   f"one object {100 * r['one_object']:.1f} %, length {r['length_minus_speed_over_speed']}, "
-                  f"angle {r['angle_error_rad']}", file=sys.stderr)
+                  f"angle {r['angle_error_rad']}, merged/frame {r['merged_per_frame']:.3f} "
+                  f"(away from movers {r['merged_away_from_movers_per_frame']:.3f})", file=sys.stderr)
     text = json.dumps(report, indent=1)
     if args.json:
         with open(args.json, "w") as f:
