@@ -16,6 +16,7 @@ namespace {
 WhitenParams shipped_whiten(const QualityConfig& config, ChainKind kind) {
   WhitenParams p;
   p.history = config.history;
+  if (config.chain_noise_frames > 0.0) p.noise_frames = config.chain_noise_frames;
   if (kind == ChainKind::ResidualMesh) p.output = WhitenOutput::Residual;
   return p;
 }

@@ -52,6 +52,8 @@ void QualityConfig::validate() const {
   require(movers >= 1 && movers <= SkyParams::kMaxMovers, "movers " + std::to_string(movers),
           "1.." + std::to_string(SkyParams::kMaxMovers));
   require(history >= 1 && history <= 64, "history " + std::to_string(history), "1..64");
+  require(chain_noise_frames == 0.0 || chain_noise_frames >= 1.0,
+          "noise-frames " + std::to_string(chain_noise_frames), "0 (the default) or >= 1");
   require(all_positive(snrs), "the SNR list", "one or more numbers > 0");
   require(all_positive(speeds), "the speed list", "one or more numbers > 0");
   require(jitter > 0.0 && jitter <= SkyParams::kMaxJitter, "jitter " + std::to_string(jitter),

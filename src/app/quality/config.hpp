@@ -40,6 +40,8 @@ struct QualityConfig {
   int scored_frames = 16;  // frames scored per cell
   int movers = 64;         // movers in every frame
   int history = 20;        // whitening's N and the running median's frame count
+  // The chains' whitening noise-frames (sigma's time constant); 0: whitening's default (2 N).
+  double chain_noise_frames = 0.0;
   std::vector<double> snrs = {3.0, 4.0, 5.0, 6.0, 8.0};    // nominal peak SNR of the movers
   std::vector<double> speeds = {0.5, 1.0, 2.0, 3.5, 5.0};  // px/frame
   double jitter = 0.3;            // walk step of the jitter-on scene, px per frame

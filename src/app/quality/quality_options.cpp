@@ -103,6 +103,8 @@ void print_quality_help() {
       "  --warmup N             frames before scoring, more than the history [%d]\n"
       "  --movers N             movers in every frame [%d]\n"
       "  --history N            whitening's history and the running median's frames [%d]\n"
+      "  --noise-frames N       the chains' whitening noise-frames, sigma's time constant in\n"
+      "                         frames (0: whitening's default, 2 x history) [0]\n"
       "  --snr LIST             peak SNRs of the grid, comma-separated [3,4,5,6,8]\n"
       "  --speeds LIST          speeds of the grid, px/frame [0.5,1,2,3.5,5]\n"
       "  --jitter PX            walk step of the jitter-on scene, px/frame [%g]\n"
@@ -156,6 +158,8 @@ QualityOptions parse_quality_options(std::span<char* const> args, bool& help) {
       c.movers = parse_int(flag, reader.value(), 1, SkyParams::kMaxMovers);
     } else if (flag == "--history") {
       c.history = parse_int(flag, reader.value(), 1, 64);
+    } else if (flag == "--noise-frames") {
+      c.chain_noise_frames = parse_number(flag, reader.value(), 0.0, 100000.0);
     } else if (flag == "--snr") {
       c.snrs = parse_list(flag, reader.value(), SkyParams::kMaxMoverSnr);
     } else if (flag == "--speeds") {
@@ -186,7 +190,8 @@ QualityOptions parse_quality_options(std::span<char* const> args, bool& help) {
       o.threads = static_cast<unsigned>(parse_int(flag, reader.value(), 0, 1024));
     } else {
       throw UsageError("unknown option '" + std::string(flag) + "'",
-                       "--out, --size, --seed, --frames, --warmup, --movers, --history, --snr, "
+                       "--out, --size, --seed, --frames, --warmup, --movers, --history, "
+                       "--noise-frames, --snr, "
                        "--speeds, --jitter, --star-density, --hit-radius, --border, "
                        "--false-alarm-rate, --methods, --chain-thresholds, --fps, --backend, "
                        "--device-id, --threads, --export-difference, --help");

@@ -137,9 +137,13 @@ void write_chain_markdown(const QualityReport& r, std::ostream& out) {
       << DetectParams::kDefaultMinArea
       << "), and chain `residual-mesh`, the former pairing (output: residual, detection's mesh "
          "background of "
-      << DetectParams::kDefaultMesh << " px), on the " << to_string(c.backend.backend)
-      << " backend, run at each threshold from " << fmt("%g", c.chain_thresholds.front()) << " to "
-      << fmt("%g", c.chain_thresholds.back()) << " sigma; each threshold's catalogues "
+      << DetectParams::kDefaultMesh << " px)"
+      << (c.chain_noise_frames > 0.0
+              ? fmt(", whitening's noise-frames set to %g", c.chain_noise_frames)
+              : std::string())
+      << ", on the " << to_string(c.backend.backend) << " backend, run at each threshold from "
+      << fmt("%g", c.chain_thresholds.front()) << " to " << fmt("%g", c.chain_thresholds.back())
+      << " sigma; each threshold's catalogues "
       << "linked by the tracker's defaults (gate " << fmt("%g", tracker.gate) << " px, confirm "
       << tracker.confirm << ", coast " << tracker.coast << ", max-speed "
       << fmt("%g", tracker.max_speed)
@@ -251,7 +255,8 @@ Json chain_definitions() {
   return Json::object()
       .set("chain",
            "the shipped stages as siftwhiten ! siftdetect run them with no property set "
-           "(WhitenParams{} with the harness's history, output: residual; DetectParams{}), "
+           "(WhitenParams{} with the harness's history, and noise-frames when set; DetectParams{}; "
+           "chain residual-mesh: output residual, background mesh), "
            "detection run at each of `thresholds`; each threshold's catalogues linked by a "
            "Tracker with TrackerParams{} over the scored frames (started at the first)")
       .set("chain_hit",

@@ -52,6 +52,7 @@ Json config_json(const QualityReport& r) {
       .set("scored_frames", c.scored_frames)
       .set("movers_per_frame", c.movers)
       .set("history", c.history)
+      .set("chain_noise_frames", c.chain_noise_frames)
       .set("peak_snrs", numbers(c.snrs))
       .set("speeds_px_per_frame", numbers(c.speeds))
       .set("hit_radius_px", c.hit_radius)
