@@ -280,7 +280,7 @@ static void gst_sift_whiten_class_init(GstSiftWhitenClass* klass) {
       0.0, G_MAXDOUBLE, DEFAULT_PROP_REJECT_OBJECT_SIGMA, live);
   properties[PROP_NOISE_FRAMES] = g_param_spec_double(
       "noise-frames", "Noise frames",
-      "Time constant of each pixel's running noise sigma, in frames: 0 is twice history, "
+      "Time constant of each pixel's running noise sigma, in frames: 0 is four times history, "
       "otherwise at least 1 (values between 0 and 1 are refused). A change starts a new history",
       0.0, G_MAXDOUBLE, DEFAULT_PROP_NOISE_FRAMES, restarts);
   properties[PROP_WARMUP] = g_param_spec_enum(

@@ -48,7 +48,7 @@ TEST_CASE("whiten defaults are valid and as documented", "[whiten][params]") {
   CHECK(p.reject == WhitenReject::Objects);
   CHECK(p.reject_sigma == 4.0);
   CHECK(p.reject_object_sigma == 4.0);
-  CHECK(p.effective_noise_frames() == 40.0);
+  CHECK(p.effective_noise_frames() == 80.0);
   CHECK(p.warmup == WhitenWarmup::Partial);
   CHECK(p.output == WhitenOutput::Significance);
   CHECK(!p.offset);
@@ -154,7 +154,7 @@ TEST_CASE("every bad whiten parameter names its key and the allowed range", "[wh
                     text.str(), "a finite number > 0");
   }
   require_refused([](WhitenParams& p) { p.noise_frames = 0.5; }, "noise-frames", "0.5",
-                  "0 (twice the history) or a finite number >= 1 (frames)");
+                  "0 (four times the history) or a finite number >= 1 (frames)");
   require_refused([](WhitenParams& p) { p.offset = kNan; }, "offset", "nan", "a finite number");
   require_refused([](WhitenParams& p) { p.gain = kNan; }, "gain", "nan",
                   "a finite number (0: automatic");

@@ -36,7 +36,9 @@ struct SceneSpec {
 struct QualityConfig {
   int size = 512;          // frames are size x size GRAY16
   std::uint64_t seed = 1;  // each cell's sky seed derives from it
-  int warmup_frames = 40;  // frames before scoring: 2 x history (sigma's own time constant)
+  // Frames before scoring: three of sigma's time constants (noise-frames, 4 x history), so the
+  // chains are scored at steady state, as a camera running for minutes is.
+  int warmup_frames = 240;
   int scored_frames = 16;  // frames scored per cell
   int movers = 64;         // movers in every frame
   int history = 20;        // whitening's N and the running median's frame count

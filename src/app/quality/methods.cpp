@@ -103,7 +103,7 @@ class WhitenMethod final : public ResidualMethod {
 
  private:
   static WhitenParams params_for(MethodKind kind, int history, WhitenOutput output) {
-    WhitenParams p;  // the filter's defaults: gamma, noise 2N, despike, ...
+    WhitenParams p;  // the filter's defaults: gamma, noise 4N, despike, ...
     p.history = history;
     p.output = output;  // GRAY32F: the residual rho itself, or sigma_{t-1}
     if (kind == MethodKind::WhitenDefaults) return p;

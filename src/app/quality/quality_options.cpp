@@ -104,7 +104,7 @@ void print_quality_help() {
       "  --movers N             movers in every frame [%d]\n"
       "  --history N            whitening's history and the running median's frames [%d]\n"
       "  --noise-frames N       the chains' whitening noise-frames, sigma's time constant in\n"
-      "                         frames (0: whitening's default, 2 x history) [0]\n"
+      "                         frames (0: whitening's default, 4 x history) [0]\n"
       "  --snr LIST             peak SNRs of the grid, comma-separated [3,4,5,6,8]\n"
       "  --speeds LIST          speeds of the grid, px/frame [0.5,1,2,3.5,5]\n"
       "  --jitter PX            walk step of the jitter-on scene, px/frame [%g]\n"

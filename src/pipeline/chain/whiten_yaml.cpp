@@ -51,7 +51,7 @@ StageParams read_whiten(const YamlParams& yaml) {
   yaml.read_number("reject-sigma", &P::reject_sigma, "a finite number > 0", params);
   yaml.read_number("reject-object-sigma", &P::reject_object_sigma, "a finite number > 0", params);
   yaml.read_number("noise-frames", &P::noise_frames,
-                   "0 (twice the history) or a finite number >= 1 (frames)", params);
+                   "0 (four times the history) or a finite number >= 1 (frames)", params);
   yaml.read_choice("warmup", &P::warmup, parse_whiten_warmup, whiten_warmup_names(), params);
   yaml.read_choice("output", &P::output, parse_whiten_output, whiten_output_names(), params);
   if (const auto offset = yaml.find("offset")) {

@@ -125,7 +125,7 @@ void WhitenParams::validate() const {
   check_number("reject-object-sigma", reject_object_sigma, 0.0, true, "a finite number > 0");
   if (!std::isfinite(noise_frames) || (noise_frames != kAutoNoiseFrames && noise_frames < 1.0)) {
     kChecks.refuse("noise-frames", number_text(noise_frames),
-                   "0 (twice the history) or a finite number >= 1 (frames)");
+                   "0 (four times the history) or a finite number >= 1 (frames)");
   }
   if (offset && !std::isfinite(*offset)) {
     kChecks.refuse("offset", number_text(*offset), "a finite number");
@@ -178,7 +178,7 @@ void WhitenParams::validate_for_cuda() const {
 }
 
 double WhitenParams::effective_noise_frames() const noexcept {
-  return noise_frames == kAutoNoiseFrames ? 2.0 * history : noise_frames;
+  return noise_frames == kAutoNoiseFrames ? kAutoNoiseHistories * history : noise_frames;
 }
 
 double WhitenParams::effective_offset(const FrameShape& shape) const noexcept {
