@@ -1,6 +1,6 @@
 // The tracker: confirmation, velocity from noisy centroids in px/frame and px/s, coasting,
 // crossing movers, static stars, false tracks among random detections, capacity, refused
-// parameters, and no growth of its memory from frame to frame.
+// parameters, the movers' tails, and no growth of its memory from frame to frame.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -70,6 +70,7 @@ TEST_CASE("tracker: defaults are valid and as documented", "[tracker]") {
   CHECK(p.min_speed == 0.0);
   CHECK(p.max_speed == 10.0);
   CHECK(p.fit_window == 8);
+  CHECK(p.tail == 0);
 }
 
 TEST_CASE("tracker: invalid parameters are refused, naming them", "[tracker]") {
@@ -91,6 +92,8 @@ TEST_CASE("tracker: invalid parameters are refused, naming them", "[tracker]") {
                   "finite numbers above 0 up to 10000 px/frame");
   require_refused([](TrackerParams& p) { p.fit_window = 1; }, "fit-window", "1", "2..64");
   require_refused([](TrackerParams& p) { p.fit_window = 65; }, "fit-window", "65", "2..64");
+  require_refused([](TrackerParams& p) { p.tail = -1; }, "tail", "-1", "0..256");
+  require_refused([](TrackerParams& p) { p.tail = 257; }, "tail", "257", "0..256");
 }
 
 TEST_CASE("tracker: frame numbers must increase", "[tracker]") {
@@ -480,7 +483,9 @@ TEST_CASE("tracker: reset ends the tracks, ids go on", "[tracker]") {
 TEST_CASE("tracker: updates do not grow its memory", "[tracker]") {
   std::mt19937 rng(9);
   std::uniform_real_distribution<double> where(0.0, 1024.0);
-  Tracker tracker;
+  TrackerParams params;
+  params.tail = 16;  // the tails' rings are reserved up front too
+  Tracker tracker(params);
   std::vector<DetectedObject> d(200);
   const auto frame = [&](int f) {
     for (DetectedObject& o : d) {
@@ -497,4 +502,54 @@ TEST_CASE("tracker: updates do not grow its memory", "[tracker]") {
   for (int f = 1; f < 500; ++f) frame(f);
   CHECK(tracker.capacity_bytes() == bytes);
   CHECK(tracker.counters().tracks_confirmed >= 5);
+}
+
+TEST_CASE("tracker: a mover's tail holds its latest positions, oldest first", "[tracker]") {
+  TrackerParams params;
+  params.tail = 4;
+  Tracker tracker(params);
+  std::vector<TrackPoint> tail(8);
+  // A second mover, started later, keeps a tail of its own.
+  const auto frame = [&](int f) {
+    std::vector<DetectedObject> d{at(10.0 + 2.0 * f, 20.0)};
+    if (f >= 3) d.push_back(at(100.0, 50.0 + 1.0 * f));
+    tracker.update(static_cast<std::uint64_t>(f), f * kFrameNs, d);
+  };
+  frame(0);
+  frame(1);
+  CHECK(tracker.tracks().empty());
+  CHECK(tracker.tail(0, tail) == 0);  // no mover, no tail
+  frame(2);                           // confirmed: its tentative frames are in the tail
+  REQUIRE(tracker.tracks().size() == 1);
+  REQUIRE(tracker.tail(0, tail) == 3);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(tail[static_cast<std::size_t>(i)].x == Approx(10.0 + 2.0 * i).margin(1e-4));
+    CHECK(tail[static_cast<std::size_t>(i)].y == Approx(20.0).margin(1e-4));
+  }
+  for (int f = 3; f < 7; ++f) frame(f);
+  REQUIRE(tracker.tracks().size() == 2);
+  // The first mover: the last 4 of 7 positions (frames 3..6); the second: frames 3..6 too.
+  REQUIRE(tracker.tail(0, tail) == 4);
+  for (int i = 0; i < 4; ++i) CHECK(tail[static_cast<std::size_t>(i)].x == Approx(16.0 + 2.0 * i));
+  REQUIRE(tracker.tail(1, tail) == 4);
+  for (int i = 0; i < 4; ++i) {
+    CHECK(tail[static_cast<std::size_t>(i)].x == Approx(100.0));
+    CHECK(tail[static_cast<std::size_t>(i)].y == Approx(53.0 + i));
+  }
+  // A shorter buffer gets the latest positions.
+  std::vector<TrackPoint> two_points(2);
+  REQUIRE(tracker.tail(0, two_points) == 2);
+  CHECK(two_points[0].x == Approx(20.0));
+  CHECK(two_points[1].x == Approx(22.0));
+  // Coasting: the prediction joins the tail.
+  tracker.update(7, 7 * kFrameNs, std::span<DetectedObject>{});
+  REQUIRE(tracker.tracks().size() == 2);
+  REQUIRE(tracker.tail(0, tail) == 4);
+  CHECK(tail[3].x == Approx(24.0).margin(1e-3));
+  CHECK(tracker.tail(2, tail) == 0);  // no such mover
+  // Without a tail (the default) there is nothing to copy.
+  Tracker plain;
+  std::vector<DetectedObject> d{at(1.0, 1.0)};
+  plain.update(0, 0, d);
+  CHECK(plain.tail(0, tail) == 0);
 }

@@ -61,6 +61,7 @@ void TrackerParams::validate() const {
   check_number("min-speed", min_speed, 0.0, false, kMaxMaxSpeed, "px/frame");
   check_number("max-speed", max_speed, 0.0, true, kMaxMaxSpeed, "px/frame");
   kChecks.check_int("fit-window", fit_window, kMinFitWindow, kMaxFitWindow);
+  kChecks.check_int("tail", tail, 0, kMaxTail);
 }
 
 std::string_view to_string(TrackState state) noexcept {
@@ -80,11 +81,13 @@ Tracker::Tracker(const TrackerParams& params) : params_(params) {
   const auto capacity = static_cast<std::size_t>(params_.max_tracks);
   slots_.resize(capacity);
   samples_.resize(capacity * static_cast<std::size_t>(params_.fit_window));
+  tails_.resize(capacity * static_cast<std::size_t>(params_.tail));
   free_slots_.reserve(capacity);
   live_slots_.reserve(capacity);
   track_linked_.reserve(capacity);
   live_.reserve(capacity);
   reported_.reserve(capacity);
+  reported_slots_.reserve(capacity);
   // A few candidate pairs per track and a catalogue as large as the track table cover the
   // usual frame; a larger one grows these once.
   candidates_.reserve(4 * capacity);
@@ -99,6 +102,7 @@ void Tracker::reset() {
   live_slots_.clear();
   live_.clear();
   reported_.clear();
+  reported_slots_.clear();
   counters_ = {};
   have_frame_ = false;
   last_frame_ = 0;
@@ -106,6 +110,7 @@ void Tracker::reset() {
 
 std::size_t Tracker::capacity_bytes() const noexcept {
   return slots_.capacity() * sizeof(Slot) + samples_.capacity() * sizeof(Sample) +
+         tails_.capacity() * sizeof(TrackPoint) + reported_slots_.capacity() * sizeof(int) +
          free_slots_.capacity() * sizeof(int) + live_slots_.capacity() * sizeof(int) +
          candidates_.capacity() * sizeof(Candidate) + track_linked_.capacity() +
          detection_used_.capacity() + live_.capacity() * sizeof(Track) +
@@ -184,6 +189,19 @@ void Tracker::start_track(int detection_index, std::uint64_t frame, std::int64_t
   add_detection(slot, frame, timestamp_ns, detection);
   live_slots_.push_back(s);
   ++counters_.tracks_started;
+}
+
+std::size_t Tracker::tail(std::size_t mover, std::span<TrackPoint> out) const noexcept {
+  if (mover >= reported_slots_.size() || params_.tail == 0) return 0;
+  const auto s = static_cast<std::size_t>(reported_slots_[mover]);
+  const Slot& slot = slots_[s];
+  const TrackPoint* ring = tails_.data() + s * static_cast<std::size_t>(params_.tail);
+  const std::size_t n = std::min(static_cast<std::size_t>(slot.tail_size), out.size());
+  // The latest n, oldest first: they end just before tail_head.
+  std::size_t at = static_cast<std::size_t>(slot.tail_head + params_.tail) - n;
+  for (std::size_t i = 0; i < n; ++i, ++at)
+    out[i] = ring[at % static_cast<std::size_t>(params_.tail)];
+  return n;
 }
 
 void Tracker::update(std::uint64_t frame, std::int64_t timestamp_ns,
@@ -299,12 +317,14 @@ void Tracker::update(std::uint64_t frame, std::int64_t timestamp_ns,
     start_track(j, frame, timestamp_ns, detections[static_cast<std::size_t>(j)]);
   }
 
-  // Report: movers get their id the first time they are reported.
+  // Report: movers get their id the first time they are reported. Every live track's
+  // position joins its tail.
   live_.clear();
-  reported_.clear();
+  reported_slots_.clear();
   const double min_speed2 = params_.min_speed * params_.min_speed;
   for (const int s : live_slots_) {
-    Track& t = slots_[static_cast<std::size_t>(s)].track;
+    Slot& slot = slots_[static_cast<std::size_t>(s)];
+    Track& t = slot.track;
     const double speed2 = static_cast<double>(t.vx) * t.vx + static_cast<double>(t.vy) * t.vy;
     t.mover = t.state != TrackState::Tentative && speed2 >= min_speed2;
     if (t.mover) {
@@ -313,12 +333,23 @@ void Tracker::update(std::uint64_t frame, std::int64_t timestamp_ns,
         ++counters_.movers_reported;
       }
       if (t.detection >= 0) detections[static_cast<std::size_t>(t.detection)].track = t.id;
-      reported_.push_back(t);
+      reported_slots_.push_back(s);
+    }
+    if (params_.tail > 0) {
+      tails_[static_cast<std::size_t>(s) * static_cast<std::size_t>(params_.tail) +
+             static_cast<std::size_t>(slot.tail_head)] = {t.x, t.y};
+      slot.tail_head = (slot.tail_head + 1) % params_.tail;
+      slot.tail_size = std::min(slot.tail_size + 1, params_.tail);
     }
     live_.push_back(t);
   }
-  std::sort(reported_.begin(), reported_.end(),
-            [](const Track& a, const Track& b) { return a.id < b.id; });
+  std::sort(reported_slots_.begin(), reported_slots_.end(), [this](int a, int b) {
+    return slots_[static_cast<std::size_t>(a)].track.id <
+           slots_[static_cast<std::size_t>(b)].track.id;
+  });
+  reported_.clear();
+  for (const int s : reported_slots_)
+    reported_.push_back(slots_[static_cast<std::size_t>(s)].track);
 
   have_frame_ = true;
   last_frame_ = frame;

@@ -31,6 +31,8 @@ struct TrackerParams {
   static constexpr int kDefaultFitWindow = 8;
   static constexpr int kMinFitWindow = 2;
   static constexpr int kMaxFitWindow = 64;
+  static constexpr int kDefaultTail = 0;
+  static constexpr int kMaxTail = 256;
 
   // How far (px) a detection may lie from a track's predicted position and still be linked
   // to it [3]. Several times the centroids' noise (0.1-0.5 px): a larger gate admits more
@@ -60,6 +62,10 @@ struct TrackerParams {
   // Detections, the latest ones, in the least-squares fit of position and velocity [8],
   // 2..64: more smooths the centroid noise further, fewer follows a curving path sooner.
   int fit_window = kDefaultFitWindow;
+  // Positions kept per track for display, its latest ones [0: none], 0..256 (Tracker::tail()):
+  // each update() adds the track's position in that frame. Reserved at construction,
+  // max_tracks * tail * 8 bytes (128 KiB for 1024 tracks of 16).
+  int tail = kDefaultTail;
 
   // Throws Error naming the parameter, the value and what is allowed.
   void validate() const;
@@ -103,6 +109,11 @@ struct Track {
   std::int32_t detection = -1;
 };
 
+// One position of a track's tail (Tracker::tail()), px.
+struct TrackPoint {
+  float x = 0.0f, y = 0.0f;
+};
+
 // What a user needs to judge false tracks; every count since construction or reset().
 struct TrackerCounters {
   std::uint64_t frames = 0;              // update() calls
@@ -144,6 +155,13 @@ class Tracker {
   // they started. Valid until the next update() or reset().
   std::span<const Track> live_tracks() const noexcept { return live_; }
 
+  // The latest positions of the mover tracks()[mover], oldest first, at most params().tail
+  // of them and at most out.size(): Track::x, y of each update() since the track started,
+  // its tentative frames included (where it was detected: the fit's value; where it
+  // coasted: the prediction). Copied into `out`; returns how many. Valid until the next
+  // update() or reset().
+  std::size_t tail(std::size_t mover, std::span<TrackPoint> out) const noexcept;
+
   const TrackerCounters& counters() const noexcept { return counters_; }
 
   // Bytes the tracker holds: constant from frame to frame once the largest catalogue has
@@ -168,6 +186,8 @@ class Tracker {
     double fx = 0.0, fy = 0.0, fvx = 0.0, fvy = 0.0;
     // Position predicted for the frame being linked.
     double px = 0.0, py = 0.0;
+    int tail_size = 0;  // positions in the tail ring, up to params_.tail
+    int tail_head = 0;  // index of the next position to write
   };
   // A gated (track, detection) pair, sorted to link greedily.
   struct Candidate {
@@ -192,6 +212,7 @@ class Tracker {
 
   std::vector<Slot> slots_;            // max_tracks of them
   std::vector<Sample> samples_;        // fit_window samples per slot
+  std::vector<TrackPoint> tails_;      // tail positions per slot (a ring each)
   std::vector<int> free_slots_;        // slots not in use, taken from the back
   std::vector<int> live_slots_;        // slots in use, in the order their tracks started
   std::vector<Candidate> candidates_;  // this frame's gated pairs
@@ -199,6 +220,7 @@ class Tracker {
   std::vector<char> detection_used_;   // per detection: linked in this frame
   std::vector<Track> live_;
   std::vector<Track> reported_;
+  std::vector<int> reported_slots_;  // the slot of each reported_ track
 };
 
 }  // namespace starsift
