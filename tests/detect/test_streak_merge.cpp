@@ -244,7 +244,18 @@ TEST_CASE("merged records keep the smallest id's place; ids stay dense and in or
   }
   REQUIRE(left_id < right_id);
   REQUIRE(right_id == left_id + 2);  // the star between them
-  REQUIRE(merge_streaks(catalogue, StreakMergeParams{}) == 1);
+  StreakMergeScratch scratch;
+  std::vector<std::uint32_t> new_ids{99};
+  REQUIRE(merge_streaks(catalogue, StreakMergeParams{}, scratch, &new_ids) == 1);
+  // Where each old id went: both pieces to the merged record, the star between them and
+  // those after moved down by one, those before kept.
+  REQUIRE(new_ids.size() == 7);
+  CHECK(new_ids[0] == 0);
+  for (std::uint32_t k = 1; k <= 6; ++k) {
+    INFO("old id " << k);
+    const std::uint32_t expected = k < left_id ? k : k == right_id ? left_id : k - (k > right_id);
+    CHECK(new_ids[k] == expected);
+  }
   REQUIRE(catalogue.size() == 5);
   for (std::size_t i = 0; i < catalogue.size(); ++i) CHECK(catalogue[i].id == i + 1);
   std::size_t star = 0;
@@ -310,6 +321,14 @@ TEST_CASE("objects not on one line, far apart, side by side or round are not mer
             return (o.flags & kObjectStreakMerged) != 0;
           }) == 1);
   }
+}
+
+TEST_CASE("a merge that merges nothing leaves the id map alone", "[detect][streak-merge]") {
+  auto catalogue = catalogue_of({blob(100, 100, 2), blob(300, 300, 2)});
+  StreakMergeScratch scratch;
+  std::vector<std::uint32_t> new_ids{7, 8};
+  CHECK(merge_streaks(catalogue, StreakMergeParams{}, scratch, &new_ids) == 0);
+  CHECK(new_ids == std::vector<std::uint32_t>{7, 8});
 }
 
 TEST_CASE("empty and one-record catalogues are unchanged", "[detect][streak-merge]") {

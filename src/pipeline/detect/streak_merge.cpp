@@ -201,7 +201,7 @@ DetectedObject merge_streak_pieces(const DetectedObject* const* pieces, std::siz
 }
 
 std::size_t merge_streaks(std::vector<DetectedObject>& catalogue, const StreakMergeParams& params,
-                          StreakMergeScratch& scratch) {
+                          StreakMergeScratch& scratch, std::vector<std::uint32_t>* new_ids) {
   const auto n = static_cast<std::uint32_t>(catalogue.size());
   scratch.candidates.clear();
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -234,18 +234,27 @@ std::size_t merge_streaks(std::vector<DetectedObject>& catalogue, const StreakMe
     if (r != i) scratch.next[scratch.last[r]] = i;
     scratch.last[r] = i;
   }
+  if (new_ids != nullptr) {
+    std::uint32_t largest = 0;
+    for (const DetectedObject& o : catalogue) largest = std::max(largest, o.id);
+    new_ids->assign(static_cast<std::size_t>(largest) + 1, 0);
+  }
   std::size_t out = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
     if (scratch.parent[i] != i) continue;  // a piece of an earlier record
+    const auto id = static_cast<std::uint32_t>(out + 1);
     DetectedObject record = catalogue[i];
     if (scratch.next[i] != n) {
       scratch.pieces.clear();
       for (std::uint32_t k = i; k != n; k = scratch.next[k]) {
         scratch.pieces.push_back(&catalogue[k]);
+        if (new_ids != nullptr) (*new_ids)[catalogue[k].id] = id;
       }
       record = merge_streak_pieces(scratch.pieces.data(), scratch.pieces.size());
+    } else if (new_ids != nullptr) {
+      (*new_ids)[record.id] = id;
     }
-    record.id = static_cast<std::uint32_t>(out + 1);
+    record.id = id;
     // out <= i, and every piece still to be read lies beyond i: nothing unread is overwritten.
     catalogue[out++] = record;
   }

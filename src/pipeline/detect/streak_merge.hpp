@@ -82,8 +82,15 @@ DetectedObject merge_streak_pieces(const DetectedObject* const* pieces, std::siz
 // the place of its smallest id; the others are removed and the catalogue renumbered 1, 2, ...
 // in the same order (ids stay dense and in raster order of each object's first pixel).
 // Returns the number of records removed (0: the catalogue is unchanged).
+//
+// With `new_ids`, when records were removed it is filled with where each went:
+// (*new_ids)[k] is the new id of the record whose id was k, for k up to the largest id in the
+// catalogue before the merge (0 maps to 0; an id no record had also to 0), so that a label
+// frame can be renumbered to match (remap_labels()). Left as it was when nothing merged. Its
+// storage is reused: no allocation once it has grown to the largest catalogue seen.
 std::size_t merge_streaks(std::vector<DetectedObject>& catalogue, const StreakMergeParams& params,
-                          StreakMergeScratch& scratch);
+                          StreakMergeScratch& scratch,
+                          std::vector<std::uint32_t>* new_ids = nullptr);
 std::size_t merge_streaks(std::vector<DetectedObject>& catalogue, const StreakMergeParams& params);
 
 }  // namespace starsift
