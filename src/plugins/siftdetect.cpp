@@ -27,7 +27,10 @@
  * #GstSiftDetect:message-interval ms).
  *
  * The frame itself passes unchanged by default; #GstSiftDetect:output can replace it by the
- * labels (GRAY16) or an overlay with the objects' boxes (GRAY8) for a person watching.
+ * labels (GRAY16; renumbered like the catalogue when a streak was merged) or, for a person
+ * watching, an overlay (GRAY8): the significance with each object's box, its ellipse at 3 a,
+ * 3 b, and each mover's tail (its last 16 positions) with a cross where it is expected next,
+ * drawn on the host after tracking, the same on both backends (docs/detect.md).
  *
  * ## Example launch line
  * |[
@@ -45,14 +48,18 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <variant>
 #include <vector>
 
 #include "pipeline/chain/chain_config.hpp"
 #include "pipeline/detect/catalogue.hpp"
 #include "pipeline/detect/detections_json.hpp"
+#include "pipeline/detect/label_remap.hpp"
+#include "pipeline/detect/overlay_draw.hpp"
 #include "pipeline/error.hpp"
 #include "plugins/common/enums.hpp"
 #include "plugins/common/result_meta.hpp"
+#include "plugins/common/video.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(gst_sift_detect_debug);
 #define GST_CAT_DEFAULT gst_sift_detect_debug
@@ -94,13 +101,22 @@ static GParamSpec* properties[N_PROPERTIES];
 #define SIFT_DETECT_ROI_TYPE "object"
 
 struct GstSiftDetectState {
-  explicit GstSiftDetectState(const TrackerParams& params) : tracker(params) {}
+  explicit GstSiftDetectState(const TrackerParams& params) : tracker(with_tail(params)) {}
+  // The tracker keeps each track's last positions for the overlay's tails.
+  static TrackerParams with_tail(TrackerParams params) {
+    params.tail = starsift::kOverlayTail;
+    return params;
+  }
   starsift::Tracker tracker;
   std::string json_file;  // the json-file and json-max-bytes properties at start
   guint64 json_max_bytes = 0;
   std::unique_ptr<starsift::DetectionsWriter> writer;
   std::vector<starsift::DetectedObject> records;  // the frame's catalogue, tracks filled in
   starsift::StreakMergeScratch merge_scratch;
+  std::vector<std::uint32_t> new_ids;      // the latest merge's old id -> new id (labels)
+  std::vector<starsift::TrackPoint> tail;  // one mover's tail while the overlay is drawn
+  GstVideoInfo out_info{};                 // the negotiated output: maps the buffer to draw
+  bool out_info_set = false;
   std::vector<std::byte> tracks_area;  // the tracks as a result area, for the meta
   guint64 frame = 0;
   gint64 last_message_us = 0;
@@ -164,6 +180,54 @@ static GstStructure* gst_sift_detect_message(guint64 frame, GstClockTime pts,
   return s;
 }
 
+// The output mode the running chain gave this frame: a change of `output` builds a new engine
+// only after the frames in flight have left, so the running chain is the frame's own.
+static std::optional<starsift::DetectOutput> gst_sift_detect_frame_output(GstSiftDetect* self) {
+  const std::shared_ptr<const starsift::ChainConfig> chain =
+      starsift::gst::running_chain(GST_SIFT_TRANSFORM(self));
+  if (!chain || chain->stages.empty()) return std::nullopt;
+  const auto* params = std::get_if<DetectParams>(&chain->stages.front().params);
+  if (params == nullptr) return std::nullopt;
+  return params->output;
+}
+
+// The host's changes to the frame written, after the merge and the tracker: with
+// output=labels the ids renumbered like the catalogue when records were merged; with
+// output=overlay the ellipses and the movers' tails drawn. The buffer is this element's own
+// (from its pool, downloaded before this hook on CUDA), mapped here for writing.
+static void gst_sift_detect_edit_frame(GstSiftDetect* self, GstBuffer* buffer,
+                                       const starsift::FinishedFrame& frame, std::size_t removed) {
+  GstSiftDetectState* state = self->state;
+  const std::optional<starsift::DetectOutput> output = gst_sift_detect_frame_output(self);
+  const bool remap = output == starsift::DetectOutput::Labels && removed > 0;
+  const bool draw = output == starsift::DetectOutput::Overlay;
+  if (!remap && !draw) return;
+  const starsift::PixelFormat format =
+      draw ? starsift::PixelFormat::Gray8 : starsift::PixelFormat::Gray16;
+  if (!state->out_info_set || frame.output.format != format ||
+      GST_VIDEO_INFO_WIDTH(&state->out_info) != frame.output.width ||
+      GST_VIDEO_INFO_HEIGHT(&state->out_info) != frame.output.height) {
+    GST_WARNING_OBJECT(self, "the output frame is not the %s negotiated: left as detected",
+                       draw ? "overlay" : "labels");
+    return;
+  }
+  if (!gst_buffer_is_writable(buffer)) {
+    GST_WARNING_OBJECT(self, "the output buffer is shared: left as detected");
+    return;
+  }
+  const starsift::gst::MappedFrame mapped(state->out_info, buffer, GST_MAP_READWRITE);
+  if (!mapped.ok()) {
+    GST_WARNING_OBJECT(self, "could not map the output buffer: left as detected");
+    return;
+  }
+  const starsift::ImageView view = mapped.view(format);
+  if (remap) {
+    starsift::remap_labels(view, state->new_ids, static_cast<std::uint32_t>(removed));
+  } else {
+    starsift::draw_overlay(view, state->records, state->tracker, state->tail);
+  }
+}
+
 /* GstSiftTransform hooks */
 
 // A one-stage chain: detection with the properties' parameters.
@@ -207,7 +271,10 @@ static void gst_sift_detect_frame_out(GstSiftTransform* trans, GstBuffer* buffer
                         catalogue->view.records<starsift::DetectedObject>() + detected);
   // Merged here, on the host and for both backends alike, so that the metas, the message,
   // the JSON line and the tracker all see one record per streak.
-  if (merge_streaks) starsift::merge_streaks(state->records, merge_params, state->merge_scratch);
+  const std::size_t removed = merge_streaks
+                                  ? starsift::merge_streaks(state->records, merge_params,
+                                                            state->merge_scratch, &state->new_ids)
+                                  : 0;
   const auto count = static_cast<guint32>(state->records.size());
   const GstClockTime pts = GST_BUFFER_PTS(buffer);
   const std::int64_t pts_ns = GST_CLOCK_TIME_IS_VALID(pts) ? static_cast<std::int64_t>(pts) : -1;
@@ -218,6 +285,7 @@ static void gst_sift_detect_frame_out(GstSiftTransform* trans, GstBuffer* buffer
     GST_WARNING_OBJECT(self, "tracking frame %" G_GUINT64_FORMAT ": %s", number, e.what());
   }
   const std::span<const starsift::Track> tracks = state->tracker.tracks();
+  gst_sift_detect_edit_frame(self, buffer, frame, removed);
 
   // The catalogue meta (attached before this hook, as detected) takes the merged records,
   // fewer or as many, with their track ids.
@@ -321,6 +389,8 @@ static gboolean gst_sift_detect_start(GstBaseTransform* trans) {
     self->state->json_file = settings.json_file;
     self->state->json_max_bytes = settings.json_max_bytes;
     self->state->records.reserve(static_cast<std::size_t>(settings.params.max_objects));
+    self->state->new_ids.reserve(static_cast<std::size_t>(settings.params.max_objects) + 1);
+    self->state->tail.resize(starsift::kOverlayTail);
   } catch (...) {
     STARSIFT_POST_CURRENT_EXCEPTION(self, "starting");
     return FALSE;
@@ -338,6 +408,17 @@ static gboolean gst_sift_detect_stop(GstBaseTransform* trans) {
   delete self->state;  // closes the JSON file
   self->state = nullptr;
   return stopped;
+}
+
+// The output caps, kept to map the output buffer where the host draws on it.
+static gboolean gst_sift_detect_set_caps(GstBaseTransform* trans, GstCaps* incaps,
+                                         GstCaps* outcaps) {
+  GstSiftDetect* self = GST_SIFT_DETECT(trans);
+  if (!GST_BASE_TRANSFORM_CLASS(parent_class)->set_caps(trans, incaps, outcaps)) return FALSE;
+  if (self->state != nullptr) {
+    self->state->out_info_set = gst_video_info_from_caps(&self->state->out_info, outcaps) != FALSE;
+  }
+  return TRUE;
 }
 
 // A flush (a seek) breaks the frames' continuity: tracks start over.
@@ -420,8 +501,10 @@ static void gst_sift_detect_class_init(GstSiftDetectClass* klass) {
       1, P::kMaxMaxObjects, P::kDefaultMaxObjects, playing);
   properties[PROP_OUTPUT] = g_param_spec_enum(
       "output", "Output",
-      "The frame written: the input unchanged, the labels (GRAY16) or an overlay with the "
-      "objects' boxes (GRAY8). A change renegotiates the caps",
+      "The frame written: the input unchanged, the labels (GRAY16, numbered like the catalogue "
+      "after a streak merge) or an overlay for a person watching (GRAY8: the significance with "
+      "the objects' boxes, their ellipses at 3 a, 3 b and the movers' tails of 16 frames). A "
+      "change renegotiates the caps",
       GST_TYPE_SIFT_DETECT_OUTPUT, static_cast<gint>(P::kDefaultOutput), playing);
   properties[PROP_MERGE_STREAKS] = g_param_spec_boolean(
       "merge-streaks", "Merge streaks",
@@ -486,6 +569,7 @@ static void gst_sift_detect_class_init(GstSiftDetectClass* klass) {
   trans_class->start = GST_DEBUG_FUNCPTR(gst_sift_detect_start);
   trans_class->stop = GST_DEBUG_FUNCPTR(gst_sift_detect_stop);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_sift_detect_sink_event);
+  trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_sift_detect_set_caps);
 }
 
 static void gst_sift_detect_init(GstSiftDetect* self) {

@@ -1,13 +1,15 @@
 // siftdetect element tests: the catalogue, tracks and ROI metas on every buffer, the movers
 // of the synthetic sky confirmed as tracks after `confirm` frames, messages (rate-limited),
 // the JSON lines file (one valid line per frame, a file per pattern), caps of the output
-// modes, refused values, the whole science chain in a pipeline, and a broken trail merged
-// into one object (merge-streaks).
+// modes, refused values, the whole science chain in a pipeline, a broken trail merged
+// into one object (merge-streaks) with its labels renumbered to match, and the overlay's
+// ellipses and tails drawn once a mover is confirmed.
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -17,6 +19,7 @@
 
 #include "element_support.hpp"
 #include "pipeline/detect/catalogue.hpp"
+#include "pipeline/detect/overlay_draw.hpp"
 #include "pipeline/detect/params.hpp"
 #include "pipeline/detect/tracker.hpp"
 #include "pipeline/sky/sky_generator.hpp"
@@ -58,6 +61,29 @@ std::vector<TestImage> sky_frames(int count, int width, int height) {
 std::string temp_path(const char* name) {
   return std::string(g_get_tmp_dir()) + "/starsift_test_detect_" + std::to_string(getpid()) + "_" +
          name;
+}
+
+// A bright trail from (30, 60) to (220, 130) on a noisy flat sky, with a 12 px gap in its
+// middle (a star's clipping, a dip of the noise): detection finds two pieces. With `star`, a
+// round star below them too, numbered after the pieces.
+TestImage broken_trail_frame(int w, int h, bool star = false) {
+  TestImage frame = make_frame(PixelFormat::Gray16, w, h, 0);
+  std::mt19937 rng(11);
+  std::normal_distribution<double> noise(0.0, 10.0);
+  const double x0 = 30.0, y0 = 60.0, dx = 190.0, dy = 70.0;
+  const double length = std::hypot(dx, dy), c = dx / length, s = dy / length;
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      const double t = (x - x0) * c + (y - y0) * s, d = -(x - x0) * s + (y - y0) * c;
+      const bool on = t >= 0.0 && t <= length && (t < 95.0 || t > 107.0);
+      const double r2 = (x - 60.0) * (x - 60.0) + (y - 160.0) * (y - 160.0);
+      const double v = 1000.0 + noise(rng) +
+                       (on ? 400.0 * std::exp(-d * d / (2 * 1.2 * 1.2)) : 0.0) +
+                       (star ? 500.0 * std::exp(-r2 / (2 * 1.5 * 1.5)) : 0.0);
+      frame.view().row_as<std::uint16_t>(y)[x] = static_cast<std::uint16_t>(std::lround(v));
+    }
+  }
+  return frame;
 }
 
 std::vector<std::string> read_lines(const std::string& path) {
@@ -303,23 +329,9 @@ TEST_CASE("siftdetect background=auto thresholds in the caps' significance scale
 
 TEST_CASE("siftdetect merge-streaks makes a broken trail one object", "[plugin][detect]") {
   init_gstreamer();
-  // A bright trail from (30, 60) to (220, 130) on a noisy flat sky, with a 12 px gap in its
-  // middle (a star's clipping, a dip of the noise): detection finds two pieces.
   const int w = 256, h = 192;
-  TestImage frame = make_frame(PixelFormat::Gray16, w, h, 0);
-  std::mt19937 rng(11);
-  std::normal_distribution<double> noise(0.0, 10.0);
-  const double x0 = 30.0, y0 = 60.0, dx = 190.0, dy = 70.0;
-  const double length = std::hypot(dx, dy), c = dx / length, s = dy / length;
-  for (int y = 0; y < h; ++y) {
-    for (int x = 0; x < w; ++x) {
-      const double t = (x - x0) * c + (y - y0) * s, d = -(x - x0) * s + (y - y0) * c;
-      const bool on = t >= 0.0 && t <= length && (t < 95.0 || t > 107.0);
-      const double v =
-          1000.0 + noise(rng) + (on ? 400.0 * std::exp(-d * d / (2 * 1.2 * 1.2)) : 0.0);
-      frame.view().row_as<std::uint16_t>(y)[x] = static_cast<std::uint16_t>(std::lround(v));
-    }
-  }
+  const TestImage frame = broken_trail_frame(w, h);
+  const double dx = 190.0, dy = 70.0, length = std::hypot(dx, dy);
   GstElement* defaults = make_element("siftdetect", {});
   gboolean merge = FALSE;
   g_object_get(defaults, "merge-streaks", &merge, nullptr);
@@ -358,4 +370,139 @@ TEST_CASE("siftdetect merge-streaks makes a broken trail one object", "[plugin][
   CHECK(m.flux == Approx(pieces[0].flux + pieces[1].flux).epsilon(1e-5));
   CHECK(m.length == Approx(length).epsilon(0.05));
   CHECK(std::fabs(m.theta - std::atan2(dy, dx)) < 0.01);
+}
+
+TEST_CASE("siftdetect output=labels numbers the pixels like the merged catalogue",
+          "[plugin][detect]") {
+  init_gstreamer();
+  // The two pieces of the broken trail (ids 1, 2) and a star after them (id 3): merged, the
+  // trail is 1 and the star 2, in the catalogue and in the label frame alike.
+  const int w = 256, h = 192;
+  const TestImage frame = broken_trail_frame(w, h, true);
+  struct Run {
+    std::vector<DetectedObject> objects;
+    TestImage labels{1, 1, PixelFormat::Gray16};
+  };
+  auto run = [&](const char* merge_streaks) {
+    Harness harness("siftdetect",
+                    {{"backend", "cpu"}, {"output", "labels"}, {"merge-streaks", merge_streaks}});
+    gst_harness_set_src_caps_str(harness.get(), caps_string(PixelFormat::Gray16, w, h).c_str());
+    REQUIRE(gst_harness_push(harness.get(), to_buffer(frame)) == GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(harness.get());
+    REQUIRE(out != nullptr);
+    const auto catalogue = starsift::gst::find_buffer_result(out, starsift::kCatalogueKind);
+    REQUIRE(catalogue.has_value());
+    const auto span = catalogue->as<DetectedObject>();
+    Run r{{span.begin(), span.end()}, from_buffer(out, PixelFormat::Gray16, w, h)};
+    gst_buffer_unref(out);
+    return r;
+  };
+  const Run pieces = run("false");
+  REQUIRE(pieces.objects.size() == 3);
+  const Run merged = run("true");
+  REQUIRE(merged.objects.size() == 2);
+  REQUIRE((merged.objects[0].flags & starsift::kObjectStreakMerged) != 0);
+  REQUIRE(merged.objects[1].npix == pieces.objects[2].npix);  // the star, now id 2
+  std::vector<std::uint32_t> count(4, 0);
+  for (int y = 0; y < h; ++y) {
+    const auto* before = pieces.labels.cview().row_as<std::uint16_t>(y);
+    const auto* after = merged.labels.cview().row_as<std::uint16_t>(y);
+    for (int x = 0; x < w; ++x) {
+      const std::uint16_t expected = before[x] == 0 ? 0 : before[x] <= 2 ? 1 : 2;
+      if (after[x] != expected) {
+        FAIL_CHECK("(" << x << ", " << y << "): " << after[x] << ", expected " << expected);
+      }
+      ++count[std::min<std::size_t>(after[x], 3)];
+    }
+  }
+  // Each id's pixels are its record's.
+  CHECK(count[1] == merged.objects[0].npix);
+  CHECK(count[2] == merged.objects[1].npix);
+  CHECK(count[3] == 0);
+}
+
+TEST_CASE("siftdetect output=overlay draws ellipses, and a mover's tail once it is confirmed",
+          "[plugin][detect]") {
+  init_gstreamer();
+  // One round blob moving 4 px/frame along the row y = 48 on a noisy flat sky.
+  const int w = 128, h = 96, frames = 6;
+  const double y0 = 48.0;
+  auto x_at = [](int i) { return 20.0 + 4.0 * i; };
+  Harness harness("siftdetect", {{"backend", "cpu"}, {"output", "overlay"}});
+  gst_harness_set_src_caps_str(harness.get(), caps_string(PixelFormat::Gray16, w, h).c_str());
+  std::mt19937 rng(3);
+  std::normal_distribution<double> noise(0.0, 10.0);
+  for (int i = 0; i < frames; ++i) {
+    INFO("frame " << i);
+    TestImage in = make_frame(PixelFormat::Gray16, w, h, 0);
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) {
+        const double r2 = (x - x_at(i)) * (x - x_at(i)) + (y - y0) * (y - y0);
+        const double v = 1000.0 + noise(rng) + 600.0 * std::exp(-r2 / (2 * 1.5 * 1.5));
+        in.view().row_as<std::uint16_t>(y)[x] = static_cast<std::uint16_t>(std::lround(v));
+      }
+    }
+    GstBuffer* in_buffer = to_buffer(in);
+    GST_BUFFER_PTS(in_buffer) = i * kFrame;
+    REQUIRE(gst_harness_push(harness.get(), in_buffer) == GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(harness.get());
+    REQUIRE(out != nullptr);
+    const auto catalogue = starsift::gst::find_buffer_result(out, starsift::kCatalogueKind);
+    REQUIRE(catalogue.has_value());
+    REQUIRE(catalogue->as<DetectedObject>().size() == 1);
+    const DetectedObject o = catalogue->as<DetectedObject>()[0];
+    const TestImage overlay = from_buffer(out, PixelFormat::Gray8, w, h);
+    gst_buffer_unref(out);
+    auto at = [&](int x, int y) { return overlay.cview().row_as<std::uint8_t>(y)[x]; };
+    auto on_box = [&](int x, int y) {
+      return (x == o.xmin || x == o.xmax) && y >= o.ymin && y <= o.ymax ||
+             (y == o.ymin || y == o.ymax) && x >= o.xmin && x <= o.xmax;
+    };
+    // The ellipse at 3 a, 3 b: drawn pixels next to its exact outline all round, but where
+    // the box, the tail or the cross (drawn over it) cross it.
+    const double rx = starsift::kOverlayEllipseScale * o.a;
+    const double ry = starsift::kOverlayEllipseScale * o.b;
+    const double c = std::cos(o.theta), s = std::sin(o.theta);
+    int ellipse_hits = 0;
+    for (int k = 0; k < 36; ++k) {
+      const double t = 2.0 * M_PI * k / 36.0;
+      const double u = rx * std::cos(t), v = ry * std::sin(t);
+      const long px = std::lround(o.x + u * c - v * s), py = std::lround(o.y + u * s + v * c);
+      bool hit = false;
+      for (int dy = -1; dy <= 1; ++dy) {
+        for (int dx = -1; dx <= 1; ++dx) {
+          hit = hit || at(static_cast<int>(px) + dx, static_cast<int>(py) + dy) ==
+                           starsift::kOverlayEllipseLevel;
+        }
+      }
+      ellipse_hits += hit ? 1 : 0;
+    }
+    CHECK(ellipse_hits >= 30);
+    // Track pixels (255) other than the box: none before the mover is confirmed (the third
+    // frame, confirm = 3), then along its path from its first position to where it is.
+    int off_path = 0, track_pixels = 0;
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) {
+        if (at(x, y) != starsift::kOverlayTrackLevel || on_box(x, y)) continue;
+        ++track_pixels;
+        // The tail along the path, and the cross one frame ahead (2 px arms).
+        const bool path = std::abs(y - y0) <= 1.0 && x >= x_at(0) - 1.0 && x <= x_at(i) + 1.0;
+        const bool cross = std::abs(y - y0) <= 3.0 && std::abs(x - x_at(i + 1)) <= 3.0;
+        if (!path && !cross) ++off_path;
+      }
+    }
+    CHECK(off_path == 0);
+    if (i < 2) {
+      CHECK(track_pixels == 0);
+      continue;
+    }
+    // Confirmed: every column of the path behind the object (outside its box) has a tail
+    // pixel on the mover's row or next to it.
+    for (int x = static_cast<int>(x_at(0)); x < o.xmin; ++x) {
+      bool tail = false;
+      for (int y = 47; y <= 49; ++y) tail = tail || at(x, y) == starsift::kOverlayTrackLevel;
+      if (!tail) FAIL_CHECK("no tail pixel in column " << x);
+    }
+    CHECK(track_pixels >= static_cast<int>(o.xmin - x_at(0)));
+  }
 }
