@@ -10,13 +10,13 @@
  * frame is aligned by phase correlation first, so jitter and drift cancel too.
  *
  * The element writes, in the input's format (GRAY8 or GRAY16_LE, rounded and clamped), either
- * whitening's significance, offset + gain * residual / sigma with each pixel's own running noise
- * sigma (#GstSiftWhiten:output significance, the default), or offset + gain * residual
- * (output=residual). With significance the src caps carry the scale ("significance-offset",
- * "significance-gain"), so siftdetect downstream thresholds in whitening's sigmas: a star's
- * residual, whose noise is larger than the sky's, is not taken for an object. GStreamer has no
- * float grey format, so the filter's float outputs (GRAY32F residual, snr, sigma) serve chains
- * inside the starsift engine (siftchain).
+ * whitening's significance, offset + gain * z, z the Gaussian equivalent of residual / sigma with
+ * each pixel's own running noise sigma (#GstSiftWhiten:output significance, the default), or offset
+ * + gain * residual (output=residual). With significance the src caps carry the scale
+ * ("significance-offset", "significance-gain"), so siftdetect downstream thresholds in whitening's
+ * sigmas: a star's residual, whose noise is larger than the sky's, is not taken for an object.
+ * GStreamer has no float grey format, so the filter's float outputs (GRAY32F residual, snr, sigma)
+ * serve chains inside the starsift engine (siftchain).
  *
  * The filter keeps a history across frames. Changes of gamma, refit-interval, shift-max,
  * reject-sigma, reject-object-sigma, warmup, offset, gain and despike apply from the next frame

@@ -14,6 +14,7 @@
 #include "pipeline/whiten/phase_correlation.hpp"
 #include "pipeline/whiten/phase_peak.hpp"
 #include "pipeline/whiten/pixel_rules.hpp"
+#include "pipeline/whiten/reference.hpp"
 #include "pipeline/whiten/resample.hpp"
 #include "pipeline/whiten/weights.hpp"
 #include "support/star_scene.hpp"
@@ -397,4 +398,83 @@ TEST_CASE("half history values: binary16 values, nearest, in range", "[whiten][c
   CHECK(half_history_value(1e-9f, 1.0f) == 0.0f);
   CHECK(half_history_value(65535.0f, 0.5f) == 65536.0f);  // 32767.5 -> 32768, a half value
   CHECK(half_history_value(1000.3f, 1.0f) == 1000.5f);    // steps of 0.5 in [512, 1024)
+}
+
+namespace {
+
+// P(T > t) for Student's t with `dof` degrees of freedom, by Simpson's rule on x = t + u / (1 - u)
+// (a direct integration of the density, independent of the approximation under test).
+double student_tail(double t, double dof) {
+  const double c = std::exp(std::lgamma((dof + 1.0) / 2.0) - std::lgamma(dof / 2.0)) /
+                   std::sqrt(dof * 3.14159265358979323846);
+  const auto density = [&](double x) {
+    return c * std::pow(1.0 + x * x / dof, -(dof + 1.0) / 2.0);
+  };
+  const int n = 20000;
+  const double end = 0.999999, h = end / n;
+  double sum = 0.0;
+  for (int i = 0; i <= n; ++i) {
+    const double u = i * h, x = t + u / (1.0 - u), w = 1.0 / ((1.0 - u) * (1.0 - u));
+    const double coef = (i == 0 || i == n) ? 1.0 : (i % 2 ? 4.0 : 2.0);
+    sum += coef * density(x) * w;
+  }
+  return sum * h / 3.0;
+}
+
+}  // namespace
+
+TEST_CASE("whitening's significance has Gaussian tails whatever sigma's degrees of freedom",
+          "[whiten][math]") {
+  // rho / sigma_{t-1} is Student-t; gaussian_significance() maps it to the z of equal tail.
+  for (double dof : {5.0, 10.0, 20.0, 80.0, 159.0}) {
+    for (double t : {3.0, 4.5, 6.0}) {
+      const float z = gaussian_significance(static_cast<float>(t), static_cast<float>(dof));
+      const double gauss = 0.5 * std::erfc(z / std::sqrt(2.0));
+      const double student = student_tail(t, dof);
+      INFO("dof " << dof << ", t " << t << ": z " << z << ", tails " << gauss << " / " << student);
+      CHECK(gauss / student == Approx(1.0).margin(dof >= 20.0 && t <= 4.5 ? 0.01 : 0.08));
+      // Symmetric, and below t: the raw ratio's tails are heavier.
+      CHECK(gaussian_significance(static_cast<float>(-t), static_cast<float>(dof)) == -z);
+      CHECK(z < t);
+    }
+  }
+  // No sigma yet (dof 0) and 0 pass through; many degrees of freedom change little.
+  CHECK(gaussian_significance(4.0f, 0.0f) == 4.0f);
+  CHECK(gaussian_significance(0.0f, 10.0f) == 0.0f);
+  CHECK(gaussian_significance(4.5f, 1e6f) == Approx(4.5f).epsilon(1e-4));
+}
+
+TEST_CASE("sigma's degrees of freedom follow its running mean, then its exponential average",
+          "[whiten][math]") {
+  const double frames = 80.0;
+  CHECK(whiten_sigma_dof(0, frames) == 0.0);
+  for (std::uint64_t k : {1u, 2u, 40u, 80u}) CHECK(whiten_sigma_dof(k, frames) == k);
+  CHECK(whiten_sigma_dof(100000, frames) == Approx(2.0 * frames - 1.0).epsilon(1e-9));
+  double previous = 0.0;
+  for (std::uint64_t k = 1; k < 2000; k += 7) {
+    const double dof = whiten_sigma_dof(k, frames);
+    CHECK(dof >= previous);  // more frames, never fewer degrees of freedom
+    previous = dof;
+  }
+  // The same by simulation: var_k = var_{k-1} + a_k (rho^2 - var_{k-1}), a_k = max(1/k, 1/T), on
+  // unit Gaussian rho; Var(var_k) = 2 / dof.
+  std::mt19937 rng(11);
+  std::normal_distribution<double> g;
+  for (std::uint64_t updates : {20u, 150u}) {
+    const int runs = 20000;
+    double sum = 0.0, sum2 = 0.0;
+    for (int r = 0; r < runs; ++r) {
+      double var = 0.0;
+      for (std::uint64_t k = 1; k <= updates; ++k) {
+        const double rho = g(rng);
+        var += std::max(1.0 / static_cast<double>(k), 1.0 / frames) * (rho * rho - var);
+      }
+      sum += var;
+      sum2 += var * var;
+    }
+    const double mean = sum / runs, spread = sum2 / runs - mean * mean;
+    INFO(updates << " updates: mean " << mean << ", variance " << spread);
+    CHECK(mean == Approx(1.0).margin(0.02));
+    CHECK(2.0 / spread == Approx(whiten_sigma_dof(updates, frames)).epsilon(0.05));
+  }
 }

@@ -11,6 +11,7 @@
 #include "pipeline/sky/sky_generator.hpp"
 #include "pipeline/whiten/despike.hpp"
 #include "pipeline/whiten/pixel_rules.hpp"
+#include "pipeline/whiten/reference.hpp"
 #include "whiten/whiten_sequence.hpp"
 
 using namespace starsift;
@@ -88,7 +89,11 @@ TEST_CASE("sigma converges to the residual noise and snr is residual over sigma"
     for (int x = 0; x < 64; ++x) {
       const float s = sigma.out[69].at(x, y);
       REQUIRE(s > 0.0f);
-      REQUIRE(snr.out[69].at(x, y) == residual.out[69].at(x, y) / s);
+      // The Gaussian equivalent of rho / sigma, sigma having averaged the 68 whitened frames
+      // before (frames 1..68).
+      const float dof = static_cast<float>(
+          whiten_sigma_dof(68, params_with(WhitenOutput::Snr).effective_noise_frames()));
+      REQUIRE(snr.out[69].at(x, y) == gaussian_significance(residual.out[69].at(x, y) / s, dof));
     }
   const Moments z = moments(snr.out[69]);
   CHECK(z.std == Approx(1.0).epsilon(0.1));

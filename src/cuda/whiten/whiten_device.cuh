@@ -251,7 +251,9 @@ __device__ __forceinline__ bool camera_pixel(const WhitenDeviceState& s,
     case WhitenOutput::Significance: {
       // Warming up without a fit (zeros, passthrough): significance 0.
       const float snr =
-          passthrough || zeros ? 0.0f : pixel_snr(rho, pixel_sigma(var_before, plan.noise));
+          passthrough || zeros
+              ? 0.0f
+              : pixel_significance(rho, pixel_sigma(var_before, plan.noise), plan.noise);
       v = out.format != PixelFormat::Gray32F
               ? integer_output(snr, plan.offset, plan.gain, plan.saturation)
               : plan.offset + plan.gain * snr;
@@ -263,7 +265,9 @@ __device__ __forceinline__ bool camera_pixel(const WhitenDeviceState& s,
       break;
     case WhitenOutput::Snr:
       // sigma (a square root) worked out only for the outputs that write it.
-      v = passthrough || zeros ? 0.0f : pixel_snr(rho, pixel_sigma(var_before, plan.noise));
+      v = passthrough || zeros
+              ? 0.0f
+              : pixel_significance(rho, pixel_sigma(var_before, plan.noise), plan.noise);
       break;
     case WhitenOutput::Sigma:
       v = passthrough || zeros ? 0.0f : pixel_sigma(var_before, plan.noise);

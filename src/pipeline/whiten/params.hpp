@@ -51,12 +51,13 @@ enum class WhitenWarmup {
 // What the stage writes.
 enum class WhitenOutput {
   Residual,  // offset + gain * residual, in the input's format (rounded and clamped)
-  // offset + gain * residual / sigma, in the input's format (rounded and clamped): whitening's
+  // offset + gain * z, z the Gaussian equivalent of residual / sigma (gaussian_significance(),
+  // pixel_rules.hpp), in the input's format (rounded and clamped): whitening's
   // significance, which detection reads in sigmas through the frame's SignificanceScale
   // (a GStreamer buffer has no float grey format to carry snr between elements).
   Significance,
   Float,  // the residual as GRAY32F
-  Snr,    // residual / sigma as GRAY32F
+  Snr,    // z (as significance) as GRAY32F
   Sigma,  // the per-pixel noise sigma as GRAY32F
 };
 

@@ -41,6 +41,9 @@ struct WhitenNoiseConstants {
   bool objects = false;        // reject: objects (and reject_active): the object test applies
   float object_k2 = 16.0f;     // reject-object-sigma squared
   int reject_run_limit = 0;    // a pixel is not rejected more than this many frames in a row
+  // The degrees of freedom of sigma_{t-1} (whiten_sigma_dof()): rho / sigma_{t-1} is Student-t
+  // with this many, and the significance outputs write its Gaussian equivalent. 0: no sigma.
+  float sigma_dof = 0.0f;
 };
 
 // The residual of one camera pixel: the input less the prediction, or 0 where there is no
@@ -100,6 +103,26 @@ STARSIFT_HD float pixel_sigma(float var_before, const WhitenNoiseConstants& c) {
 // rho / sigma_{t-1}; 0 where sigma is 0 or unknown.
 STARSIFT_HD float pixel_snr(float rho, float sigma) {
   return sigma > 0.0f ? rho / sigma : 0.0f;
+}
+
+// The Gaussian equivalent of t = rho / sigma_{t-1}, a Student-t variate with `dof` degrees of
+// freedom (sigma_{t-1}^2 is an average of earlier rho^2, independent of this frame's rho): the
+// z with the same tail probability, by Wallace's (1959) approximation
+//   z = sign(t) (8 dof + 1) / (8 dof + 3) sqrt(dof ln(1 + t^2 / dof)),
+// whose Gaussian tail probability is within 8 % of t's from 5 degrees of freedom up to |t| = 6,
+// within 1 % at |t| = 4.5 from 20 up (tests/whiten/test_whiten_math.cpp). So a threshold in these sigmas passes noise as often whether sigma
+// has averaged 10 frames or 1000: after a start, and at steady state, where the tails of t
+// would otherwise set the false-detection rate (docs/whitening.md, "Noise, outliers, ghosts").
+// dof 0 (no sigma) or t 0: t unchanged.
+STARSIFT_HD float gaussian_significance(float t, float dof) {
+  if (!(dof > 0.0f) || t == 0.0f) return t;
+  const float z = (8.0f * dof + 1.0f) / (8.0f * dof + 3.0f) * sqrtf(dof * log1pf(t * t / dof));
+  return t < 0.0f ? -z : z;
+}
+
+// What output: significance and snr write: gaussian_significance(rho / sigma_{t-1}).
+STARSIFT_HD float pixel_significance(float rho, float sigma, const WhitenNoiseConstants& c) {
+  return gaussian_significance(pixel_snr(rho, sigma), c.sigma_dof);
 }
 
 // The value stored in the history for an aligned pixel: the aligned frame, or the prediction

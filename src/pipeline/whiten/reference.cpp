@@ -461,6 +461,22 @@ void WhitenState::predict(int n, ThreadPool& pool) {
   });
 }
 
+double whiten_sigma_dof(std::uint64_t noise_updates, double noise_frames) noexcept {
+  if (noise_updates == 0) return 0.0;
+  // sigma^2 after k updates, var_k = (1 - a_k) var_{k-1} + a_k rho_k^2 with a_k = max(1/k, 1/T):
+  // in units of one rho^2's variance its variance is v_k = (1 - a_k)^2 v_{k-1} + a_k^2, which is
+  // 1/k while a_k = 1/k (a plain mean), then tends to a / (2 - a) at a = 1/T; chi-square
+  // degrees of freedom 1 / v_k.
+  const double k = static_cast<double>(noise_updates);
+  const double mean_updates = std::floor(noise_frames);  // the last update with a_k = 1/k
+  if (k <= mean_updates) return k;
+  const double a = 1.0 / noise_frames;
+  const double v_inf = a / (2.0 - a);
+  const double v_mean = 1.0 / mean_updates;
+  const double v = v_inf + (v_mean - v_inf) * std::pow(1.0 - a, 2.0 * (k - mean_updates));
+  return 1.0 / v;
+}
+
 WhitenNoiseConstants whiten_noise_constants(const WhitenParams& params, std::uint64_t noise_updates,
                                             int n) noexcept {
   WhitenNoiseConstants c;
@@ -474,6 +490,8 @@ WhitenNoiseConstants whiten_noise_constants(const WhitenParams& params, std::uin
                       noise_updates >= static_cast<std::uint64_t>(kWhitenRejectAfterFrames);
     c.objects = c.reject_active && params.reject == WhitenReject::Objects;
   }
+  c.sigma_dof =
+      static_cast<float>(whiten_sigma_dof(noise_updates, params.effective_noise_frames()));
   c.reject_k2 = static_cast<float>(params.reject_sigma * params.reject_sigma);
   c.object_k2 = static_cast<float>(params.reject_object_sigma * params.reject_object_sigma);
   c.reject_run_limit = params.history;
@@ -532,7 +550,7 @@ void WhitenState::residual_and_output(int n, ConstImageView in, ImageView out, T
             break;
           case WhitenOutput::Significance: {
             // Warming up without a fit (zeros, passthrough): significance 0.
-            const float snr = passthrough || zeros ? 0.0f : pixel_snr(rho, sigma);
+            const float snr = passthrough || zeros ? 0.0f : pixel_significance(rho, sigma, c);
             value = integer_out ? integer_output(snr, offset, gain, max) : offset + gain * snr;
             break;
           }
@@ -541,7 +559,7 @@ void WhitenState::residual_and_output(int n, ConstImageView in, ImageView out, T
             value = passthrough ? read_sample(in, i, y) : (zeros ? 0.0f : rho);
             break;
           case WhitenOutput::Snr:
-            value = passthrough || zeros ? 0.0f : pixel_snr(rho, sigma);
+            value = passthrough || zeros ? 0.0f : pixel_significance(rho, sigma, c);
             break;
           case WhitenOutput::Sigma:
             value = passthrough || zeros ? 0.0f : sigma;

@@ -74,6 +74,11 @@ bool whiten_weights_due(const WhitenParams& params, int n, int last_n,
                         int frames_since_fit) noexcept;
 // The noise and outlier constants of frame t, whose prediction uses n frames, after
 // `noise_updates` frames have updated sigma.
+// The chi-square degrees of freedom of sigma^2 after `noise_updates` updates of time constant
+// `noise_frames` (a plain mean while 1/k > 1/noise_frames, then the exponential average's
+// 2 noise-frames - 1 in the limit); 0 before the first update.
+double whiten_sigma_dof(std::uint64_t noise_updates, double noise_frames) noexcept;
+
 WhitenNoiseConstants whiten_noise_constants(const WhitenParams& params, std::uint64_t noise_updates,
                                             int n) noexcept;
 
