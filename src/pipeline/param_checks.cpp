@@ -1,5 +1,6 @@
 #include "pipeline/param_checks.hpp"
 
+#include <cmath>
 #include <sstream>
 
 #include "pipeline/error.hpp"
@@ -21,6 +22,17 @@ void ParamChecks::refuse(std::string_view key, const std::string& value,
 void ParamChecks::check_int(std::string_view key, int value, int min, int max) const {
   if (value < min || value > max) {
     refuse(key, std::to_string(value), std::to_string(min) + ".." + std::to_string(max));
+  }
+}
+
+void ParamChecks::check_number(std::string_view key, double value, double min, bool min_open,
+                               double max, std::string_view unit) const {
+  const bool below = min_open ? !(value > min) : !(value >= min);
+  if (!std::isfinite(value) || below || value > max) {
+    refuse(key, number_text(value),
+           std::string(min_open ? "finite numbers above " : "finite numbers from ") +
+               number_text(min) + " up to " + number_text(max) +
+               (unit.empty() ? "" : " " + std::string(unit)));
   }
 }
 

@@ -19,6 +19,10 @@ class ParamChecks {
                            const std::string& allowed) const;
   // Refuses `value` outside [min, max], saying "min..max".
   void check_int(std::string_view key, int value, int min, int max) const;
+  // Refuses a `value` that is not finite or lies outside [min, max] ((min, max] when
+  // `min_open`), saying "finite numbers from|above <min> up to <max> <unit>".
+  void check_number(std::string_view key, double value, double min, bool min_open, double max,
+                    std::string_view unit) const;
 
  private:
   std::string_view filter_;

@@ -14,18 +14,6 @@ namespace {
 
 constexpr ParamChecks kChecks{"streak-merge"};
 
-// A finite number in [min, max], or (min, max] when `min_open`.
-void check_number(std::string_view key, double value, double min, bool min_open, double max,
-                  std::string_view unit) {
-  const bool below = min_open ? !(value > min) : !(value >= min);
-  if (!std::isfinite(value) || below || value > max) {
-    kChecks.refuse(key, number_text(value),
-                   std::string(min_open ? "finite numbers above " : "finite numbers from ") +
-                       number_text(min) + " up to " + number_text(max) +
-                       (unit.empty() ? "" : " " + std::string(unit)));
-  }
-}
-
 // |a - b| modulo pi, in [0, pi/2]: position angles of axes, which have no sense.
 double axis_angle_difference(double a, double b) {
   double d = std::fmod(std::fabs(a - b), std::numbers::pi);
@@ -70,11 +58,12 @@ std::uint32_t find_root(std::vector<std::uint32_t>& parent, std::uint32_t i) {
 }  // namespace
 
 void StreakMergeParams::validate() const {
-  check_number("max-angle", max_angle, 0.0, true, kMaxMaxAngle, "rad");
-  check_number("max-offset", max_offset, 0.0, true, kMaxMaxOffset, "px");
-  check_number("min-elongation", min_elongation, 1.0, false, kMaxMinElongation, "");
-  check_number("min-length", min_length, 0.0, false, kMaxMinLength, "px");
-  check_number("max-gap", max_gap, 0.0, false, kMaxMaxGap, "(times the pieces' summed length)");
+  kChecks.check_number("max-angle", max_angle, 0.0, true, kMaxMaxAngle, "rad");
+  kChecks.check_number("max-offset", max_offset, 0.0, true, kMaxMaxOffset, "px");
+  kChecks.check_number("min-elongation", min_elongation, 1.0, false, kMaxMinElongation, "");
+  kChecks.check_number("min-length", min_length, 0.0, false, kMaxMinLength, "px");
+  kChecks.check_number("max-gap", max_gap, 0.0, false, kMaxMaxGap,
+                       "(times the pieces' summed length)");
 }
 
 bool is_streak_piece(const DetectedObject& o, const StreakMergeParams& params) noexcept {

@@ -13,17 +13,6 @@ namespace {
 
 constexpr ParamChecks kChecks{"tracker"};
 
-// A finite number in [min, max], or (min, max] when `min_open`.
-void check_number(std::string_view key, double value, double min, bool min_open, double max,
-                  std::string_view unit) {
-  const bool below = min_open ? !(value > min) : !(value >= min);
-  if (!std::isfinite(value) || below || value > max) {
-    kChecks.refuse(key, number_text(value),
-                   std::string(min_open ? "finite numbers above " : "finite numbers from ") +
-                       number_text(min) + " up to " + number_text(max) + " " + std::string(unit));
-  }
-}
-
 // Least-squares line through (u_i, v_i): the slope and the value at u = 0. With fewer than
 // two distinct abscissae the slope is 0 and the value the mean.
 struct Line {
@@ -54,12 +43,12 @@ Line fit_line(int n, Abscissa u, Ordinate v) {
 }  // namespace
 
 void TrackerParams::validate() const {
-  check_number("gate", gate, 0.0, true, kMaxGate, "px");
+  kChecks.check_number("gate", gate, 0.0, true, kMaxGate, "px");
   kChecks.check_int("confirm", confirm, 1, kMaxConfirm);
   kChecks.check_int("coast", coast, 0, kMaxCoast);
   kChecks.check_int("max-tracks", max_tracks, 1, kMaxMaxTracks);
-  check_number("min-speed", min_speed, 0.0, false, kMaxMaxSpeed, "px/frame");
-  check_number("max-speed", max_speed, 0.0, true, kMaxMaxSpeed, "px/frame");
+  kChecks.check_number("min-speed", min_speed, 0.0, false, kMaxMaxSpeed, "px/frame");
+  kChecks.check_number("max-speed", max_speed, 0.0, true, kMaxMaxSpeed, "px/frame");
   kChecks.check_int("fit-window", fit_window, kMinFitWindow, kMaxFitWindow);
   kChecks.check_int("tail", tail, 0, kMaxTail);
 }
