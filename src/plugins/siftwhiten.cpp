@@ -47,7 +47,7 @@
  * ]| Prints each frame's stats ("siftwhiten" element messages).
  * |[
  * gst-launch-1.0 v4l2src ! videoconvert ! video/x-raw,format=GRAY8 ! \
- *     siftwhiten backend=cpu history=8 gain=4 ! videoconvert ! autovideosink
+ *     siftwhiten backend=cpu history=8 output=residual gain=4 ! videoconvert ! autovideosink
  * ]| What changes in front of a camera, four times amplified around mid-grey.
  */
 
