@@ -86,6 +86,21 @@ TestImage broken_trail_frame(int w, int h, bool star = false) {
   return frame;
 }
 
+// Pushes `in` and pulls its output buffer (the caller unrefs it) with the catalogue on it.
+struct Detected {
+  GstBuffer* buffer;
+  std::vector<DetectedObject> objects;
+};
+Detected push_and_pull(GstHarness* harness, GstBuffer* in) {
+  REQUIRE(gst_harness_push(harness, in) == GST_FLOW_OK);
+  GstBuffer* out = gst_harness_pull(harness);
+  REQUIRE(out != nullptr);
+  const auto catalogue = starsift::gst::find_buffer_result(out, starsift::kCatalogueKind);
+  REQUIRE(catalogue.has_value());
+  const auto span = catalogue->as<DetectedObject>();
+  return {out, {span.begin(), span.end()}};
+}
+
 std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream in(path);
   std::vector<std::string> lines;
@@ -309,14 +324,9 @@ TEST_CASE("siftdetect background=auto thresholds in the caps' significance scale
     GstElement* element = make_element("siftdetect", {{"backend", "cpu"}});
     Harness harness(element);
     gst_harness_set_src_caps_str(harness.get(), caps.c_str());
-    REQUIRE(gst_harness_push(harness.get(), to_buffer(frame)) == GST_FLOW_OK);
-    GstBuffer* out = gst_harness_pull(harness.get());
-    REQUIRE(out != nullptr);
-    const auto catalogue = starsift::gst::find_buffer_result(out, starsift::kCatalogueKind);
-    REQUIRE(catalogue.has_value());
-    const std::size_t n = catalogue->as<DetectedObject>().size();
-    gst_buffer_unref(out);
-    return n;
+    const Detected d = push_and_pull(harness.get(), to_buffer(frame));
+    gst_buffer_unref(d.buffer);
+    return d.objects.size();
   };
   const std::string plain = caps_string(PixelFormat::Gray16, w, h);
   CHECK(objects_found(plain) == 1);
@@ -341,13 +351,7 @@ TEST_CASE("siftdetect merge-streaks makes a broken trail one object", "[plugin][
   auto objects_found = [&](const char* merge_streaks) {
     Harness harness("siftdetect", {{"backend", "cpu"}, {"merge-streaks", merge_streaks}});
     gst_harness_set_src_caps_str(harness.get(), caps_string(PixelFormat::Gray16, w, h).c_str());
-    REQUIRE(gst_harness_push(harness.get(), to_buffer(frame)) == GST_FLOW_OK);
-    GstBuffer* out = gst_harness_pull(harness.get());
-    REQUIRE(out != nullptr);
-    const auto catalogue = starsift::gst::find_buffer_result(out, starsift::kCatalogueKind);
-    REQUIRE(catalogue.has_value());
-    const auto span = catalogue->as<DetectedObject>();
-    std::vector<DetectedObject> objects(span.begin(), span.end());
+    const auto [out, objects] = push_and_pull(harness.get(), to_buffer(frame));
     int regions = 0;
     gpointer state = nullptr;
     while (
@@ -387,14 +391,9 @@ TEST_CASE("siftdetect output=labels numbers the pixels like the merged catalogue
     Harness harness("siftdetect",
                     {{"backend", "cpu"}, {"output", "labels"}, {"merge-streaks", merge_streaks}});
     gst_harness_set_src_caps_str(harness.get(), caps_string(PixelFormat::Gray16, w, h).c_str());
-    REQUIRE(gst_harness_push(harness.get(), to_buffer(frame)) == GST_FLOW_OK);
-    GstBuffer* out = gst_harness_pull(harness.get());
-    REQUIRE(out != nullptr);
-    const auto catalogue = starsift::gst::find_buffer_result(out, starsift::kCatalogueKind);
-    REQUIRE(catalogue.has_value());
-    const auto span = catalogue->as<DetectedObject>();
-    Run r{{span.begin(), span.end()}, from_buffer(out, PixelFormat::Gray16, w, h)};
-    gst_buffer_unref(out);
+    const Detected d = push_and_pull(harness.get(), to_buffer(frame));
+    Run r{d.objects, from_buffer(d.buffer, PixelFormat::Gray16, w, h)};
+    gst_buffer_unref(d.buffer);
     return r;
   };
   const Run pieces = run("false");
@@ -444,15 +443,11 @@ TEST_CASE("siftdetect output=overlay draws ellipses, and a mover's tail once it 
     }
     GstBuffer* in_buffer = to_buffer(in);
     GST_BUFFER_PTS(in_buffer) = i * kFrame;
-    REQUIRE(gst_harness_push(harness.get(), in_buffer) == GST_FLOW_OK);
-    GstBuffer* out = gst_harness_pull(harness.get());
-    REQUIRE(out != nullptr);
-    const auto catalogue = starsift::gst::find_buffer_result(out, starsift::kCatalogueKind);
-    REQUIRE(catalogue.has_value());
-    REQUIRE(catalogue->as<DetectedObject>().size() == 1);
-    const DetectedObject o = catalogue->as<DetectedObject>()[0];
-    const TestImage overlay = from_buffer(out, PixelFormat::Gray8, w, h);
-    gst_buffer_unref(out);
+    const Detected d = push_and_pull(harness.get(), in_buffer);
+    REQUIRE(d.objects.size() == 1);
+    const DetectedObject o = d.objects[0];
+    const TestImage overlay = from_buffer(d.buffer, PixelFormat::Gray8, w, h);
+    gst_buffer_unref(d.buffer);
     auto at = [&](int x, int y) { return overlay.cview().row_as<std::uint8_t>(y)[x]; };
     auto on_box = [&](int x, int y) {
       return (x == o.xmin || x == o.xmax) && y >= o.ymin && y <= o.ymax ||
