@@ -73,6 +73,10 @@ struct Small {
   std::uint32_t* components;      // launch_labels()' count
   std::uint32_t* scan_totals;     // kept objects per scan block
   std::uint32_t* any_large;       // whether the frame has an object of >= kLargeObject pixels
+  // A bit per run of kRun pixels (run_bit_words()), set where the run holds a pixel of a large
+  // object: sums_kernel<false> writes every word each frame, sums_kernel<true> reads them and
+  // visits only those runs.
+  std::uint32_t* large_runs;
   // Each column's and row's place in the mesh (mesh_locate()), worked out at allocation: the
   // mesh's geometry is fixed, and locating per pixel took divisions on every pass.
   int* col_tile;
@@ -83,15 +87,21 @@ struct Small {
 std::size_t align256(std::size_t b) {
   return (b + 255) / 256 * 256;
 }
+// Words of a bit per run of kRun pixels (RunWalk's runs: whole runs per row, rows after rows).
+std::size_t run_bit_words(int width, int height) {
+  const std::size_t runs = static_cast<std::size_t>((width + kRun - 1) / kRun) * height;
+  return (runs + 31) / 32;
+}
 // The one size table of Small: with base == nullptr only the total.
 std::size_t carve(std::byte* base, int tiles, int splits, int width, int height, Small* s) {
-  const std::size_t sizes[] = {sizeof(TileState) * tiles, sizeof(Partial) * tiles * splits,
-                               sizeof(float) * kMaxTaps,  sizeof(float) * tiles,
-                               sizeof(float) * tiles,     sizeof(unsigned long long),
-                               sizeof(std::uint32_t),     sizeof(std::uint32_t) * kScanBlocks,
-                               sizeof(std::uint32_t),     sizeof(int) * width,
-                               sizeof(float) * width,     sizeof(int) * height,
-                               sizeof(float) * height};
+  const std::size_t sizes[] = {
+      sizeof(TileState) * tiles, sizeof(Partial) * tiles * splits,
+      sizeof(float) * kMaxTaps,  sizeof(float) * tiles,
+      sizeof(float) * tiles,     sizeof(unsigned long long),
+      sizeof(std::uint32_t),     sizeof(std::uint32_t) * kScanBlocks,
+      sizeof(std::uint32_t),     sizeof(int) * width,
+      sizeof(float) * width,     sizeof(int) * height,
+      sizeof(float) * height,    sizeof(std::uint32_t) * run_bit_words(width, height)};
   void* slots[std::size(sizes)];
   std::size_t offset = 0;
   for (std::size_t k = 0; k < std::size(sizes); ++k) {
@@ -112,6 +122,7 @@ std::size_t carve(std::byte* base, int tiles, int splits, int width, int height,
     s->col_weight = static_cast<float*>(slots[10]);
     s->row_tile = static_cast<int*>(slots[11]);
     s->row_weight = static_cast<float*>(slots[12]);
+    s->large_runs = static_cast<std::uint32_t*>(slots[13]);
   }
   return offset;
 }
@@ -852,26 +863,32 @@ __device__ __forceinline__ DeviceSums empty_sums() {
 // that stays across the thread's runs. At the end the warp adds up its lanes' slots of one large
 // object, and the block its warps', so a frame-filling object costs one set of atomics per
 // block. The value above the background and the variance of each object pixel are recomputed
-// from the input.
+// from the input. A warp takes 32 consecutive runs at a time: the small-object launch writes a
+// word of `large_runs` for them (which of its runs hold a large object's pixel), and the
+// large-object launch skips the words and runs without (a star field with a few streaks: the
+// second launch reads a bit per run, not every object pixel's label again).
 template <bool kLarge>
 __global__ void __launch_bounds__(256)
     sums_kernel(Frame f, const std::uint32_t* npix, const std::uint32_t* kept,
                 std::uint32_t min_area, std::uint32_t capacity, const std::uint32_t* any_large,
-                DeviceSums* sums) {
+                std::uint32_t* large_runs, DeviceSums* sums) {
   constexpr int kWarps = 256 / 32;
   __shared__ DeviceSums warp_large[kLarge ? kWarps : 1];
   __shared__ std::uint32_t warp_large_id[kWarps];
   if (kLarge && *any_large == 0) return;
   const RunWalk walk = RunWalk::of(f);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   DeviceSums large = empty_sums();
   std::uint32_t large_id = 0;
   RunPart part;
-  for (long long t = RunWalk::first(); t < walk.total; t += RunWalk::stride()) {
+  // Sums run t's pixels of this launch's kind; returns whether it holds a large object's pixel.
+  auto run = [&](long long t) {
     const int y = static_cast<int>(t / walk.per_row);
     const int x0 = static_cast<int>(t - static_cast<long long>(y) * walk.per_row) * kRun;
-    if (run_is_empty(f, x0, y)) continue;
+    if (run_is_empty(f, x0, y)) return false;
     const std::uint32_t* row = f.labels + y * f.label_pitch;
     std::uint32_t id = 0;
+    bool has_large = false;
     // The part of object `id` ends: to its record, or into the large slot.
     auto emit = [&] {
       if (id == 0) return;
@@ -892,7 +909,10 @@ __global__ void __launch_bounds__(256)
       if (l == 0) continue;
       std::uint32_t c = catalogue_id(l, npix, kept, min_area);
       if (c > capacity) c = 0;
-      if (c == 0 || (npix[l] >= kLargeObject) != kLarge) continue;
+      if (c == 0) continue;
+      const bool is_large = npix[l] >= kLargeObject;
+      has_large = has_large || is_large;
+      if (is_large != kLarge) continue;
       if (c != id) {
         emit();
         id = c;
@@ -902,10 +922,21 @@ __global__ void __launch_bounds__(256)
       part_add(part, dx, residual_at(f, x0 + dx, y), sigma * sigma);
     }
     emit();
+    return has_large;
+  };
+  // The warp's runs are base + lane: base is a multiple of 32, and so is the stride.
+  for (long long base = RunWalk::first() - lane; base < walk.total; base += RunWalk::stride()) {
+    const long long t = base + lane;
+    if (kLarge) {
+      if (t < walk.total && (large_runs[base >> 5] >> lane & 1u)) run(t);
+    } else {
+      const bool has_large = t < walk.total && run(t);
+      const std::uint32_t bits = __ballot_sync(0xffffffffu, has_large);
+      if (lane == 0) large_runs[base >> 5] = bits;
+    }
   }
   if (!kLarge) return;
   // The warp's first large object: its lanes' slots added up; any other flushed on its own.
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const std::uint32_t with_large = __ballot_sync(0xffffffffu, large_id != 0);
   const std::uint32_t shared_id =
       with_large ? __shfl_sync(0xffffffffu, large_id, __ffs(with_large) - 1) : 0u;
@@ -1150,10 +1181,10 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
   clear_sums_kernel<<<kClearBlocks, 256, 0, stream>>>(sums, kept, s.components,
                                                       static_cast<std::uint32_t>(b.max_objects_));
   const auto capacity = static_cast<std::uint32_t>(b.max_objects_);
-  sums_kernel<false>
-      <<<run_blocks, 256, 0, stream>>>(f, npix, kept, min_area, capacity, s.any_large, sums);
-  sums_kernel<true>
-      <<<run_blocks, 256, 0, stream>>>(f, npix, kept, min_area, capacity, s.any_large, sums);
+  sums_kernel<false><<<run_blocks, 256, 0, stream>>>(f, npix, kept, min_area, capacity, s.any_large,
+                                                     s.large_runs, sums);
+  sums_kernel<true><<<run_blocks, 256, 0, stream>>>(f, npix, kept, min_area, capacity, s.any_large,
+                                                    s.large_runs, sums);
   STARSIFT_CUDA_TRY(cudaPeekAtLastError());
   const dim3 block(32, 8);
   const dim3 grid = grid2d(w, h, block);
