@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <numbers>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -359,4 +360,98 @@ TEST_CASE("streak merge parameters are refused with their name and range",
         p.validate();
       }(),
       Error);
+}
+
+namespace {
+
+// A streak piece as detection reports one: centroid, angle, length, and the end points at
+// length / 2 either side along the angle.
+DetectedObject piece(std::uint32_t id, double x, double y, double theta, double length) {
+  DetectedObject o{};
+  o.id = id;
+  o.x = static_cast<float>(x);
+  o.y = static_cast<float>(y);
+  o.npix = static_cast<std::uint32_t>(2.0 * length) + 2;
+  o.flux = 10.0f * static_cast<float>(o.npix);
+  o.flux_err = 1.0f;
+  o.theta = static_cast<float>(theta);
+  o.length = static_cast<float>(length);
+  o.a = static_cast<float>(length / std::sqrt(12.0) + 0.5);
+  o.b = 0.6f;
+  o.elongation = o.a / o.b;
+  const double c = std::cos(theta), s = std::sin(theta);
+  o.x2 = static_cast<float>(o.a * o.a * c * c + o.b * o.b * s * s);
+  o.y2 = static_cast<float>(o.a * o.a * s * s + o.b * o.b * c * c);
+  o.xy = static_cast<float>((o.a * o.a - o.b * o.b) * s * c);
+  o.x_start = static_cast<float>(x - 0.5 * length * c);
+  o.y_start = static_cast<float>(y - 0.5 * length * s);
+  o.x_end = static_cast<float>(x + 0.5 * length * c);
+  o.y_end = static_cast<float>(y + 0.5 * length * s);
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("the merge's sweep joins the groups that testing every pair joins",
+          "[detect][streak-merge]") {
+  // Crowded catalogues of elongated records: broken streaks (short and meteor-long) among
+  // thousands of random pieces. The groups (the id map) equal those of every pair tested with
+  // streak_pieces_join() and united, smallest index the root.
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> where(0.0, 2048.0), angle(-1.5, 1.5), len(4.0, 20.0);
+  for (int round = 0; round < 4; ++round) {
+    std::vector<DetectedObject> records;
+    for (int k = 0; k < 1500; ++k)
+      records.push_back(piece(0, where(rng), where(rng), angle(rng), len(rng)));
+    for (int k = 0; k < 40; ++k) {  // broken streaks: pieces with gaps along one line
+      const double x = where(rng), y = where(rng), t = angle(rng);
+      const double step = k % 10 == 0 ? 180.0 : 14.0;  // some meteor-long pieces
+      for (int p = 0; p < 4; ++p) {
+        records.push_back(
+            piece(0, x + p * step * std::cos(t), y + p * step * std::sin(t), t, step * 0.8));
+      }
+    }
+    std::sort(records.begin(), records.end(), [](const DetectedObject& a, const DetectedObject& b) {
+      return a.y < b.y || (a.y == b.y && a.x < b.x);
+    });
+    for (std::size_t i = 0; i < records.size(); ++i)
+      records[i].id = static_cast<std::uint32_t>(i + 1);
+
+    // The reference: every pair.
+    const StreakMergeParams params;
+    const auto n = static_cast<std::uint32_t>(records.size());
+    std::vector<std::uint32_t> parent(n);
+    for (std::uint32_t i = 0; i < n; ++i) parent[i] = i;
+    std::function<std::uint32_t(std::uint32_t)> root = [&](std::uint32_t i) {
+      return parent[i] == i ? i : root(parent[i]);
+    };
+    for (std::uint32_t i = 0; i < n; ++i) {
+      if (!is_streak_piece(records[i], params)) continue;
+      for (std::uint32_t j = i + 1; j < n; ++j) {
+        if (!is_streak_piece(records[j], params) ||
+            !streak_pieces_join(records[i], records[j], params))
+          continue;
+        const std::uint32_t ri = root(i), rj = root(j);
+        if (ri != rj) parent[std::max(ri, rj)] = std::min(ri, rj);
+      }
+    }
+    std::vector<std::uint32_t> expected(n + 1, 0);
+    std::uint32_t next_id = 0, groups = 0;
+    std::vector<std::uint32_t> id_of_root(n, 0);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint32_t r = root(i);
+      if (r == i) id_of_root[i] = ++next_id;
+      expected[records[i].id] = id_of_root[r];
+      groups += r == i;
+    }
+    REQUIRE(groups < n);  // something merges
+
+    std::vector<DetectedObject> merged = records;
+    std::vector<std::uint32_t> new_ids;
+    StreakMergeScratch scratch;
+    merge_streaks(merged, params, scratch, &new_ids);
+    INFO("round " << round);
+    CHECK(merged.size() == groups);
+    CHECK(new_ids == expected);
+  }
 }

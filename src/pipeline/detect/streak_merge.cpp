@@ -55,6 +55,30 @@ std::uint32_t find_root(std::vector<std::uint32_t>& parent, std::uint32_t i) {
   return i;
 }
 
+// Unites the groups of records a and b; the root is the smaller index, so the groups and their
+// roots do not depend on the order the pairs are met in. Returns whether they were apart.
+bool unite(std::vector<std::uint32_t>& parent, std::uint32_t a, std::uint32_t b) {
+  const std::uint32_t ra = find_root(parent, a), rb = find_root(parent, b);
+  if (ra == rb) return false;
+  parent[std::max(ra, rb)] = std::min(ra, rb);
+  return true;
+}
+
+// How far from its centroid a piece may meet another's: its end points' extent plus the gap
+// streak_pieces_join() allows for its own length. Two pieces join only when their centroids lie
+// within reach(p) + reach(q) + max-offset + kReachMargin: along the longer's axis the other's
+// centroid lies within both end-point spans and the gap (a centroid lies between its own end
+// points), across it within max-offset; the margin covers float rounding.
+double piece_reach(const DetectedObject& o, const StreakMergeParams& params) {
+  const double extent = std::hypot(static_cast<double>(o.x_end) - o.x_start,
+                                   static_cast<double>(o.y_end) - o.y_start);
+  return extent + params.max_gap * o.length;
+}
+constexpr double kReachMargin = 2.0;
+// Pieces that reach further than this are compared with every candidate rather than swept:
+// one meteor's reach would otherwise widen every sweep window to its own.
+constexpr double kSweepReach = 64.0;
+
 }  // namespace
 
 void StreakMergeParams::validate() const {
@@ -199,19 +223,46 @@ std::size_t merge_streaks(std::vector<DetectedObject>& catalogue, const StreakMe
   if (scratch.candidates.size() < 2) return 0;
   scratch.parent.resize(n);
   for (std::uint32_t i = 0; i < n; ++i) scratch.parent[i] = i;
-  // Every pair of candidates (few: stars are round). The union keeps the smaller index as
-  // the root, so the groups and their roots depend on the records, not on the pair order.
-  bool joined = false;
-  const std::vector<std::uint32_t>& c = scratch.candidates;
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    for (std::size_t j = i + 1; j < c.size(); ++j) {
-      if (!streak_pieces_join(catalogue[c[i]], catalogue[c[j]], params)) continue;
-      const std::uint32_t ri = find_root(scratch.parent, c[i]);
-      const std::uint32_t rj = find_root(scratch.parent, c[j]);
-      if (ri == rj) continue;
-      scratch.parent[std::max(ri, rj)] = std::min(ri, rj);
-      joined = true;
+  // The pairs that can join (piece_reach()): the short-reach candidates swept in x order, each
+  // compared with those whose centroid lies within reach in x; the long-reach ones with every
+  // candidate. Thousands of elongated noise blobs thus cost a sweep, not every pair. The groups
+  // are those of testing every pair: the same unions, in another order.
+  scratch.reach.assign(n, 0.0);
+  scratch.short_by_x.clear();
+  scratch.long_reach.clear();
+  double short_reach_max = 0.0;
+  for (const std::uint32_t i : scratch.candidates) {
+    const double reach = piece_reach(catalogue[i], params);
+    scratch.reach[i] = reach;
+    if (reach <= kSweepReach) {
+      scratch.short_by_x.push_back(i);
+      short_reach_max = std::max(short_reach_max, reach);
+    } else {
+      scratch.long_reach.push_back(i);
     }
+  }
+  std::sort(scratch.short_by_x.begin(), scratch.short_by_x.end(),
+            [&](std::uint32_t a, std::uint32_t b) {
+              return catalogue[a].x < catalogue[b].x || (catalogue[a].x == catalogue[b].x && a < b);
+            });
+  bool joined = false;
+  auto test = [&](std::uint32_t a, std::uint32_t b) {
+    if (streak_pieces_join(catalogue[a], catalogue[b], params)) {
+      joined = unite(scratch.parent, a, b) || joined;
+    }
+  };
+  const std::vector<std::uint32_t>& s = scratch.short_by_x;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const double window = scratch.reach[s[i]] + short_reach_max + params.max_offset + kReachMargin;
+    for (std::size_t j = i + 1; j < s.size(); ++j) {
+      if (catalogue[s[j]].x - catalogue[s[i]].x > window) break;
+      test(s[i], s[j]);
+    }
+  }
+  const std::vector<std::uint32_t>& l = scratch.long_reach;
+  for (std::size_t i = 0; i < l.size(); ++i) {
+    for (std::size_t j = i + 1; j < l.size(); ++j) test(l[i], l[j]);
+    for (const std::uint32_t k : s) test(l[i], k);
   }
   if (!joined) return 0;
   // Each group as a list in index order, root first: the root is its smallest index, so it

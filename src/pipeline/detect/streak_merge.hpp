@@ -56,6 +56,9 @@ struct StreakMergeParams {
 // the largest catalogue seen.
 struct StreakMergeScratch {
   std::vector<std::uint32_t> candidates;      // indices of the records that may be pieces
+  std::vector<double> reach;                  // per candidate: how far it may join (px)
+  std::vector<std::uint32_t> short_by_x;      // the candidates of short reach, in x order
+  std::vector<std::uint32_t> long_reach;      // the others
   std::vector<std::uint32_t> parent;          // union-find over the records, roots the smallest
   std::vector<std::uint32_t> next;            // the next piece of the same group, in order
   std::vector<std::uint32_t> last;            // per root: its group's last piece so far
