@@ -81,6 +81,7 @@ Tracker::Tracker(const TrackerParams& params) : params_(params) {
   // usual frame; a larger one grows these once.
   candidates_.reserve(4 * capacity);
   detection_used_.reserve(capacity);
+  by_x_.reserve(capacity);
   reset();
 }
 
@@ -215,6 +216,17 @@ void Tracker::update(std::uint64_t frame, std::int64_t timestamp_ns,
     }
   }
 
+  // The usable detections in x order, so that each track looks only at those within its gate
+  // in x: thousands of detections and a thousand tracks cost a sort and short scans, not every
+  // pair (the pairs gathered are the same, and their order is the sort's below).
+  by_x_.clear();
+  for (int j = 0; j < n_detections; ++j) {
+    if (!detection_used_[static_cast<std::size_t>(j)]) by_x_.push_back(j);
+  }
+  auto x_of = [&](int j) { return detections[static_cast<std::size_t>(j)].x; };
+  std::sort(by_x_.begin(), by_x_.end(),
+            [&](int a, int b) { return x_of(a) < x_of(b) || (x_of(a) == x_of(b) && a < b); });
+
   // Predict every live track to this frame and gather the gated pairs.
   candidates_.clear();
   const double gate2 = params_.gate * params_.gate;
@@ -237,8 +249,11 @@ void Tracker::update(std::uint64_t frame, std::int64_t timestamp_ns,
         radius2 = radius * radius;
       }
     }
-    for (int j = 0; j < n_detections; ++j) {
-      if (detection_used_[static_cast<std::size_t>(j)]) continue;
+    const double radius = std::sqrt(radius2);
+    auto first = std::lower_bound(by_x_.begin(), by_x_.end(), slot.px - radius,
+                                  [&](int j, double x) { return x_of(j) < x; });
+    for (auto it = first; it != by_x_.end() && x_of(*it) <= slot.px + radius; ++it) {
+      const int j = *it;
       const DetectedObject& d = detections[static_cast<std::size_t>(j)];
       const double dx = d.x - slot.px, dy = d.y - slot.py;
       const double d2 = dx * dx + dy * dy;

@@ -218,6 +218,7 @@ class Tracker {
   std::vector<Candidate> candidates_;  // this frame's gated pairs
   std::vector<char> track_linked_;     // per live track: linked in this frame
   std::vector<char> detection_used_;   // per detection: linked in this frame
+  std::vector<int> by_x_;              // this frame's usable detections in x order
   std::vector<Track> live_;
   std::vector<Track> reported_;
   std::vector<int> reported_slots_;  // the slot of each reported_ track
