@@ -7,14 +7,23 @@
 // events around its enqueue() and enqueue_result() on one stream; the median and p90 are
 // reported, and the objects found.
 //
+// With --input significance the frames are what siftwhiten writes by default instead: its
+// significance, 32768 + 1024 z in GRAY16, the scale on the frame's shape, so that detection's
+// default background (auto) estimates none: the shipped whiten -> detect path's detection.
+// z is white noise of unit sigma plus 50 Gaussian blobs per Mpix (sigma 1.2 px, peaks 3..30:
+// movers and star residuals).
+//
 // Usage: starsift-bench-detect [--sizes 4096] [--frames 100] [--set 6]
-//                              [--background mesh,none] [--json out.json]
+//                              [--input sky|significance] [--background mesh,none,auto]
+//                              [--json out.json]
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -39,6 +48,7 @@ struct Options {
   int frames = 100;
   int set = 6;
   std::vector<starsift::DetectBackground> backgrounds{starsift::DetectBackground::Mesh};
+  bool significance = false;  // --input significance
   std::string json_path;
 };
 
@@ -61,13 +71,44 @@ Options parse(int argc, char** argv) {
       for (const std::string& s : starsift::bench::split_list(value())) {
         o.backgrounds.push_back(starsift::parse_detect_background(s));
       }
+    } else if (a == "--input") {
+      const std::string input = value();
+      if (input != "sky" && input != "significance") {
+        throw starsift::Error("--input " + input, "sky, significance");
+      }
+      o.significance = input == "significance";
     } else if (a == "--json") {
       o.json_path = value();
     } else {
-      throw starsift::Error("unknown option " + a, "--sizes --frames --set --background --json");
+      throw starsift::Error("unknown option " + a,
+                            "--sizes --frames --set --input --background --json");
     }
   }
   return o;
+}
+
+// Whitening's significance output for a frame: 32768 + 1024 z, z unit white noise plus blobs.
+constexpr starsift::SignificanceScale kSignificance{32768.0, 1024.0};
+void render_significance(std::vector<std::uint16_t>& frame, int size, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> noise(0.0f, 1.0f);
+  std::vector<float> z(frame.size());
+  for (float& v : z) v = noise(rng);
+  std::uniform_real_distribution<double> where(4.0, size - 4.0), peak(3.0, 30.0);
+  const int blobs = static_cast<int>(50.0 * size * size / 1e6);
+  for (int b = 0; b < blobs; ++b) {
+    const double cx = where(rng), cy = where(rng), a = peak(rng);
+    for (int y = static_cast<int>(cy) - 4; y <= static_cast<int>(cy) + 4; ++y) {
+      for (int x = static_cast<int>(cx) - 4; x <= static_cast<int>(cx) + 4; ++x) {
+        const double r2 = (x - cx) * (x - cx) + (y - cy) * (y - cy);
+        z[static_cast<std::size_t>(y) * size + x] += static_cast<float>(a * std::exp(-r2 / 2.88));
+      }
+    }
+  }
+  for (std::size_t i = 0; i < frame.size(); ++i) {
+    const double v = kSignificance.offset + kSignificance.gain * z[i];
+    frame[i] = static_cast<std::uint16_t>(std::clamp(std::nearbyint(v), 0.0, 65535.0));
+  }
 }
 
 double percentile(std::vector<double> v, double q) {
@@ -87,7 +128,8 @@ int main(int argc, char** argv) try {
     sp.height = size;
     sp.movers = 20;
     starsift::SkyGenerator sky(sp);
-    const starsift::FrameShape shape{size, size, starsift::PixelFormat::Gray16, sp.bit_depth};
+    starsift::FrameShape shape{size, size, starsift::PixelFormat::Gray16, sp.bit_depth};
+    if (o.significance) shape = {size, size, starsift::PixelFormat::Gray16, 16, kSignificance};
     const std::size_t row = static_cast<std::size_t>(size) * 2;
     std::vector<std::vector<std::uint16_t>> host(
         o.set, std::vector<std::uint16_t>(static_cast<std::size_t>(size) * size));
@@ -96,7 +138,11 @@ int main(int argc, char** argv) try {
     for (int k = 0; k < o.set; ++k) {
       const starsift::ImageView v{reinterpret_cast<std::byte*>(host[k].data()), size, size,
                                   static_cast<std::ptrdiff_t>(row), starsift::PixelFormat::Gray16};
-      sky.render(static_cast<std::uint64_t>(k), v, truth);
+      if (o.significance) {
+        render_significance(host[k], size, static_cast<std::uint64_t>(k) + 1);
+      } else {
+        sky.render(static_cast<std::uint64_t>(k), v, truth);
+      }
       frames[k].allocate(row, size);
       cuda::check(cudaMemcpy2D(frames[k].data(), frames[k].pitch(), host[k].data(), row, row, size,
                                cudaMemcpyHostToDevice),
@@ -145,12 +191,14 @@ int main(int argc, char** argv) try {
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       const double median = percentile(ms, 0.5);
       std::printf(
-          "%d^2 background %s: %.3f ms median, %.3f p90 (%.1f Gpix/s), %u objects, "
+          "%d^2 %s, background %s: %.3f ms median, %.3f p90 (%.1f Gpix/s), %u objects, "
           "%u overflow; CPU reference %.1f ms\n",
-          size, std::string(starsift::to_string(bg)).c_str(), median, percentile(ms, 0.9),
+          size, o.significance ? "significance" : "sky",
+          std::string(starsift::to_string(bg)).c_str(), median, percentile(ms, 0.9),
           static_cast<double>(size) * size / median / 1e6, header.count, header.overflow, cpu_ms);
       Json run = Json::object();
       run.set("size", size);
+      run.set("input", std::string(o.significance ? "significance" : "sky"));
       run.set("background", std::string(starsift::to_string(bg)));
       run.set("ms_median", median);
       run.set("ms_p90", percentile(ms, 0.9));
