@@ -153,7 +153,8 @@ TEST_CASE("every bad whiten key or value is refused at its place", "[whiten][cha
                   "stage 1 (whiten): reject-object-sigma", "expected a number, got 'three'",
                   "a finite number > 0");
   require_refused("- whiten: {noise-frames: 0.5}", "0.5", "stage 1 (whiten): noise-frames",
-                  "0.5 is not allowed", "0 (four times the history) or a finite number >= 1 (frames)");
+                  "0.5 is not allowed",
+                  "0 (four times the history) or a finite number >= 1 (frames)");
   require_refused("- whiten: {warmup: wait}", "wait", "stage 1 (whiten): warmup",
                   "unknown whiten warmup 'wait'", "passthrough, zeros, partial");
   require_refused("- whiten: {output: [snr]}", "[snr]", "stage 1 (whiten): output",

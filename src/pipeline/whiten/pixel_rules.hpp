@@ -110,10 +110,10 @@ STARSIFT_HD float pixel_snr(float rho, float sigma) {
 // z with the same tail probability, by Wallace's (1959) approximation
 //   z = sign(t) (8 dof + 1) / (8 dof + 3) sqrt(dof ln(1 + t^2 / dof)),
 // whose Gaussian tail probability is within 8 % of t's from 5 degrees of freedom up to |t| = 6,
-// within 1 % at |t| = 4.5 from 20 up (tests/whiten/test_whiten_math.cpp). So a threshold in these sigmas passes noise as often whether sigma
-// has averaged 10 frames or 1000: after a start, and at steady state, where the tails of t
-// would otherwise set the false-detection rate (docs/whitening.md, "Noise, outliers, ghosts").
-// dof 0 (no sigma) or t 0: t unchanged.
+// within 1 % at |t| = 4.5 from 20 up (tests/whiten/test_whiten_math.cpp). So a threshold in these
+// sigmas passes noise as often whether sigma has averaged 10 frames or 1000: after a start, and at
+// steady state, where the tails of t would otherwise set the false-detection rate
+// (docs/whitening.md, "Noise, outliers, ghosts"). dof 0 (no sigma) or t 0: t unchanged.
 STARSIFT_HD float gaussian_significance(float t, float dof) {
   if (!(dof > 0.0f) || t == 0.0f) return t;
   const float z = (8.0f * dof + 1.0f) / (8.0f * dof + 3.0f) * sqrtf(dof * log1pf(t * t / dof));
