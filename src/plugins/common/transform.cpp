@@ -364,19 +364,26 @@ static gboolean gst_sift_transform_stop(GstBaseTransform* trans) {
 // The significance scale of what `chain` writes for input caps `structure` (one format): the
 // input's own scale as the chain passes it on, or the one a stage sets (whitening's output:
 // significance); absent when the chain cannot tell (a size the chain refuses).
+// The samples' real bit depth for caps `structure`: the bit-depth property, else the caps'
+// "bit-depth" field; 0 when neither says.
+static int gst_sift_transform_bit_depth(GstSiftTransform* self, const GstStructure* structure) {
+  GST_OBJECT_LOCK(self);
+  int bits = gst_sift_transform_priv(self)->bit_depth;
+  GST_OBJECT_UNLOCK(self);
+  if (bits == 0) gst_structure_get_int(structure, "bit-depth", &bits);
+  return bits;
+}
+
 static starsift::SignificanceScale gst_sift_transform_output_significance(
     GstSiftTransform* self, const starsift::ChainConfig& chain, const GstStructure* structure) {
   const std::vector<starsift::PixelFormat> formats =
       gst_sift_transform_structure_formats(structure);
   if (formats.size() != 1) return {};
   starsift::FrameShape shape{1024, 1024, formats[0], starsift::default_bit_depth(formats[0])};
-  int width = 0, height = 0, bits = 0;
+  int width = 0, height = 0;
   if (gst_structure_get_int(structure, "width", &width)) shape.width = width;
   if (gst_structure_get_int(structure, "height", &height)) shape.height = height;
-  GST_OBJECT_LOCK(self);
-  bits = gst_sift_transform_priv(self)->bit_depth;
-  GST_OBJECT_UNLOCK(self);
-  if (bits == 0) gst_structure_get_int(structure, "bit-depth", &bits);
+  const int bits = gst_sift_transform_bit_depth(self, structure);
   if (bits != 0 && shape.format == starsift::PixelFormat::Gray16) shape.bit_depth = bits;
   shape.significance = starsift::gst::significance_from_structure(structure);
   try {
@@ -470,13 +477,9 @@ static gboolean gst_sift_transform_transform_size(GstBaseTransform*, GstPadDirec
 static starsift::FrameShape gst_sift_transform_input_shape(GstSiftTransform* self,
                                                            const GstVideoInfo& info,
                                                            GstCaps* caps) {
-  GstSiftTransformPrivate* priv = gst_sift_transform_priv(self);
   starsift::FrameShape shape = starsift::gst::frame_shape_from_info(info);
-  GST_OBJECT_LOCK(self);
-  int bits = priv->bit_depth;
-  GST_OBJECT_UNLOCK(self);
   const GstStructure* structure = gst_caps_get_structure(caps, 0);
-  if (bits == 0) gst_structure_get_int(structure, "bit-depth", &bits);
+  const int bits = gst_sift_transform_bit_depth(self, structure);
   shape.significance = starsift::gst::significance_from_structure(structure);
   if (bits != 0 && shape.format == starsift::PixelFormat::Gray16) {
     shape.bit_depth = bits;
