@@ -17,7 +17,9 @@ static gboolean plugin_init(GstPlugin* plugin) {
   return registered;
 }
 
+// The plugin is LGPL-2.1-or-later (LICENSE), as GStreamer's own plugins are; "LGPL" is the string
+// GStreamer's plugin registry knows for it.
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, starsift,
                   "GPU frame processing for camera and telescope streams (CUDA, with a CPU "
                   "fallback)",
-                  plugin_init, VERSION, STARSIFT_PLUGIN_LICENSE, PACKAGE, STARSIFT_PLUGIN_ORIGIN)
+                  plugin_init, VERSION, "LGPL", PACKAGE, STARSIFT_PLUGIN_ORIGIN)
