@@ -22,6 +22,8 @@ PACKAGES=(
   libpng-dev                       # the demo's picture
   libfftw3-dev                     # FFTW (single precision, fftw3f): whitening's shift estimation on the CPU
   clang-format                     # code formatting (.clang-format)
+  libcfitsio-dev                   # starsiftd's FITS frames (src/daemon/outputs/fits_writer.cpp)
+  python3-astropy                  # tests read those FITS frames back with a second reader
 )
 
 log() { printf 'setup: %s\n' "$*"; }
