@@ -10,6 +10,7 @@
 #include "app/demo.hpp"
 #include "app/quality/quality_command.hpp"
 #include "app/sky_command.hpp"
+#include "app/validate_command.hpp"
 #include "app/version.hpp"
 
 namespace {
@@ -51,6 +52,10 @@ int cmd_quality(std::span<char* const> args) {
   return run_quality_command(options, command_line);
 }
 
+int cmd_validate(std::span<char* const> args) {
+  return run_validate_command(args);
+}
+
 int cmd_version(std::span<char* const> args) {
   if (args.size() == 1 &&
       (std::string_view(args[0]) == "-h" || std::string_view(args[0]) == "--help")) {
@@ -76,6 +81,8 @@ constexpr Command kCommands[] = {
     {"sky", "write frames of the synthetic sky with known movers, and their truth", cmd_sky},
     {"quality", "measure how well whitening finds faint movers, against simpler subtractions",
      cmd_quality},
+    {"validate", "check starsiftd config files: every problem with its file:line:column",
+     cmd_validate},
     {"version", "print the version and the backends this build can use", cmd_version},
 };
 
