@@ -37,8 +37,8 @@ std::uint64_t available_bytes(const fs::path& dir) {
   struct statvfs st {};
   if (::statvfs(dir.c_str(), &st) != 0) {
     const int reason = errno;
-    throw Error("disk guard: cannot read the free space of " +
-                shown_value(dir.string(), kMaxShownPathBytes) + ": " + std::strerror(reason));
+    throw Error("disk guard: cannot read the free space of '" +
+                shown_value(dir.string(), kMaxShownPathBytes) + "': " + std::strerror(reason));
   }
   return static_cast<std::uint64_t>(st.f_bavail) * static_cast<std::uint64_t>(st.f_frsize);
 }

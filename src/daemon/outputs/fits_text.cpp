@@ -37,7 +37,7 @@ double modified_julian_date(std::int64_t utc_us) {
   return kMjdOfUnixEpoch + static_cast<double>(utc_us) / 86400e6;
 }
 
-std::string fits_file_name(std::int64_t utc_us, std::uint64_t frame_number) {
+std::string fits_frame_file_name(std::int64_t utc_us, std::uint64_t frame_number) {
   std::string name;
   for (const char c : utc_text(utc_us)) {  // "2026-11-25T01:30:00.123456Z" -> basic form
     if (c != '-' && c != ':') name += c;

@@ -1,3 +1,4 @@
+// (cfitsio's longnam.h #defines fits_file_name and other fits_* names: ours must differ.)
 // The text a FITS frame carries, made FITS-safe: header values hold printable ASCII only, and
 // a card holds 80 characters. Pure functions, apart from cfitsio, so they are tested alone.
 #pragma once
@@ -22,12 +23,13 @@ double modified_julian_date(std::int64_t utc_us);
 
 // "<UTC time>_<frame number>.fits" in the basic ISO 8601 form, with no ':' that copying to
 // another system (scp, SMB, FAT) would trip on: "20261125T013000.123456Z_42.fits".
-std::string fits_file_name(std::int64_t utc_us, std::uint64_t frame_number);
+std::string fits_frame_file_name(std::int64_t utc_us, std::uint64_t frame_number);
 
 // The chain's YAML as HISTORY card texts (72 characters at most each): a first card saying
 // what follows, then each YAML line in cards of its own, the first starting with "| " and any
 // continuation of a long line with "+ ". Reading back: drop the first card, then join each "+ "
-// card's rest to the line before and start a new line at each "| " card. Bytes outside
+// card's rest to the line before and start a new line at each "| " card ("|" alone, once a
+// reader has dropped the card's trailing spaces: an empty line). Bytes outside
 // printable ASCII become '?' (fits_ascii()); spaces at the end of a YAML line are not kept.
 std::vector<std::string> chain_history_cards(std::string_view yaml);
 

@@ -53,11 +53,11 @@ class PartFile {
   PartFile& operator=(const PartFile&) = delete;
 
   [[noreturn]] void fail(const std::string& what, int status) const {
-    throw Error("FITS frame " + shown_value(final_.string(), kMaxShownPathBytes) + ": cannot " +
+    throw Error("FITS frame '" + shown_value(final_.string(), kMaxShownPathBytes) + "': cannot " +
                 what + ": " + cfitsio_text(status));
   }
   [[noreturn]] void fail_errno(const std::string& what, int reason) const {
-    throw Error("FITS frame " + shown_value(final_.string(), kMaxShownPathBytes) + ": cannot " +
+    throw Error("FITS frame '" + shown_value(final_.string(), kMaxShownPathBytes) + "': cannot " +
                 what + ": " + std::strerror(reason));
   }
   void create() {
@@ -226,7 +226,7 @@ fs::path write_fits_frame(const fs::path& night_dir, const FitsFrame& frame,
   }
   const fs::path dir = night_dir / "fits";
   ensure_directory(dir);
-  PartFile file(dir / fits_file_name(frame.utc_us, frame.frame_number));
+  PartFile file(dir / fits_frame_file_name(frame.utc_us, frame.frame_number));
   file.create();
   long axes[2] = {frame.image.width, frame.image.height};
   int status = 0;

@@ -16,7 +16,7 @@ namespace starsift::daemon {
 namespace {
 
 [[noreturn]] void fail(const std::filesystem::path& path, const char* what, int reason) {
-  throw Error("file " + shown_value(path.string(), kMaxShownPathBytes) + ": " + what + ": " +
+  throw Error("file '" + shown_value(path.string(), kMaxShownPathBytes) + "': " + what + ": " +
               std::strerror(reason));
 }
 
@@ -65,14 +65,25 @@ LineFile::~LineFile() {
 }
 
 void LineFile::append(std::string_view line) {
-  const ssize_t written = ::write(fd_, line.data(), line.size());
-  if (written == static_cast<ssize_t>(line.size())) {
+  std::size_t done = 0;
+  int reason = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+    if (n > 0) {
+      done += static_cast<std::size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      reason = n < 0 ? errno : ENOSPC;
+      break;
+    }
+  }
+  if (done == line.size()) {
     bytes_ += line.size();
     return;
   }
-  const int reason = written < 0 ? errno : ENOSPC;
   // Part of the line went in: cut it off again so the file ends on a newline.
-  if (written > 0 && ::ftruncate(fd_, static_cast<off_t>(bytes_)) != 0) {
+  if (done > 0 && ::ftruncate(fd_, static_cast<off_t>(bytes_)) != 0) {
     // Nothing more can be done here; reopening the file repairs it (complete_size()).
   }
   fail(path_, "cannot write", reason);

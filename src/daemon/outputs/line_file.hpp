@@ -1,9 +1,9 @@
-// A file of whole lines, only ever appended to. Each line reaches the file with one write(2)
-// or not at all (a short write, e.g. on a full disk, is cut off again), so neither a failed
-// write nor a crash of the process leaves half a line: once write(2) returns, the line is the
-// kernel's. Only a power cut can lose what the kernel had not yet stored (sync() bounds that),
-// and it can leave a torn last line: opening the file again cuts such a tail back to the last
-// newline, so the file holds complete lines only.
+// A file of whole lines, only ever appended to. Each line reaches the file whole or not at all
+// (what a failed write(2), e.g. on a full disk, stored of it is cut off again), so neither a
+// failed write nor a crash of the process leaves half a line: once append() returns, the line
+// is the kernel's. Only a power cut can lose what the kernel had not yet stored (sync() bounds
+// that), and it can leave a torn last line: opening the file again cuts such a tail back to the
+// last newline, so the file holds complete lines only.
 #pragma once
 
 #include <cstdint>

@@ -37,7 +37,7 @@ std::string_view to_string(NightClock clock) noexcept {
 NightClock parse_night_clock(std::string_view name) {
   if (name == "local") return NightClock::Local;
   if (name == "utc") return NightClock::Utc;
-  throw Error("night clock " + shown_value(name) + " is not known", "local, utc");
+  throw Error("night clock '" + shown_value(name) + "' is not known", "local, utc");
 }
 
 std::string night_name(std::int64_t utc_us, NightClock clock) {
@@ -83,7 +83,7 @@ void check_pipeline_name(std::string_view name) {
                   name.find('/') == std::string_view::npos &&
                   name.find('\0') == std::string_view::npos;
   if (!ok) {
-    throw Error("pipeline name " + shown_value(name) + " cannot name a directory",
+    throw Error("pipeline name '" + shown_value(name) + "' cannot name a directory",
                 "a name without '/' that does not start with '.'");
   }
 }
@@ -98,13 +98,13 @@ void ensure_directory(const std::filesystem::path& dir) {
     const int reason = errno;
     if (reason == EEXIST && is_directory(path)) continue;  // made meanwhile by another writer
     if (reason == EEXIST) {
-      throw Error("directory " + shown_value(dir.string(), kMaxShownPathBytes) + ": " +
-                      shown_value(path, kMaxShownPathBytes) + " exists and is not a directory",
+      throw Error("directory '" + shown_value(dir.string(), kMaxShownPathBytes) + "': '" +
+                      shown_value(path, kMaxShownPathBytes) + "' exists and is not a directory",
                   "a directory there, or nothing (it is then created)");
     }
-    std::string problem = "directory " + shown_value(dir.string(), kMaxShownPathBytes) +
-                          ": cannot create " + shown_value(path, kMaxShownPathBytes) + ": " +
-                          std::strerror(reason);
+    std::string problem = "directory '" + shown_value(dir.string(), kMaxShownPathBytes) +
+                          "': cannot create '" + shown_value(path, kMaxShownPathBytes) +
+                          "': " + std::strerror(reason);
     if (reason == EACCES || reason == EPERM || reason == EROFS) {
       throw Error(problem,
                   "a state directory the service's user may write (StateDirectory= in its unit)");
