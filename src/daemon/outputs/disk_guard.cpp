@@ -91,7 +91,8 @@ DiskGuardReport DiskGuard::enforce(std::string_view writing_night) {
   }
 
   for (const StoredNight& n : nights) {
-    if (n.night >= writing_night) break;  // the night being written, and anything later, stay
+    // The night being written, and anything later, stay (all of them, when one is written).
+    if (!writing_night.empty() && n.night >= writing_night) break;
     const bool over_count = !oldest_kept.empty() && n.night < oldest_kept;
     const bool short_of_space = report.free_bytes < policy_.min_free_bytes;
     if (!over_count && !short_of_space) break;  // every later night is newer still

@@ -65,8 +65,9 @@ class DiskGuard {
   DiskGuard(std::filesystem::path state_dir, DiskGuardPolicy policy,
             FreeSpace free_space = available_bytes);
 
-  // Applies the rule once. `writing_night` (a night name) and later nights are kept. Throws
-  // Error only when the free space cannot be read before anything was removed.
+  // Applies the rule once. `writing_night` (a night name: NightLayout::night_of(now)) and later
+  // nights are kept; empty when no night is being written, so none is. Throws Error only when
+  // the free space cannot be read before anything was removed.
   DiskGuardReport enforce(std::string_view writing_night);
 
   const DiskGuardPolicy& policy() const noexcept { return policy_; }

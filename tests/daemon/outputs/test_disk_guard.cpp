@@ -156,6 +156,13 @@ TEST_CASE("disk guard: more than keep-nights nights, the oldest names go in ever
   for (const auto& n : list_nights(state)) left.push_back(n.pipeline + "/" + n.night);
   CHECK(left == std::vector<std::string>{"east/2026-11-23", "west/2026-11-23", "east/2026-11-24",
                                          "west/2026-11-24"});
+
+  // With no night being written, the newest may go too.
+  DiskGuard one(state, {.min_free_bytes = 0, .keep_nights = 1}, fake_disk(1u << 30));
+  CHECK(one.enforce("").removed.size() == 2);
+  left.clear();
+  for (const auto& n : list_nights(state)) left.push_back(n.pipeline + "/" + n.night);
+  CHECK(left == std::vector<std::string>{"east/2026-11-24", "west/2026-11-24"});
 }
 
 TEST_CASE("disk guard: the night being written and later ones never go") {
