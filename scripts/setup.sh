@@ -24,6 +24,9 @@ PACKAGES=(
   clang-format                     # code formatting (.clang-format)
   libcfitsio-dev                   # starsiftd's FITS frames (src/daemon/outputs/fits_writer.cpp)
   python3-astropy                  # tests read those FITS frames back with a second reader
+  libsystemd-dev                   # starsiftd: sd_notify (READY, WATCHDOG, ...) and the journal
+  prometheus-cpp-dev               # starsiftd: the metrics' Prometheus text format
+  gstreamer1.0-plugins-ugly        # starsiftd's recordings: x264enc
 )
 
 log() { printf 'setup: %s\n' "$*"; }

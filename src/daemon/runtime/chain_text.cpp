@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "daemon/runtime/chain_text.hpp"
+
+#include <variant>
+
+#include "daemon/runtime/element_spec.hpp"
+
+namespace starsift::daemon {
+
+namespace {
+
+std::string yes_no(bool value) {
+  return value ? "true" : "false";
+}
+
+KeyValues median_keys(const MedianParams& p) {
+  return {{"size", std::to_string(p.size)},
+          {"border", std::string(to_string(p.border))},
+          {"border-value", number_text(p.border_value)}};
+}
+
+KeyValues whiten_keys(const WhitenParams& p) {
+  KeyValues kv = {{"history", std::to_string(p.history)},
+                  {"gamma", number_text(p.gamma)},
+                  {"fit", std::string(to_string(p.fit))},
+                  {"refit-interval", std::to_string(p.refit_interval)},
+                  {"fit-subsample", std::to_string(p.fit_subsample)},
+                  {"shift", std::string(to_string(p.shift))},
+                  {"shift-window", std::to_string(p.shift_window)},
+                  {"shift-max", number_text(p.shift_max)},
+                  {"reject", std::string(to_string(p.reject))},
+                  {"reject-sigma", number_text(p.reject_sigma)},
+                  {"reject-object-sigma", number_text(p.reject_object_sigma)},
+                  {"noise-frames", number_text(p.noise_frames)},
+                  {"warmup", std::string(to_string(p.warmup))},
+                  {"output", std::string(to_string(p.output))}};
+  if (p.offset) kv.emplace_back("offset", number_text(*p.offset));
+  kv.emplace_back("gain", number_text(p.gain));
+  kv.emplace_back("despike", yes_no(p.despike));
+  kv.emplace_back("history-format", std::string(to_string(p.history_format)));
+  return kv;
+}
+
+KeyValues detect_keys(const DetectParams& p) {
+  return {{"background", std::string(to_string(p.background))},
+          {"mesh", std::to_string(p.mesh)},
+          {"filter", std::string(to_string(p.filter))},
+          {"fwhm", number_text(p.fwhm)},
+          {"threshold-mode", std::string(to_string(p.threshold_mode))},
+          {"threshold", number_text(p.threshold)},
+          {"connectivity", std::to_string(static_cast<int>(p.connectivity))},
+          {"min-area", std::to_string(p.min_area)},
+          {"max-objects", std::to_string(p.max_objects)},
+          {"output", std::string(to_string(p.output))}};
+}
+
+struct KeysOf {
+  KeyValues operator()(const MedianParams& p) const { return median_keys(p); }
+  KeyValues operator()(const WhitenParams& p) const { return whiten_keys(p); }
+  KeyValues operator()(const DetectParams& p) const { return detect_keys(p); }
+};
+
+}  // namespace
+
+KeyValues stage_key_values(const StageParams& params) {
+  return std::visit(KeysOf{}, params);
+}
+
+std::string chain_flow_yaml(const std::vector<StageConfig>& stages) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += "{" + stages[i].filter + ": {";
+    const KeyValues kv = stage_key_values(stages[i].params);
+    for (std::size_t k = 0; k < kv.size(); ++k) {
+      if (k > 0) text += ", ";
+      text += kv[k].first + ": " + kv[k].second;
+    }
+    text += "}}";
+  }
+  return text + "]";
+}
+
+std::string chain_flow_yaml(const ChainConfig& chain) {
+  return chain_flow_yaml(chain.stages);
+}
+
+}  // namespace starsift::daemon

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// starsiftd's metrics in Prometheus' text format (prometheus-cpp's model and serializer), and
+// its health. The values come from snapshots the main loop takes (PipelineSnapshot), so the
+// HTTP threads never touch a pipeline that a reload may be removing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "daemon/outputs/clock_state.hpp"
+
+namespace starsift::daemon {
+
+// One pipeline as the metrics and /healthz see it.
+struct PipelineSnapshot {
+  std::string name;
+  std::string state;     // RunnerState's name
+  bool flowing = false;  // frames come out of the chain
+  std::string backend;   // "cpu", "cuda:0"; empty when not known
+  std::string fault;     // the latest fault, while not flowing again
+  std::uint64_t frames_in = 0, frames_out = 0, dropped = 0, overrun = 0;
+  std::uint64_t detections = 0, mover_reports = 0, restarts = 0, rebuilds = 0, live_updates = 0,
+                backend_fallbacks = 0;
+  std::uint64_t json_lines = 0, json_failures = 0, fits_files = 0, fits_failures = 0, previews = 0,
+                video_segments = 0;
+  std::uint32_t objects = 0, movers = 0;  // in the latest frame
+  double fps = 0.0;
+  double latency_s = 0.0;
+};
+
+struct DaemonSnapshot {
+  std::vector<PipelineSnapshot> pipelines;
+  ClockState clock;
+  std::uint64_t reloads = 0, reload_failures = 0;
+  double uptime_s = 0.0;
+  bool ready = false;  // READY=1 was sent
+  bool stopping = false;
+};
+
+// The metrics as Prometheus text (version 0.0.4), names starting with starsift_.
+std::string metrics_text(const DaemonSnapshot& snapshot);
+
+// /healthz: healthy when every pipeline passes frames (a file that ended counts as done, not
+// failed). `body` gets one line per pipeline.
+bool healthy(const DaemonSnapshot& snapshot, std::string* body);
+
+}  // namespace starsift::daemon

@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "daemon/runtime/pipeline_instance.hpp"
+
+#include <gst/app/gstappsink.h>
+#include <gst/video/video.h>
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <thread>
+
+#include "daemon/runtime/chain_text.hpp"
+#include "pipeline/error.hpp"
+#include "plugins/common/result_meta.hpp"
+#include "plugins/common/sky_truth_meta.hpp"
+
+namespace starsift::daemon {
+
+namespace {
+
+// Where each element the runtime may ask for comes from, for the message when it is missing.
+std::string element_home(const std::string& factory) {
+  static const std::map<std::string, std::string> homes = {
+      {"siftskysrc", "the starsift plugin"},
+      {"siftchain", "the starsift plugin"},
+      {"siftdetect", "the starsift plugin"},
+      {"v4l2src", "Debian package gstreamer1.0-plugins-good"},
+      {"rtspsrc", "Debian package gstreamer1.0-plugins-good"},
+      {"splitmuxsink", "Debian package gstreamer1.0-plugins-good"},
+      {"matroskamux", "Debian package gstreamer1.0-plugins-good"},
+      {"pngdec", "Debian package gstreamer1.0-plugins-good"},
+      {"jpegdec", "Debian package gstreamer1.0-plugins-good"},
+      {"multifilesrc", "Debian package gstreamer1.0-plugins-good"},
+      {"aravissrc", "Debian package libaravis-0.8-0"},
+      {"x264enc", "Debian package gstreamer1.0-plugins-ugly"},
+      {"nvh264enc", "Debian package gstreamer1.0-plugins-bad (and an NVIDIA driver)"},
+  };
+  const auto it = homes.find(factory);
+  return it != homes.end() ? it->second : "Debian package gstreamer1.0-plugins-base";
+}
+
+GstElement* make_element(const ElementSpec& spec) {
+  GstElement* element = nullptr;
+  if (spec.is_caps()) {
+    GstCaps* caps = gst_caps_from_string(spec.factory.c_str());
+    if (caps == nullptr) throw Error("caps '" + spec.factory + "' do not parse", "GStreamer caps");
+    element =
+        gst_element_factory_make("capsfilter", spec.name.empty() ? nullptr : spec.name.c_str());
+    g_object_set(element, "caps", caps, nullptr);
+    gst_caps_unref(caps);
+    return element;
+  }
+  element = gst_element_factory_make(spec.factory.c_str(),
+                                     spec.name.empty() ? nullptr : spec.name.c_str());
+  if (element == nullptr) {
+    throw Error(
+        "no GStreamer element '" + spec.factory + "'",
+        "install " + element_home(spec.factory) +
+            (spec.factory.rfind("sift", 0) == 0 ? " (installed, or found through GST_PLUGIN_PATH)"
+                                                : ""));
+  }
+  try {
+    for (const auto& [key, value] : spec.properties) {
+      set_property_text(G_OBJECT(element), key, value);
+    }
+  } catch (...) {
+    gst_object_unref(element);
+    throw;
+  }
+  return element;
+}
+
+// Adds `specs` to `bin` and links them in order; returns the first and last.
+std::pair<GstElement*, GstElement*> add_line(GstBin* bin, const std::vector<ElementSpec>& specs) {
+  GstElement* first = nullptr;
+  GstElement* previous = nullptr;
+  for (const ElementSpec& spec : specs) {
+    GstElement* e = make_element(spec);
+    gst_bin_add(bin, e);
+    if (previous != nullptr && !gst_element_link(previous, e)) {
+      throw Error("cannot link " + std::string(GST_ELEMENT_NAME(previous)) + " to " +
+                  GST_ELEMENT_NAME(e));
+    }
+    if (first == nullptr) first = e;
+    previous = e;
+  }
+  return {first, previous};
+}
+
+std::int64_t to_ns(GstClockTime t) {
+  return GST_CLOCK_TIME_IS_VALID(t) ? static_cast<std::int64_t>(t) : -1;
+}
+
+}  // namespace
+
+void set_property_text(GObject* object, const std::string& key, const std::string& value) {
+  GParamSpec* pspec = g_object_class_find_property(G_OBJECT_GET_CLASS(object), key.c_str());
+  const std::string element = GST_IS_OBJECT(object) ? GST_OBJECT_NAME(object) : "object";
+  if (pspec == nullptr) {
+    throw Error(element + " (" + G_OBJECT_TYPE_NAME(object) + ") has no property '" + key + "'");
+  }
+  GValue v = G_VALUE_INIT;
+  g_value_init(&v, pspec->value_type);
+  if (!gst_value_deserialize_with_pspec(&v, value.c_str(), pspec)) {
+    g_value_unset(&v);
+    throw Error(element + "." + key + ": '" + shown_value(value) + "' is not a value of " +
+                g_type_name(pspec->value_type));
+  }
+  g_object_set_property(object, key.c_str(), &v);
+  g_value_unset(&v);
+}
+
+// ---- Teardown ----------------------------------------------------------------------------
+
+Teardown::Teardown(std::string name, GstElement* pipeline)
+    : name_(std::move(name)), started_us_(g_get_monotonic_time()) {
+  // The thread owns the pipeline and shares the flag; a source stuck for good keeps its thread
+  // until the process ends (the caller logs it).
+  std::thread([pipeline, done = done_] {
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(pipeline);
+    done->store(true);
+  }).detach();
+}
+
+// ---- probes ------------------------------------------------------------------------------
+
+struct PipelineInstance::ProbeContext {
+  std::shared_ptr<FrameOutputs> outputs;
+  GstElement* pipeline = nullptr;  // not owned: the probes go with the pipeline
+  bool live = true;
+  std::atomic<std::int64_t> start_utc_us{0};
+  std::atomic<bool> active{true};
+};
+
+namespace {
+
+using Context = std::shared_ptr<PipelineInstance::ProbeContext>;
+
+void free_context(gpointer data) {
+  delete static_cast<Context*>(data);
+}
+
+Context& context_of(gpointer data) {
+  return *static_cast<Context*>(data);
+}
+
+// The frame's running time: its timestamp in the segment the pad is in.
+GstClockTime running_time(GstPad* pad, GstClockTime pts) {
+  GstEvent* event = gst_pad_get_sticky_event(pad, GST_EVENT_SEGMENT, 0);
+  if (event == nullptr) return pts;
+  const GstSegment* segment = nullptr;
+  gst_event_parse_segment(event, &segment);
+  const GstClockTime running = gst_segment_to_running_time(segment, GST_FORMAT_TIME, pts);
+  gst_event_unref(event);
+  return running;
+}
+
+GstPadProbeReturn on_source_buffer(GstPad* pad, GstPadProbeInfo* info, gpointer data) {
+  const auto& ctx = context_of(data);
+  if (!ctx->active.load(std::memory_order_relaxed)) return GST_PAD_PROBE_OK;
+  GstBuffer* buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+  const GstClockTime pts = GST_BUFFER_PTS(buffer);
+  std::int64_t utc = g_get_real_time();
+  if (GST_CLOCK_TIME_IS_VALID(pts)) {
+    const GstClockTime running = running_time(pad, pts);
+    if (GST_CLOCK_TIME_IS_VALID(running)) {
+      GstClock* clock = ctx->live ? gst_element_get_clock(ctx->pipeline) : nullptr;
+      if (clock != nullptr) {
+        const GstClockTime now = gst_clock_get_time(clock);
+        const std::int64_t realtime = g_get_real_time();
+        gst_object_unref(clock);
+        utc = live_frame_utc_us(realtime, now, gst_element_get_base_time(ctx->pipeline), running);
+      } else {
+        utc = file_frame_utc_us(ctx->start_utc_us.load(), running);
+      }
+    }
+  }
+  ctx->outputs->on_source_frame(to_ns(pts), utc);
+  return GST_PAD_PROBE_OK;
+}
+
+// The last result of `kind` on the buffer: the catalogue of the final detect stage.
+std::optional<gst::BufferResult> last_result(const std::vector<gst::BufferResult>& results,
+                                             std::string_view kind) {
+  std::optional<gst::BufferResult> found;
+  for (const auto& r : results) {
+    if (r.kind == kind) found = r;
+  }
+  return found;
+}
+
+GstPadProbeReturn on_chain_buffer(GstPad* pad, GstPadProbeInfo* info, gpointer data) {
+  const auto& ctx = context_of(data);
+  if (!ctx->active.load(std::memory_order_relaxed)) return GST_PAD_PROBE_OK;
+  GstBuffer* buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+  FrameOutputs::ChainFrame frame;
+  frame.pts_ns = to_ns(GST_BUFFER_PTS(buffer));
+  const std::vector<gst::BufferResult> results = gst::buffer_results(buffer);
+  if (const auto catalogue = last_result(results, "catalogue")) {
+    frame.objects = catalogue->as<DetectedObject>();
+    frame.overflow = catalogue->overflow;
+  }
+  if (const auto tracks = last_result(results, "tracks")) frame.movers = tracks->as<Track>();
+  if (GstSiftSkyTruthMeta* truth = gst_buffer_get_sift_sky_truth_meta(buffer)) {
+    frame.truth = &truth->truth;
+  }
+  // The frame's pixels only when a preview is due.
+  GstVideoFrame mapped;
+  bool is_mapped = false;
+  ConstImageView view;
+  if (ctx->outputs->wants_processed_frame()) {
+    GstCaps* caps = gst_pad_get_current_caps(pad);
+    GstVideoInfo vinfo;
+    if (caps != nullptr && gst_video_info_from_caps(&vinfo, caps)) {
+      const GstVideoFormat f = GST_VIDEO_INFO_FORMAT(&vinfo);
+      if ((f == GST_VIDEO_FORMAT_GRAY8 || f == GST_VIDEO_FORMAT_GRAY16_LE) &&
+          gst_video_frame_map(&mapped, &vinfo, buffer, GST_MAP_READ)) {
+        is_mapped = true;
+        view =
+            ConstImageView{static_cast<const std::byte*>(GST_VIDEO_FRAME_PLANE_DATA(&mapped, 0)),
+                           GST_VIDEO_FRAME_WIDTH(&mapped), GST_VIDEO_FRAME_HEIGHT(&mapped),
+                           GST_VIDEO_FRAME_PLANE_STRIDE(&mapped, 0),
+                           f == GST_VIDEO_FORMAT_GRAY8 ? PixelFormat::Gray8 : PixelFormat::Gray16};
+        frame.processed = &view;
+      }
+    }
+    if (caps != nullptr) gst_caps_unref(caps);
+  }
+  ctx->outputs->on_chain_frame(frame);
+  if (is_mapped) gst_video_frame_unmap(&mapped);
+  return GST_PAD_PROBE_OK;
+}
+
+GstFlowReturn on_raw_sample(GstAppSink* sink, gpointer data) {
+  const auto& ctx = context_of(data);
+  GstSample* sample = gst_app_sink_pull_sample(sink);
+  if (sample == nullptr) return GST_FLOW_EOS;
+  if (ctx->active.load(std::memory_order_relaxed)) {
+    GstBuffer* buffer = gst_sample_get_buffer(sample);
+    GstVideoInfo vinfo;
+    GstVideoFrame mapped;
+    if (buffer != nullptr && gst_video_info_from_caps(&vinfo, gst_sample_get_caps(sample))) {
+      const GstVideoFormat f = GST_VIDEO_INFO_FORMAT(&vinfo);
+      if ((f == GST_VIDEO_FORMAT_GRAY8 || f == GST_VIDEO_FORMAT_GRAY16_LE) &&
+          gst_video_frame_map(&mapped, &vinfo, buffer, GST_MAP_READ)) {
+        const ConstImageView view{
+            static_cast<const std::byte*>(GST_VIDEO_FRAME_PLANE_DATA(&mapped, 0)),
+            GST_VIDEO_FRAME_WIDTH(&mapped), GST_VIDEO_FRAME_HEIGHT(&mapped),
+            GST_VIDEO_FRAME_PLANE_STRIDE(&mapped, 0),
+            f == GST_VIDEO_FORMAT_GRAY8 ? PixelFormat::Gray8 : PixelFormat::Gray16};
+        try {
+          ctx->outputs->on_raw_frame(view, to_ns(GST_BUFFER_PTS(buffer)),
+                                     to_ns(GST_BUFFER_DURATION(buffer)));
+        } catch (const std::exception& e) {
+          spdlog::error("{}: raw frame: {}", ctx->outputs->name(), e.what());
+        }
+        gst_video_frame_unmap(&mapped);
+      }
+    }
+  }
+  gst_sample_unref(sample);
+  return GST_FLOW_OK;
+}
+
+gchar* on_video_location(GstElement*, guint, GstSample*, gpointer data) {
+  const auto& ctx = context_of(data);
+  try {
+    return g_strdup(ctx->outputs->next_video_segment(g_get_real_time()).c_str());
+  } catch (const std::exception& e) {
+    spdlog::error("{}: recording: {}", ctx->outputs->name(), e.what());
+    return g_strdup("/dev/null");
+  }
+}
+
+}  // namespace
+
+// ---- PipelineInstance --------------------------------------------------------------------
+
+PipelineInstance::PipelineInstance(const PipelinePlan& plan, std::shared_ptr<FrameOutputs> outputs)
+    : name_(plan.name), context_(std::make_shared<ProbeContext>()) {
+  context_->outputs = std::move(outputs);
+  context_->live = plan.live;
+  pipeline_ = gst_pipeline_new(plan.name.c_str());
+  gst_object_ref_sink(pipeline_);
+  context_->pipeline = pipeline_;
+  try {
+    // The source, and the conversion, as one description: sources whose pads come later
+    // (decodebin, rtspsrc) are linked by the parser when they appear.
+    std::string description = plan.source_launch;
+    if (!plan.convert.empty()) description += " ! " + launch_text(plan.convert);
+    GError* error = nullptr;
+    GstElement* source = gst_parse_bin_from_description_full(description.c_str(), TRUE, nullptr,
+                                                             GST_PARSE_FLAG_FATAL_ERRORS, &error);
+    if (source == nullptr) {
+      const std::string reason = error != nullptr ? error->message : "unknown";
+      g_clear_error(&error);
+      throw Error("the source '" + shown_value(description, 200) + "' does not parse: " + reason,
+                  "a gst-launch-1.0 description whose last element has a video src pad");
+    }
+    g_clear_error(&error);
+    gst_object_set_name(GST_OBJECT(source), kSourceBinName);
+    gst_bin_add(GST_BIN(pipeline_), source);
+    GstElement* tee = gst_element_factory_make("tee", kRawTeeName);
+    gst_bin_add(GST_BIN(pipeline_), tee);
+    if (!gst_element_link(source, tee)) {
+      throw Error("the source '" + shown_value(description, 200) + "' has no video output to link",
+                  "a description whose last element has a free src pad");
+    }
+    for (const auto* branch : {&plan.chain_line, &plan.frames_branch, &plan.video_branch}) {
+      if (branch->empty()) continue;
+      const auto [first, last] = add_line(GST_BIN(pipeline_), *branch);
+      if (!gst_element_link(tee, first)) {
+        throw Error("cannot link the raw tee to " + std::string(GST_ELEMENT_NAME(first)));
+      }
+    }
+    add_probes(plan);
+  } catch (...) {
+    gst_object_unref(pipeline_);
+    pipeline_ = nullptr;
+    throw;
+  }
+}
+
+PipelineInstance::~PipelineInstance() {
+  release();
+}
+
+void PipelineInstance::add_probes(const PipelinePlan& plan) {
+  GstElement* tee = gst_bin_get_by_name(GST_BIN(pipeline_), kRawTeeName);
+  GstPad* tee_sink = gst_element_get_static_pad(tee, "sink");
+  gst_pad_add_probe(tee_sink, GST_PAD_PROBE_TYPE_BUFFER, on_source_buffer, new Context(context_),
+                    free_context);
+  gst_object_unref(tee_sink);
+  gst_object_unref(tee);
+
+  // The chain's output: the last element before the sink.
+  const ElementSpec& last = plan.chain_line[plan.chain_line.size() - 2];
+  GstElement* out = gst_bin_get_by_name(GST_BIN(pipeline_), last.name.c_str());
+  GstPad* out_pad = gst_element_get_static_pad(out, "src");
+  gst_pad_add_probe(out_pad, GST_PAD_PROBE_TYPE_BUFFER, on_chain_buffer, new Context(context_),
+                    free_context);
+  gst_object_unref(out_pad);
+  gst_object_unref(out);
+
+  if (!plan.frames_branch.empty()) {
+    GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline_), kFramesSinkName);
+    GstAppSinkCallbacks callbacks{};
+    callbacks.new_sample = on_raw_sample;
+    gst_app_sink_set_callbacks(GST_APP_SINK(sink), &callbacks, new Context(context_), free_context);
+    gst_object_unref(sink);
+  }
+  if (!plan.video_branch.empty()) {
+    GstElement* recorder = gst_bin_get_by_name(GST_BIN(pipeline_), kRecorderName);
+    g_signal_connect_data(
+        recorder, "format-location-full", G_CALLBACK(on_video_location), new Context(context_),
+        [](gpointer data, GClosure*) { free_context(data); }, static_cast<GConnectFlags>(0));
+    gst_object_unref(recorder);
+  }
+}
+
+void PipelineInstance::play() {
+  context_->start_utc_us.store(g_get_real_time());
+  if (gst_element_set_state(pipeline_, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
+    throw Error("pipeline '" + name_ + "' could not start (PLAYING refused; the bus says why)");
+  }
+}
+
+void PipelineInstance::send_eos() {
+  if (pipeline_ != nullptr) gst_element_send_event(pipeline_, gst_event_new_eos());
+}
+
+void PipelineInstance::rewind() {
+  context_->outputs->new_stream();
+  gst_element_seek_simple(pipeline_, GST_FORMAT_TIME,
+                          static_cast<GstSeekFlags>(GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_KEY_UNIT),
+                          0);
+}
+
+void PipelineInstance::set_chain(const std::string& flow_yaml) {
+  GstElement* chain = gst_bin_get_by_name(GST_BIN(pipeline_), kChainName);
+  if (chain == nullptr) throw Error("pipeline '" + name_ + "' has no siftchain to update");
+  g_object_set(chain, "chain", flow_yaml.c_str(), nullptr);
+  gst_object_unref(chain);
+}
+
+void PipelineInstance::set_detect(const DetectParams& params) {
+  GstElement* detect = gst_bin_get_by_name(GST_BIN(pipeline_), kDetectName);
+  if (detect == nullptr) throw Error("pipeline '" + name_ + "' has no siftdetect to update");
+  try {
+    for (const auto& [key, value] : detect_properties(params)) {
+      set_property_text(G_OBJECT(detect), key, value);
+    }
+  } catch (...) {
+    gst_object_unref(detect);
+    throw;
+  }
+  gst_object_unref(detect);
+}
+
+std::string PipelineInstance::active_backend() const {
+  for (const char* name : {kChainName, kDetectName}) {
+    GstElement* e = gst_bin_get_by_name(GST_BIN(pipeline_), name);
+    if (e == nullptr) continue;
+    gchar* backend = nullptr;
+    g_object_get(e, "active-backend", &backend, nullptr);
+    gst_object_unref(e);
+    std::string text = backend != nullptr ? backend : "";
+    g_free(backend);
+    if (!text.empty()) return text;
+  }
+  return {};
+}
+
+std::shared_ptr<Teardown> PipelineInstance::release() {
+  if (pipeline_ == nullptr) return nullptr;
+  context_->active.store(false);
+  GstElement* pipeline = pipeline_;
+  pipeline_ = nullptr;
+  return std::make_shared<Teardown>(name_, pipeline);
+}
+
+}  // namespace starsift::daemon

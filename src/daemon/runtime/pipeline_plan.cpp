@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "daemon/runtime/pipeline_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <variant>
+
+#include "daemon/runtime/chain_text.hpp"
+#include "pipeline/error.hpp"
+
+namespace starsift::daemon {
+
+namespace {
+
+// A frame's caps are written as plain caps text; every field here is a plain word or number.
+std::string gray_caps_format(PixelFormat format) {
+  return format == PixelFormat::Gray8 ? "GRAY8" : "GRAY16_LE";
+}
+
+// siftskysrc's properties that differ from the sky's defaults (the caps carry width and
+// height), so the log shows what was asked for.
+void add_sky_properties(ElementSpec& e, const SkyParams& p) {
+  const SkyParams d;
+  const auto number = [&](const char* key, double value, double fallback) {
+    if (value != fallback) e.set(key, number_text(value));
+  };
+  if (p.seed != d.seed) e.set("seed", std::to_string(p.seed));
+  number("star-density", p.star_density, d.star_density);
+  number("star-flux-min", p.star_flux_min, d.star_flux_min);
+  number("star-flux-max", p.star_flux_max, d.star_flux_max);
+  number("star-flux-slope", p.star_flux_slope, d.star_flux_slope);
+  if (p.psf != d.psf) e.set("psf", std::string(to_string(p.psf)));
+  number("fwhm", p.fwhm, d.fwhm);
+  number("moffat-beta", p.moffat_beta, d.moffat_beta);
+  number("sky-level", p.sky_level, d.sky_level);
+  number("sky-gradient", p.sky_gradient, d.sky_gradient);
+  number("sky-gradient-angle", p.sky_gradient_angle, d.sky_gradient_angle);
+  number("read-noise", p.read_noise, d.read_noise);
+  number("gain", p.gain, d.gain);
+  number("bias", p.bias, d.bias);
+  if (p.bit_depth != d.bit_depth) e.set("bit-depth", std::to_string(p.bit_depth));
+  number("hot-pixel-fraction", p.hot_pixel_fraction, d.hot_pixel_fraction);
+  number("hot-pixel-level", p.hot_pixel_level, d.hot_pixel_level);
+  number("jitter", p.jitter, d.jitter);
+  number("jitter-reversion", p.jitter_reversion, d.jitter_reversion);
+  number("drift-x", p.drift_x, d.drift_x);
+  number("drift-y", p.drift_y, d.drift_y);
+  if (p.movers != d.movers) e.set("movers", std::to_string(p.movers));
+  number("mover-snr-min", p.mover_snr_min, d.mover_snr_min);
+  number("mover-snr-max", p.mover_snr_max, d.mover_snr_max);
+  number("mover-speed-min", p.mover_speed_min, d.mover_speed_min);
+  number("mover-speed-max", p.mover_speed_max, d.mover_speed_max);
+  number("mover-direction", p.mover_direction, d.mover_direction);
+}
+
+std::vector<ElementSpec> sky_source(const SkySourceConfig& sky) {
+  ElementSpec src{"siftskysrc", kSourceBinName, {}};
+  src.name = "sky";
+  add_sky_properties(src, sky.params);
+  src.set("is-live", sky.live ? "true" : "false");
+  std::string caps = "video/x-raw,format=" + gray_caps_format(sky.format) +
+                     ",width=" + std::to_string(sky.params.width) +
+                     ",height=" + std::to_string(sky.params.height) +
+                     ",framerate=" + fraction_text(sky.fps);
+  return {src, caps_spec(caps)};
+}
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  if (text.size() < suffix.size()) return false;
+  std::string tail = text.substr(text.size() - suffix.size());
+  std::transform(tail.begin(), tail.end(), tail.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return tail == suffix;
+}
+
+std::vector<ElementSpec> file_source(const FileSourceConfig& file, bool* loop_by_seek) {
+  const std::string path = file.path.string();
+  if (path.find('%') != std::string::npos) {
+    // An image sequence: multifilesrc reads frame after frame by the printf pattern.
+    if (!ends_with(path, ".png")) {
+      throw Error("source.file.path: the image sequence '" + path + "' is not of PNG files",
+                  "a PNG sequence (frames/frame_%06d.png) or a video file GStreamer decodes");
+    }
+    ElementSpec src{"multifilesrc", "file", {}};
+    src.set("location", path);
+    src.set("index", "0");
+    src.set("loop", file.loop ? "true" : "false");
+    const FrameRate rate = file.fps.is_set() ? file.fps : FrameRate{25, 1};
+    src.set("caps", "image/png,framerate=" + fraction_text(rate));
+    return {src, ElementSpec{"pngdec", {}, {}}};
+  }
+  *loop_by_seek = file.loop;
+  ElementSpec src{"filesrc", "file", {}};
+  src.set("location", path);
+  std::vector<ElementSpec> out{src, ElementSpec{"decodebin", {}, {}}};
+  if (file.fps.is_set()) {
+    out.push_back(ElementSpec{"videorate", {}, {}});
+    out.push_back(caps_spec("video/x-raw,framerate=" + fraction_text(file.fps)));
+  }
+  return out;
+}
+
+std::vector<ElementSpec> v4l2_source(const V4l2SourceConfig& v) {
+  ElementSpec src{"v4l2src", "camera", {}};
+  src.set("device", v.device);
+  const bool mjpg = v.format == "MJPG";
+  std::string caps = mjpg ? "image/jpeg" : "video/x-raw";
+  if (!mjpg && !v.format.empty()) caps += ",format=" + v.format;
+  if (v.width > 0) caps += ",width=" + std::to_string(v.width);
+  if (v.height > 0) caps += ",height=" + std::to_string(v.height);
+  if (v.fps.is_set()) caps += ",framerate=" + fraction_text(v.fps);
+  std::vector<ElementSpec> out{src, caps_spec(caps)};
+  if (mjpg) out.push_back(ElementSpec{"jpegdec", {}, {}});
+  return out;
+}
+
+std::string rtsp_protocols(RtspTransport transport) {
+  switch (transport) {
+    case RtspTransport::Tcp:
+      return "tcp";
+    case RtspTransport::Udp:
+      return "udp+udp-mcast";
+    case RtspTransport::Auto:
+      break;
+  }
+  return "tcp+udp-mcast+udp";
+}
+
+std::vector<ElementSpec> rtsp_source(const RtspSourceConfig& r) {
+  ElementSpec src{"rtspsrc", "camera", {}};
+  src.set("location", r.url);
+  src.set("latency", std::to_string(r.latency_ms));
+  src.set("protocols", rtsp_protocols(r.transport));
+  // Every wait of rtspsrc is bounded by timeout-s, TEARDOWN included: a dead camera must not
+  // hold a restart or the shutdown (rtspsrc's TEARDOWN otherwise waits on the socket).
+  const auto us = static_cast<unsigned long long>(std::llround(r.timeout_s * 1e6));
+  src.set("timeout", std::to_string(us));
+  src.set("tcp-timeout", std::to_string(us));
+  src.set("teardown-timeout", std::to_string(us * 1000ULL));
+  return {src, ElementSpec{"decodebin", {}, {}}};
+}
+
+// Mono8 is GRAY8; Mono10, Mono12 and Mono16 all reach GStreamer as GRAY16_LE, so the camera's
+// PixelFormat feature is set by name and the chain told the real bit depth.
+int aravis_bit_depth(const std::string& pixel_format) {
+  if (pixel_format == "Mono8") return 8;
+  if (pixel_format == "Mono10") return 10;
+  if (pixel_format == "Mono12") return 12;
+  if (pixel_format == "Mono16") return 16;
+  return 0;
+}
+
+std::vector<ElementSpec> aravis_source(const AravisSourceConfig& a) {
+  ElementSpec src{"aravissrc", "camera", {}};
+  if (!a.camera.empty()) src.set("camera-name", a.camera);
+  if (a.exposure_us) {
+    src.set("exposure-auto", "off");
+    src.set("exposure", number_text(*a.exposure_us));
+  }
+  if (a.gain_db) {
+    src.set("gain-auto", "off");
+    src.set("gain", number_text(*a.gain_db));
+  }
+  if (a.packet_size > 0) {
+    src.set("auto-packet-size", "false");
+    src.set("packet-size", std::to_string(a.packet_size));
+  }
+  const int bits = aravis_bit_depth(a.pixel_format);
+  if (bits > 0) src.set("features", "PixelFormat=" + a.pixel_format);
+  std::string caps = "video/x-raw";
+  if (bits == 8) caps += ",format=GRAY8";
+  if (bits > 8) caps += ",format=GRAY16_LE";
+  if (a.fps.is_set()) caps += ",framerate=" + fraction_text(a.fps);
+  return {src, caps_spec(caps)};
+}
+
+// The real bit depth of the frames, when the source says it and the caps cannot.
+int source_bit_depth(const SourceConfig& source) {
+  if (const auto* a = std::get_if<AravisSourceConfig>(&source)) {
+    const int bits = aravis_bit_depth(a->pixel_format);
+    return bits > 8 ? bits : 0;
+  }
+  return 0;
+}
+
+void add_engine_properties(ElementSpec& e, const PipelineConfig& config, int bit_depth) {
+  e.set("backend", std::string(to_string(config.backend)));
+  e.set("device-id", std::to_string(config.device));
+  e.set("depth", std::to_string(config.depth));
+  if (bit_depth > 0) e.set("bit-depth", std::to_string(bit_depth));
+}
+
+std::string encoder_factory(const VideoOutput& video, const PlanOptions& options) {
+  switch (video.encoder) {
+    case VideoEncoder::X264:
+      return "x264enc";
+    case VideoEncoder::Nvenc:
+      return "nvh264enc";
+    case VideoEncoder::Auto:
+      break;
+  }
+  return options.nvenc_available ? "nvh264enc" : "x264enc";
+}
+
+double nominal_fps(const SourceConfig& source) {
+  return std::visit(
+      [](const auto& s) -> double {
+        if constexpr (requires { s.fps; }) return s.fps.fps();
+        return 0.0;
+      },
+      source);
+}
+
+std::vector<ElementSpec> video_branch(const PipelineConfig& config, const PlanOptions& options) {
+  const VideoOutput& video = config.outputs.video;
+  ElementSpec queue{"queue", "video-queue", {}};
+  queue.set("leaky", "downstream").set("max-size-buffers", "8");
+  queue.set("max-size-bytes", "0").set("max-size-time", "0");
+  ElementSpec encoder{encoder_factory(video, options), "encoder", {}};
+  encoder.set("bitrate", std::to_string(video.bitrate_kbps));
+  // A key frame at least every 2 s, so each segment starts close to its nominal time.
+  const double fps = nominal_fps(config.source);
+  const int key_interval = fps > 0 ? std::max(1, static_cast<int>(std::lround(2 * fps))) : 50;
+  if (encoder.factory == "x264enc") {
+    encoder.set("tune", "zerolatency").set("speed-preset", "ultrafast");
+    encoder.set("key-int-max", std::to_string(key_interval));
+  } else {
+    encoder.set("gop-size", std::to_string(key_interval));
+  }
+  ElementSpec mux{"splitmuxsink", kRecorderName, {}};
+  // Matroska: a file cut short by a power failure still plays up to the cut (MP4 does not).
+  mux.set("muxer-factory", "matroskamux");
+  mux.set("max-size-time",
+          std::to_string(static_cast<unsigned long long>(std::llround(video.segment_s * 1e9))));
+  mux.set("async-finalize", "false");
+  return {queue, ElementSpec{"videoconvert", {}, {}}, caps_spec("video/x-raw,format=I420"), encoder,
+          mux};
+}
+
+}  // namespace
+
+std::string fraction_text(const FrameRate& rate) {
+  return std::to_string(rate.num) + "/" + std::to_string(rate.den);
+}
+
+std::string source_launch(const SourceConfig& source, bool* live) {
+  bool is_live = true;
+  bool loop_by_seek = false;
+  std::vector<ElementSpec> elements;
+  std::string launch;
+  if (const auto* sky = std::get_if<SkySourceConfig>(&source)) {
+    elements = sky_source(*sky);
+    is_live = sky->live;
+  } else if (const auto* file = std::get_if<FileSourceConfig>(&source)) {
+    elements = file_source(*file, &loop_by_seek);
+    is_live = false;
+  } else if (const auto* v4l2 = std::get_if<V4l2SourceConfig>(&source)) {
+    elements = v4l2_source(*v4l2);
+  } else if (const auto* rtsp = std::get_if<RtspSourceConfig>(&source)) {
+    elements = rtsp_source(*rtsp);
+  } else if (const auto* aravis = std::get_if<AravisSourceConfig>(&source)) {
+    elements = aravis_source(*aravis);
+  } else if (const auto* gst = std::get_if<GstSourceConfig>(&source)) {
+    launch = gst->launch;
+  }
+  if (live != nullptr) *live = is_live;
+  return launch.empty() ? launch_text(elements) : launch;
+}
+
+ChainSplit split_chain(const ChainConfig& chain) {
+  ChainSplit split;
+  split.chain = chain.stages;
+  if (!split.chain.empty()) {
+    if (const auto* detect = std::get_if<DetectParams>(&split.chain.back().params)) {
+      split.detect = *detect;
+      split.chain.pop_back();
+    }
+  }
+  return split;
+}
+
+std::vector<std::pair<std::string, std::string>> detect_properties(const DetectParams& params) {
+  return stage_key_values(params);
+}
+
+PipelinePlan plan_pipeline(const PipelineConfig& config, const PlanOptions& options) {
+  PipelinePlan plan;
+  plan.name = config.name;
+  try {
+    plan.source_launch = source_launch(config.source, &plan.live);
+  } catch (const Error& e) {
+    throw Error("pipeline '" + config.name + "': " + e.problem(), e.allowed());
+  }
+  if (const auto* file = std::get_if<FileSourceConfig>(&config.source)) {
+    plan.loop_file = file->loop && file->path.string().find('%') == std::string::npos;
+  }
+  if (!std::holds_alternative<SkySourceConfig>(config.source)) {
+    // Any camera format to the grey formats the chain reads; a grey source passes as it is.
+    plan.convert = {ElementSpec{"videoconvert", "convert", {}},
+                    caps_spec("video/x-raw,format={GRAY16_LE,GRAY8}")};
+  }
+
+  ElementSpec queue{"queue", kChainQueueName, {}};
+  queue.set("max-size-buffers", std::to_string(config.depth + 2));
+  queue.set("max-size-bytes", "0").set("max-size-time", "0");
+  // A live source does not wait: a frame the chain cannot take in time is dropped here (the
+  // oldest first) and shows as a gap; a file or a non-live sky waits for the chain instead.
+  if (plan.live) queue.set("leaky", "downstream");
+  plan.chain_line.push_back(queue);
+
+  const int bit_depth = source_bit_depth(config.source);
+  const ChainSplit split = split_chain(config.chain.config);
+  if (!split.chain.empty()) {
+    ElementSpec chain{"siftchain", kChainName, {}};
+    chain.set("chain", chain_flow_yaml(split.chain));
+    add_engine_properties(chain, config, bit_depth);
+    plan.chain_line.push_back(chain);
+  }
+  if (split.detect) {
+    ElementSpec detect{"siftdetect", kDetectName, {}};
+    for (auto& [key, value] : detect_properties(*split.detect)) detect.set(key, value);
+    add_engine_properties(detect, config, split.chain.empty() ? bit_depth : 0);
+    // The runtime reads the catalogue and tracks from the buffers' metas; the element's own
+    // outputs stay off.
+    detect.set("roi-metas", "false").set("post-messages", "false");
+    plan.chain_line.push_back(detect);
+    plan.has_detect = true;
+  }
+  ElementSpec sink{"fakesink", kSinkName, {}};
+  sink.set("sync", "false").set("async", "false").set("enable-last-sample", "false");
+  plan.chain_line.push_back(sink);
+
+  const OutputsConfig& out = config.outputs;
+  if (out.fits.every_s > 0 || out.fits.on_detection || out.preview.every_s > 0) {
+    ElementSpec fq{"queue", "frames-queue", {}};
+    fq.set("leaky", "downstream").set("max-size-buffers", "2");
+    fq.set("max-size-bytes", "0").set("max-size-time", "0");
+    ElementSpec appsink{"appsink", kFramesSinkName, {}};
+    appsink.set("sync", "false").set("async", "false").set("max-buffers", "2");
+    appsink.set("drop", "true").set("enable-last-sample", "false");
+    plan.frames_branch = {fq, appsink};
+  }
+  if (out.video.enabled) plan.video_branch = video_branch(config, options);
+  return plan;
+}
+
+std::string PipelinePlan::describe() const {
+  std::string text = source_launch;
+  if (!convert.empty()) text += " ! " + launch_text(convert);
+  text += " ! tee name=raw ! " + launch_text(chain_line);
+  if (!frames_branch.empty()) text += "  raw. ! " + launch_text(frames_branch);
+  if (!video_branch.empty()) text += "  raw. ! " + launch_text(video_branch);
+  return text;
+}
+
+const ElementSpec* PipelinePlan::find(const std::string& element) const {
+  for (const auto* list : {&chain_line, &frames_branch, &video_branch, &convert}) {
+    for (const ElementSpec& e : *list) {
+      if (e.name == element) return &e;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace starsift::daemon

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "daemon/runtime/pipeline_runner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <variant>
+
+#include "daemon/runtime/chain_text.hpp"
+#include "daemon/runtime/logging.hpp"
+#include "pipeline/error.hpp"
+
+namespace starsift::daemon {
+
+std::string_view to_string(RunnerState state) noexcept {
+  switch (state) {
+    case RunnerState::Starting:
+      return "starting";
+    case RunnerState::Running:
+      return "running";
+    case RunnerState::Waiting:
+      return "waiting to restart";
+    case RunnerState::Stopping:
+      return "stopping";
+    case RunnerState::Stopped:
+      return "stopped";
+  }
+  return "unknown";
+}
+
+namespace {
+
+std::int64_t now_us() {
+  return g_get_monotonic_time();
+}
+
+// What the source is, for FITS headers (INSTRUME) and the log; never a password.
+std::string source_description(const SourceConfig& source) {
+  if (const auto* sky = std::get_if<SkySourceConfig>(&source)) {
+    return "sky seed " + std::to_string(sky->params.seed);
+  }
+  if (const auto* file = std::get_if<FileSourceConfig>(&source)) return file->path.string();
+  if (const auto* v4l2 = std::get_if<V4l2SourceConfig>(&source)) return v4l2->device;
+  if (const auto* rtsp = std::get_if<RtspSourceConfig>(&source)) {
+    std::string url = rtsp->url;
+    const auto scheme = url.find("://");
+    const auto at = url.find('@', scheme == std::string::npos ? 0 : scheme + 3);
+    const auto slash = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+    if (scheme != std::string::npos && at != std::string::npos && at < slash) {
+      url = url.substr(0, scheme + 3) + url.substr(at + 1);
+    }
+    return url;
+  }
+  if (const auto* aravis = std::get_if<AravisSourceConfig>(&source)) {
+    return aravis->camera.empty() ? "aravis (first camera)" : aravis->camera;
+  }
+  return "gst";
+}
+
+double nominal_fps(const SourceConfig& source) {
+  return std::visit(
+      [](const auto& s) -> double {
+        if constexpr (requires { s.fps; }) return s.fps.fps();
+        return 0.0;
+      },
+      source);
+}
+
+bool mentions_cuda(const std::string& text) {
+  return text.find("CUDA") != std::string::npos || text.find("cuda") != std::string::npos;
+}
+
+}  // namespace
+
+PipelineRunner::PipelineRunner(PipelineConfig config, RunnerContext context)
+    : config_(std::move(config)),
+      context_(std::move(context)),
+      log_(pipeline_logger(config_.name)),
+      counters_(std::make_unique<PipelineCounters>()),
+      backoff_s_(config_.restart.initial_s) {
+  outputs_ = make_outputs();
+}
+
+PipelineRunner::~PipelineRunner() {
+  if (restart_timer_ != 0) g_source_remove(restart_timer_);
+  teardown();
+}
+
+FitsPipelineInfo PipelineRunner::fits_info() const {
+  return {config_.name, source_description(config_.source), chain_flow_yaml(config_.chain.config)};
+}
+
+std::shared_ptr<FrameOutputs> PipelineRunner::make_outputs() const {
+  return std::make_shared<FrameOutputs>(config_.name, context_.layout, config_.outputs, fits_info(),
+                                        nominal_fps(config_.source), *counters_);
+}
+
+void PipelineRunner::start() {
+  restarting_ = false;
+  start_instance();
+}
+
+void PipelineRunner::start_instance() {
+  restart_timer_ = 0;
+  if (restarting_) counters_->restarts.fetch_add(1);
+  restarting_ = true;  // every later start is a restart
+  try {
+    PipelineConfig effective = config_;
+    if (force_cpu_) effective.backend = Backend::Cpu;
+    plan_ = plan_pipeline(effective, context_.plan_options);
+    log_->info("starting: {}", plan_.describe());
+    instance_ = std::make_unique<PipelineInstance>(plan_, outputs_);
+    outputs_->new_stream();
+    GstBus* bus = gst_element_get_bus(instance_->pipeline());
+    bus_watch_ = gst_bus_add_watch(bus, &PipelineRunner::bus_callback, this);
+    gst_object_unref(bus);
+    started_us_ = now_us();
+    frames_at_start_ = counters_->frames_out.load();
+    state_ = RunnerState::Starting;
+    instance_->play();
+  } catch (const std::exception& e) {
+    fault(e.what());
+  }
+}
+
+void PipelineRunner::teardown() {
+  if (bus_watch_ != 0) {
+    g_source_remove(bus_watch_);
+    bus_watch_ = 0;
+  }
+  if (instance_) {
+    if (auto t = instance_->release(); t && context_.teardowns != nullptr) {
+      context_.teardowns->push_back(std::move(t));
+    }
+    instance_.reset();
+  }
+}
+
+void PipelineRunner::fault(const std::string& reason) {
+  teardown();
+  last_fault_ = reason;
+  const double delay = backoff_s_;
+  backoff_s_ = std::min(backoff_s_ * 2.0, config_.restart.max_s);
+  log_->error("{}; restarting in {:.3g} s", reason, delay);
+  schedule_restart(delay);
+}
+
+void PipelineRunner::schedule_restart(double delay_s) {
+  state_ = RunnerState::Waiting;
+  if (restart_timer_ != 0) g_source_remove(restart_timer_);
+  const auto ms = static_cast<guint>(std::max(0.0, std::round(delay_s * 1000.0)));
+  restart_at_us_ = now_us() + static_cast<std::int64_t>(ms) * 1000;
+  restart_timer_ = g_timeout_add(ms, &PipelineRunner::restart_callback, this);
+}
+
+gboolean PipelineRunner::restart_callback(gpointer self) {
+  auto* runner = static_cast<PipelineRunner*>(self);
+  runner->restart_timer_ = 0;
+  runner->start_instance();
+  return G_SOURCE_REMOVE;
+}
+
+double PipelineRunner::restart_in_s() const {
+  if (state_ != RunnerState::Waiting) return 0.0;
+  return std::max<double>(0.0, static_cast<double>(restart_at_us_ - now_us()) * 1e-6);
+}
+
+gboolean PipelineRunner::bus_callback(GstBus*, GstMessage* message, gpointer self) {
+  return static_cast<PipelineRunner*>(self)->on_bus(message) ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
+}
+
+bool PipelineRunner::on_bus(GstMessage* message) {
+  switch (GST_MESSAGE_TYPE(message)) {
+    case GST_MESSAGE_ERROR: {
+      GError* error = nullptr;
+      gchar* debug = nullptr;
+      gst_message_parse_error(message, &error, &debug);
+      const std::string from = GST_MESSAGE_SRC_NAME(message);
+      const std::string text = error != nullptr ? error->message : "unknown error";
+      const std::string detail = debug != nullptr ? debug : "";
+      g_clear_error(&error);
+      g_free(debug);
+      if (state_ == RunnerState::Stopping) {
+        log_->error("{}: {} (while stopping)", from, text);
+        teardown();
+        state_ = RunnerState::Stopped;
+        return false;
+      }
+      log_->error("{}: {}{}", from, text, detail.empty() ? "" : " (" + detail + ")");
+      if (config_.backend == Backend::Auto && !force_cpu_ &&
+          (mentions_cuda(text) || mentions_cuda(detail))) {
+        force_cpu_ = true;
+        counters_->backend_fallbacks.fetch_add(1);
+        log_->warn("backend auto: the GPU failed; the pipeline runs on the CPU from now on");
+        teardown();
+        last_fault_ = from + ": " + text;
+        schedule_restart(0.0);
+        return false;
+      }
+      fault(from + ": " + text);
+      return false;  // the watch went with the pipeline
+    }
+    case GST_MESSAGE_WARNING: {
+      GError* error = nullptr;
+      gchar* debug = nullptr;
+      gst_message_parse_warning(message, &error, &debug);
+      log_->warn("{}: {}", GST_MESSAGE_SRC_NAME(message), error != nullptr ? error->message : "");
+      g_clear_error(&error);
+      g_free(debug);
+      return true;
+    }
+    case GST_MESSAGE_EOS:
+      on_eos();
+      return state_ != RunnerState::Stopped && state_ != RunnerState::Waiting;
+    case GST_MESSAGE_ELEMENT: {
+      const GstStructure* s = gst_message_get_structure(message);
+      if (s != nullptr && gst_structure_has_name(s, "splitmuxsink-fragment-closed")) {
+        const gchar* location = gst_structure_get_string(s, "location");
+        log_->info("recording closed: {}", location != nullptr ? location : "?");
+      }
+      return true;
+    }
+    default:
+      return true;
+  }
+}
+
+void PipelineRunner::on_eos() {
+  if (state_ == RunnerState::Stopping) {
+    log_->info("stopped: end of stream reached every output");
+    teardown();
+    state_ = RunnerState::Stopped;
+    return;
+  }
+  if (plan_.loop_file && instance_) {
+    log_->info("the file ended; playing it again from its start");
+    instance_->rewind();
+    return;
+  }
+  if (std::holds_alternative<FileSourceConfig>(config_.source)) {
+    log_->info("the file ended; the pipeline is done");
+    teardown();
+    state_ = RunnerState::Stopped;
+    return;
+  }
+  fault("the source ended its stream");
+}
+
+void PipelineRunner::tick() {
+  if (state_ != RunnerState::Starting && state_ != RunnerState::Running) return;
+  const std::int64_t now = now_us();
+  if (state_ == RunnerState::Starting && counters_->frames_out.load() > frames_at_start_) {
+    state_ = RunnerState::Running;
+    backoff_s_ = config_.restart.initial_s;
+    last_fault_.clear();
+    if (instance_) active_backend_ = instance_->active_backend();
+    log_->info("frames flow (backend {})", active_backend_.empty() ? "?" : active_backend_);
+  }
+  const std::int64_t last = std::max(started_us_, counters_->last_frame_in_us.load());
+  const double idle_s = static_cast<double>(now - last) * 1e-6;
+  if (idle_s >= config_.stall_timeout_s) {
+    char text[96];
+    std::snprintf(text, sizeof text, "no frame for %.1f s (stall-timeout-s %g)", idle_s,
+                  config_.stall_timeout_s);
+    fault(text);
+  }
+}
+
+void PipelineRunner::apply_live(const PipelineConfig& next) {
+  const ChainSplit before = split_chain(config_.chain.config);
+  const ChainSplit after = split_chain(next.chain.config);
+  const bool chain_changed = !(config_.chain == next.chain);
+  config_.chain = next.chain;
+  config_.outputs = next.outputs;
+  config_.restart = next.restart;
+  config_.stall_timeout_s = next.stall_timeout_s;
+  outputs_->update(config_.outputs, fits_info());
+  counters_->live_updates.fetch_add(1);
+  if (!chain_changed || !instance_) return;  // the next start builds from config_
+  try {
+    if (!after.chain.empty() && chain_flow_yaml(before.chain) != chain_flow_yaml(after.chain)) {
+      instance_->set_chain(chain_flow_yaml(after.chain));
+    }
+    if (after.detect && before.detect && !(*after.detect == *before.detect)) {
+      instance_->set_detect(*after.detect);
+    }
+    plan_ = plan_pipeline(config_, context_.plan_options);
+  } catch (const std::exception& e) {
+    fault(std::string("live update: ") + e.what());
+  }
+}
+
+void PipelineRunner::rebuild(const PipelineConfig& next) {
+  if (restart_timer_ != 0) {
+    g_source_remove(restart_timer_);
+    restart_timer_ = 0;
+  }
+  teardown();
+  config_ = next;
+  outputs_->update(config_.outputs, fits_info());
+  counters_->rebuilds.fetch_add(1);
+  backoff_s_ = config_.restart.initial_s;
+  restarting_ = false;
+  start_instance();
+}
+
+void PipelineRunner::stop() {
+  if (restart_timer_ != 0) {
+    g_source_remove(restart_timer_);
+    restart_timer_ = 0;
+  }
+  if (instance_ && (state_ == RunnerState::Starting || state_ == RunnerState::Running)) {
+    state_ = RunnerState::Stopping;
+    instance_->send_eos();
+    return;
+  }
+  if (state_ != RunnerState::Stopping) {
+    teardown();
+    state_ = RunnerState::Stopped;
+  }
+}
+
+void PipelineRunner::force_stop() {
+  if (restart_timer_ != 0) {
+    g_source_remove(restart_timer_);
+    restart_timer_ = 0;
+  }
+  if (state_ == RunnerState::Stopping) log_->warn("end of stream did not come in time: stopped");
+  teardown();
+  state_ = RunnerState::Stopped;
+}
+
+void PipelineRunner::finish_outputs() {
+  outputs_->finish();
+}
+
+std::string PipelineRunner::status_text() const {
+  char text[160];
+  const PipelineCounters& c = *counters_;
+  switch (state_) {
+    case RunnerState::Running:
+    case RunnerState::Stopping:
+      std::snprintf(text, sizeof text, "%s: %.2f fps, %llu detections, %llu dropped",
+                    config_.name.c_str(), c.fps.load(),
+                    static_cast<unsigned long long>(c.detections.load()),
+                    static_cast<unsigned long long>(c.dropped.load() + c.overrun.load()));
+      return text;
+    case RunnerState::Waiting:
+      std::snprintf(text, sizeof text, "%s: restarting in %.0f s (%llu restarts)",
+                    config_.name.c_str(), std::ceil(restart_in_s()),
+                    static_cast<unsigned long long>(c.restarts.load()));
+      return text;
+    default:
+      return config_.name + ": " + std::string(to_string(state_));
+  }
+}
+
+}  // namespace starsift::daemon
