@@ -33,11 +33,9 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # systemd the plugin and the tool still work.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "systemd")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "gstreamer1.0-tools")
-if(STARSIFT_HAVE_CUDA)
-  # cuFFT comes with the CUDA toolkit, outside Debian's packages: dpkg-shlibdeps looks it up
-  # there and computes no dependency for it (docs/install.md: the CUDA runtime libraries).
-  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CUDAToolkit_LIBRARY_DIR})
-endif()
+# A CUDA build also needs cuFFT (libcufft.so.12), which comes with NVIDIA's CUDA toolkit, not
+# from a Debian package: CPack runs dpkg-shlibdeps with --ignore-missing-info, so it adds no
+# dependency for it and docs/install.md says what the host needs. cudart is linked statically.
 
 # Maintainer scripts, and the configuration as a conffile when the tree has one.
 set(_control ${PROJECT_SOURCE_DIR}/cmake/deb/postinst ${PROJECT_SOURCE_DIR}/cmake/deb/prerm

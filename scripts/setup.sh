@@ -22,6 +22,9 @@ PACKAGES=(
   libpng-dev                       # the demo's picture
   libfftw3-dev                     # FFTW (single precision, fftw3f): whitening's shift estimation on the CPU
   clang-format                     # code formatting (.clang-format)
+  systemd                          # systemd-analyze, -sysusers, -tmpfiles: tests of starsiftd's unit (tests/install)
+  file                             # CPack's DEB generator: finds the ELF files for dpkg-shlibdeps
+  python3                          # tests/install: the unit's system calls, CUDA architectures of a binary
   libcfitsio-dev                   # starsiftd's FITS frames (src/daemon/outputs/fits_writer.cpp)
   python3-astropy                  # tests read those FITS frames back with a second reader
   libsystemd-dev                   # starsiftd: sd_notify (READY, WATCHDOG, ...) and the journal
