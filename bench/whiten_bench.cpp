@@ -11,7 +11,7 @@
 // Usage: starsift-bench-whiten [--sizes 512,4096] [--history 20] [--frames 200] [--set 8]
 //                              [--shift none,resample] [--fit current,past]
 //                              [--despike on,off] [--history-format float,half]
-//                              [--reject mask,objects]
+//                              [--reject mask,objects] [--fit-subsample 0,1,4]
 //                              [--json out.json]
 #include <cuda_runtime_api.h>
 
@@ -50,6 +50,8 @@ struct Options {
   std::vector<bool> despikes{true};
   std::vector<starsift::WhitenHistoryFormat> formats{starsift::WhitenHistoryFormat::Float};
   std::vector<starsift::WhitenReject> rejects{starsift::WhitenReject::Mask};
+  // fit-subsample values (0: whitening's automatic choice for the frame).
+  std::vector<int> fit_subsamples{starsift::WhitenParams::kAutoFitSubsample};
   std::string json_path;
 };
 
@@ -89,13 +91,15 @@ Options parse(int argc, char** argv) {
       o.rejects = starsift::bench::parse_names(value(), starsift::parse_whiten_reject);
     else if (a == "--history-format")
       o.formats = starsift::bench::parse_names(value(), starsift::parse_whiten_history_format);
+    else if (a == "--fit-subsample")
+      o.fit_subsamples = starsift::bench::parse_ints(value());
     else if (a == "--json")
       o.json_path = value();
     else
       throw starsift::Error(
           "unknown option " + a,
           "--sizes, --history, --frames, --set, --shift, --fit, --despike, --history-format, "
-          "--reject, --json");
+          "--reject, --fit-subsample, --json");
   }
   return o;
 }
@@ -139,13 +143,13 @@ std::vector<std::vector<std::uint16_t>> make_frames(int n, int count) {
 // Bytes per pixel the kernels move in steady state (history full, weights due every frame),
 // from the kernel design (src/cuda/whiten/*.cu): GRAY16 in and out, float or half history;
 // mask words (1/8 B/px) and the rare per-pixel count updates left out.
-double bytes_per_pixel(const starsift::WhitenParams& p) {
+double bytes_per_pixel(const starsift::WhitenParams& p, const starsift::FrameShape& shape) {
   const double h = p.history_format == starsift::WhitenHistoryFormat::Half ? 2 : 4;
   const double n = p.history;     // lags predicted from
   const double kept = p.history;  // lags of the Gram row
   const double lags = std::max(n, kept);
   const bool current = p.fit == starsift::WhitenFit::Current;
-  const double rows = 1.0 / p.fit_subsample;
+  const double rows = 1.0 / p.effective_fit_subsample(shape);
   double b = 2 + 4;                      // load: input, x
   if (current) b += rows * (4 + h * n);  // r: the target and n planes
   b += 1;                                // excluded pass: the count per pixel
@@ -191,18 +195,21 @@ std::vector<starsift::WhitenParams> cases(const Options& o) {
     for (const starsift::WhitenHistoryFormat format : o.formats)
       for (const bool despike : o.despikes)
         for (const starsift::WhitenShift shift : o.shifts)
-          for (const starsift::WhitenFit fit : o.fits) {
-            if (reject == starsift::WhitenReject::Objects && shift == starsift::WhitenShift::None)
-              continue;
-            starsift::WhitenParams p;
-            p.history = o.history;
-            p.shift = shift;
-            p.fit = fit;
-            p.despike = despike;
-            p.history_format = format;
-            p.reject = reject;
-            all.push_back(p);
-          }
+          for (const starsift::WhitenFit fit : o.fits)
+            for (const int fit_subsample : o.fit_subsamples) {
+              if (reject == starsift::WhitenReject::Objects && shift == starsift::WhitenShift::None)
+                continue;
+              starsift::WhitenParams p;
+              p.history = o.history;
+              p.shift = shift;
+              p.fit = fit;
+              p.despike = despike;
+              p.history_format = format;
+              p.reject = reject;
+              p.fit_subsample = fit_subsample;
+              p.validate();
+              all.push_back(p);
+            }
   return all;
 }
 
@@ -247,7 +254,7 @@ Json run_case(int n, const starsift::WhitenParams& params,
   cuda::check(cudaEventElapsedTime(&total, start.get(), stop.get()), "elapsed");
   const double median = percentile(ms, 0.5);
   const double pixels = static_cast<double>(n) * n;
-  const double bpp = bytes_per_pixel(params);
+  const double bpp = bytes_per_pixel(params, shape);
   const double bytes = bpp * pixels;
   const starsift::WhitenStats st = stage->last_stats();
   return Json::object()
@@ -258,6 +265,7 @@ Json run_case(int n, const starsift::WhitenParams& params,
       .set("despike", params.despike)
       .set("history_format", std::string(to_string(params.history_format)))
       .set("reject", std::string(to_string(params.reject)))
+      .set("fit_subsample", params.effective_fit_subsample(shape))
       .set("ms_median", median)
       .set("ms_p90", percentile(ms, 0.9))
       .set("ms_back_to_back", total / frames)
@@ -317,7 +325,8 @@ int main(int argc, char** argv) {
         r.set("copy_gb_per_s", copy_bps / 1e9);
         std::cerr << n << "^2 " << to_string(p.shift) << " " << to_string(p.fit)
                   << (p.despike ? "" : " despike off") << " history " << to_string(p.history_format)
-                  << " reject " << to_string(p.reject) << ": " << r << "\n";
+                  << " reject " << to_string(p.reject) << " fit-subsample " << p.fit_subsample
+                  << ": " << r << "\n";
         runs.push(std::move(r));
       }
     }

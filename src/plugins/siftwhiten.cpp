@@ -240,8 +240,9 @@ static void gst_sift_whiten_class_init(GstSiftWhitenClass* klass) {
   properties[PROP_FIT_SUBSAMPLE] = g_param_spec_int(
       "fit-subsample", "Fit subsample",
       "The fit's sums read every this-many-th row (1: every row; larger is faster with noisier "
-      "weights). A change starts a new history",
-      1, P::kMaxFitSubsample, DEFAULT_PROP_FIT_SUBSAMPLE, restarts);
+      "weights; 0: automatic, every row up to 1024 rows, then about 1024 rows). A change "
+      "starts a new history",
+      P::kAutoFitSubsample, P::kMaxFitSubsample, DEFAULT_PROP_FIT_SUBSAMPLE, restarts);
   properties[PROP_SHIFT] = g_param_spec_enum(
       "shift", "Shift",
       "How frame-to-frame shifts (jitter, drift) are handled: none, or resample each frame onto "

@@ -250,7 +250,7 @@ TEST_CASE("siftwhiten documents every property with its range and default", "[pl
                  WhitenParams::kDefaultHistory},
         IntRange{"refit-interval", 1, WhitenParams::kMaxRefitInterval,
                  WhitenParams::kDefaultRefitInterval},
-        IntRange{"fit-subsample", 1, WhitenParams::kMaxFitSubsample,
+        IntRange{"fit-subsample", WhitenParams::kAutoFitSubsample, WhitenParams::kMaxFitSubsample,
                  WhitenParams::kDefaultFitSubsample},
         IntRange{"shift-window", WhitenParams::kMinShiftWindow, WhitenParams::kMaxShiftWindow,
                  WhitenParams::kDefaultShiftWindow}}) {

@@ -579,6 +579,16 @@ TEST_CASE("CUDA whitening: refit interval, fit subsample, long histories", "[whi
     p.fit_subsample = 3;
     check_against_reference(p, sky, 12);
   }
+  SECTION("fit-subsample 3, half history: the dot products visit the fit rows' pairs") {
+    // fit: current with half history reads pairs: an even width lists the fit rows' pairs,
+    // an odd one (pairs straddle rows) walks every pair and loads those on a fit row.
+    p.fit_subsample = 3;
+    p.history_format = WhitenHistoryFormat::Half;
+    check_against_reference(p, sky, 12);
+    SkySequence odd = star_sky(81, 47);
+    odd.transparency = 0.02;
+    check_against_reference(p, odd, 12);
+  }
   SECTION("history beyond the register schedule") {
     p.history = 30;  // kWhitenRegisterLags is 24: the spilling schedule
     check_against_reference(p, sky, 36);

@@ -41,7 +41,7 @@ TEST_CASE("whiten defaults are valid and as documented", "[whiten][params]") {
   // history.
   CHECK(p.fit == WhitenFit::Current);
   CHECK(p.refit_interval == 1);
-  CHECK(p.fit_subsample == 1);
+  CHECK(p.fit_subsample == WhitenParams::kAutoFitSubsample);
   CHECK(p.shift == WhitenShift::Resample);
   CHECK(p.shift_window == 512);
   CHECK(p.shift_max == 8.0);
@@ -136,7 +136,7 @@ TEST_CASE("every bad whiten parameter names its key and the allowed range", "[wh
                   "a finite number >= 0");
   require_refused([](WhitenParams& p) { p.gamma = kInf; }, "gamma", "inf", "a finite number >= 0");
   require_refused([](WhitenParams& p) { p.refit_interval = 0; }, "refit-interval", "0", "1..65536");
-  require_refused([](WhitenParams& p) { p.fit_subsample = 65; }, "fit-subsample", "65", "1..64");
+  require_refused([](WhitenParams& p) { p.fit_subsample = 65; }, "fit-subsample", "65", "0..64");
   for (int v : {0, 8, 100, 768, 8192}) {
     require_refused([&](WhitenParams& p) { p.shift_window = v; }, "shift-window", std::to_string(v),
                     "powers of two 16..4096");
@@ -233,4 +233,21 @@ TEST_CASE("reject-object-sigma applies from the next frame; reject starts a new 
   CHECK(whiten_live_change(from, to));
   to.reject = WhitenReject::Mask;
   CHECK_FALSE(whiten_live_change(from, to));
+}
+
+TEST_CASE("fit-subsample 0 fits about a thousand rows of a large frame", "[whiten][cpu]") {
+  WhitenParams p;
+  const auto rows_of = [&](int height) {
+    return p.effective_fit_subsample(FrameShape{4096, height, PixelFormat::Gray16, 16});
+  };
+  REQUIRE(p.fit_subsample == WhitenParams::kAutoFitSubsample);
+  CHECK(rows_of(480) == 1);
+  CHECK(rows_of(2047) == 1);
+  CHECK(rows_of(2048) == 2);
+  CHECK(rows_of(4096) == 4);
+  CHECK(rows_of(8192) == 8);
+  CHECK(rows_of(1 << 20) == WhitenParams::kMaxFitSubsample);
+  p.fit_subsample = 3;  // a value set is taken as it is
+  CHECK(rows_of(4096) == 3);
+  CHECK(rows_of(16) == 3);
 }

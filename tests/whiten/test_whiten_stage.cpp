@@ -135,7 +135,7 @@ TEST_CASE("every bad whiten key or value is refused at its place", "[whiten][cha
   require_refused("- whiten: {refit-interval: 0}", "0", "stage 1 (whiten): refit-interval",
                   "0 is not allowed", "1..65536");
   require_refused("- whiten: {fit-subsample: 1.5}", "1.5", "stage 1 (whiten): fit-subsample",
-                  "expected an integer, got '1.5'", "1..64");
+                  "expected an integer, got '1.5'", "0..64");
   require_refused("- whiten: {shift: align}", "align", "stage 1 (whiten): shift",
                   "unknown whiten shift 'align'", "none, resample");
   require_refused("- whiten: {shift-window: 500}", "500", "stage 1 (whiten): shift-window",

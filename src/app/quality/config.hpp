@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "app/quality/methods.hpp"
 #include "pipeline/backend.hpp"
 #include "pipeline/sky/sky_params.hpp"
+#include "pipeline/whiten/params.hpp"
 
 namespace starsift::quality {
 
@@ -44,6 +46,9 @@ struct QualityConfig {
   int history = 20;        // whitening's N and the running median's frame count
   // The chains' whitening noise-frames (sigma's time constant); 0: whitening's default (2 N).
   double chain_noise_frames = 0.0;
+  // The chains' whitening fit and fit-subsample; unset: whitening's defaults.
+  std::optional<WhitenFit> chain_fit;
+  std::optional<int> chain_fit_subsample;
   std::vector<double> snrs = {3.0, 4.0, 5.0, 6.0, 8.0};    // nominal peak SNR of the movers
   std::vector<double> speeds = {0.5, 1.0, 2.0, 3.5, 5.0};  // px/frame
   double jitter = 0.3;            // walk step of the jitter-on scene, px per frame

@@ -105,6 +105,9 @@ void print_quality_help() {
       "  --history N            whitening's history and the running median's frames [%d]\n"
       "  --noise-frames N       the chains' whitening noise-frames, sigma's time constant in\n"
       "                         frames (0: whitening's default, 4 x history) [0]\n"
+      "  --fit current|past     the chains' whitening fit [whitening's default]\n"
+      "  --fit-subsample K      the chains' whitening fit-subsample, 0..64 (0: automatic)\n"
+      "                         [whitening's default]\n"
       "  --snr LIST             peak SNRs of the grid, comma-separated [3,4,5,6,8]\n"
       "  --speeds LIST          speeds of the grid, px/frame [0.5,1,2,3.5,5]\n"
       "  --jitter PX            walk step of the jitter-on scene, px/frame [%g]\n"
@@ -160,6 +163,11 @@ QualityOptions parse_quality_options(std::span<char* const> args, bool& help) {
       c.history = parse_int(flag, reader.value(), 1, 64);
     } else if (flag == "--noise-frames") {
       c.chain_noise_frames = parse_number(flag, reader.value(), 0.0, 100000.0);
+    } else if (flag == "--fit") {
+      c.chain_fit = parse_whiten_fit(reader.value());
+    } else if (flag == "--fit-subsample") {
+      c.chain_fit_subsample = parse_int(flag, reader.value(), WhitenParams::kAutoFitSubsample,
+                                        WhitenParams::kMaxFitSubsample);
     } else if (flag == "--snr") {
       c.snrs = parse_list(flag, reader.value(), SkyParams::kMaxMoverSnr);
     } else if (flag == "--speeds") {
@@ -191,7 +199,7 @@ QualityOptions parse_quality_options(std::span<char* const> args, bool& help) {
     } else {
       throw UsageError("unknown option '" + std::string(flag) + "'",
                        "--out, --size, --seed, --frames, --warmup, --movers, --history, "
-                       "--noise-frames, --snr, "
+                       "--noise-frames, --fit, --fit-subsample, --snr, "
                        "--speeds, --jitter, --star-density, --hit-radius, --border, "
                        "--false-alarm-rate, --methods, --chain-thresholds, --fps, --backend, "
                        "--device-id, --threads, --export-difference, --help");

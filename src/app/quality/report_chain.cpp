@@ -141,6 +141,11 @@ void write_chain_markdown(const QualityReport& r, std::ostream& out) {
       << (c.chain_noise_frames > 0.0
               ? fmt(", whitening's noise-frames set to %g", c.chain_noise_frames)
               : std::string())
+      << (c.chain_fit ? ", whitening's fit set to " + std::string(to_string(*c.chain_fit))
+                      : std::string())
+      << (c.chain_fit_subsample
+              ? fmt(", whitening's fit-subsample set to %d", *c.chain_fit_subsample)
+              : std::string())
       << ", on the " << to_string(c.backend.backend) << " backend, run at each threshold from "
       << fmt("%g", c.chain_thresholds.front()) << " to " << fmt("%g", c.chain_thresholds.back())
       << " sigma; each threshold's catalogues "

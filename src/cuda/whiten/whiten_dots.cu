@@ -8,7 +8,7 @@
 // kWhitenRegisterLags; a larger history spills them to local memory), the block adds its
 // threads' sums in a fixed tree and leaves one row of partials; the solve adds the rows in
 // block order. No atomics: the same sums in the same order every run. Memory-bound: the
-// target (4 B/px) and n history planes (4n B/px, half: 2n) are read once.
+// target (4 B/px) and n history planes (4n B/px, half: 2n) of the fit rows are read once.
 #include <cuda_runtime.h>
 
 #include "cuda/whiten/whiten.cuh"
@@ -44,14 +44,27 @@ __global__ void __launch_bounds__(kWhitenBlock)
   const std::size_t step = static_cast<std::size_t>(gridDim.x / kLagGroups) * blockDim.x;
   const std::size_t start =
       static_cast<std::size_t>(blockIdx.x / kLagGroups) * blockDim.x + threadIdx.x;
+  // Only the fit rows are visited (fit-subsample k: rows 0, k, 2k, ...): the pass reads a k-th
+  // of the history. fit_rows(): how many; the j-th fit unit (a pair, or a pixel) maps to the
+  // plane through its row.
+  const std::size_t width = static_cast<std::size_t>(s.width);
+  const std::size_t sub = static_cast<std::size_t>(plan.fit_subsample);
+  const std::size_t fit_rows = (static_cast<std::size_t>(s.height) + sub - 1) / sub;
   if constexpr (Half) {
     // Two pixels a thread, one 4-byte load a lag (as the prediction's predict_pairs_kernel:
-    // two bytes a lane left the pass latency-bound); the pair's products in turn.
-    const std::size_t pairs = (s.plane + 1) / 2;
-    for (std::size_t pair = start; pair < pairs; pair += step) {
+    // two bytes a lane left the pass latency-bound); the pair's products in turn. With an
+    // even width no pair straddles two rows and the fit rows' pairs are listed directly; an
+    // odd width walks every pair and loads only those that touch a fit row.
+    const bool rows_of_pairs = width % 2 == 0;
+    const std::size_t row_pairs = width / 2;
+    const std::size_t pairs = rows_of_pairs ? fit_rows * row_pairs : (s.plane + 1) / 2;
+    for (std::size_t unit = start; unit < pairs; unit += step) {
+      const std::size_t pair =
+          rows_of_pairs ? (unit / row_pairs) * sub * row_pairs + unit % row_pairs : unit;
       const std::size_t q = 2 * pair;
       const bool fit0 = fit_pixel(s, plan, q);
       const bool fit1 = q + 1 < s.plane && fit_pixel(s, plan, q + 1);
+      if (!fit0 && !fit1) continue;
       const double t0 = fit0 ? fit_value(__ldg(target + q)) : 0.0;
       const double t1 = fit1 ? fit_value(__ldg(target + q + 1)) : 0.0;
 #pragma unroll
@@ -66,8 +79,9 @@ __global__ void __launch_bounds__(kWhitenBlock)
       self += t1 * t1;
     }
   } else {
-    for (std::size_t p = start; p < s.plane; p += step) {
-      if (!fit_pixel(s, plan, p)) continue;
+    const std::size_t pixels = fit_rows * width;
+    for (std::size_t unit = start; unit < pixels; unit += step) {
+      const std::size_t p = (unit / width) * sub * width + unit % width;
       const double t = fit_value(__ldg(target + p));
 #pragma unroll
       for (int k = 0; k < L; ++k) {

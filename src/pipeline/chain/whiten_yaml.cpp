@@ -42,7 +42,8 @@ StageParams read_whiten(const YamlParams& yaml) {
   yaml.read_number("gamma", &P::gamma, "a finite number >= 0", params);
   yaml.read_choice("fit", &P::fit, parse_whiten_fit, whiten_fit_names(), params);
   yaml.read_int("refit-interval", &P::refit_interval, range(1, P::kMaxRefitInterval), params);
-  yaml.read_int("fit-subsample", &P::fit_subsample, range(1, P::kMaxFitSubsample), params);
+  yaml.read_int("fit-subsample", &P::fit_subsample,
+                range(P::kAutoFitSubsample, P::kMaxFitSubsample), params);
   yaml.read_choice("shift", &P::shift, parse_whiten_shift, whiten_shift_names(), params);
   yaml.read_int("shift-window", &P::shift_window,
                 "powers of two " + range(P::kMinShiftWindow, P::kMaxShiftWindow), params);

@@ -113,7 +113,7 @@ void WhitenParams::validate() const {
   kChecks.check_int("history", history, kMinHistory, kMaxHistory);
   check_number("gamma", gamma, 0.0, false, "a finite number >= 0");
   kChecks.check_int("refit-interval", refit_interval, 1, kMaxRefitInterval);
-  kChecks.check_int("fit-subsample", fit_subsample, 1, kMaxFitSubsample);
+  kChecks.check_int("fit-subsample", fit_subsample, kAutoFitSubsample, kMaxFitSubsample);
   if (!is_power_of_two(shift_window) || shift_window < kMinShiftWindow ||
       shift_window > kMaxShiftWindow) {
     kChecks.refuse("shift-window", std::to_string(shift_window),
@@ -191,6 +191,11 @@ double WhitenParams::effective_gain(const FrameShape& shape) const noexcept {
   if (gain != kAutoGain) return gain;
   if (output != WhitenOutput::Significance || shape.format == PixelFormat::Gray32F) return 1.0;
   return static_cast<double>(1 << shape.bit_depth) / kSignificanceRangeSigmas;
+}
+
+int WhitenParams::effective_fit_subsample(const FrameShape& shape) const noexcept {
+  if (fit_subsample != kAutoFitSubsample) return fit_subsample;
+  return std::clamp(shape.height / kAutoFitRows, 1, kMaxFitSubsample);
 }
 
 int WhitenParams::effective_shift_window(const FrameShape& shape) const noexcept {

@@ -73,7 +73,14 @@ struct WhitenParams {
   static constexpr WhitenFit kDefaultFit = WhitenFit::Current;
   static constexpr int kDefaultRefitInterval = 1;
   static constexpr int kMaxRefitInterval = 1 << 16;
-  static constexpr int kDefaultFitSubsample = 1;
+  // fit-subsample 0: automatic (effective_fit_subsample()): every row up to kAutoFitRows rows,
+  // then every k-th row so that about kAutoFitRows are fitted. The fit solves for N weights
+  // from every fit pixel: a thousand rows of a camera frame are millions of samples, whose
+  // estimate differs from the full frame's by far less than the noise (docs/whitening.md,
+  // "Fit rows"), while fit: current's dot products read the history once more for each.
+  static constexpr int kAutoFitSubsample = 0;
+  static constexpr int kDefaultFitSubsample = kAutoFitSubsample;
+  static constexpr int kAutoFitRows = 1024;
   static constexpr int kMaxFitSubsample = 64;
   static constexpr WhitenShift kDefaultShift = WhitenShift::Resample;
   static constexpr int kDefaultShiftWindow = 512;
@@ -108,7 +115,7 @@ struct WhitenParams {
   double gamma = kDefaultGamma;   // relative regularisation, >= 0
   WhitenFit fit = kDefaultFit;
   int refit_interval = kDefaultRefitInterval;  // solve for new weights every this many frames
-  int fit_subsample = kDefaultFitSubsample;    // the fit sums read every this-many-th row
+  int fit_subsample = kDefaultFitSubsample;    // the fit sums read every this-many-th row; 0 auto
   WhitenShift shift = kDefaultShift;
   int shift_window = kDefaultShiftWindow;  // phase-correlation window side, a power of two
   double shift_max = kDefaultShiftMax;     // px from the reference before it is re-chosen
@@ -146,6 +153,8 @@ struct WhitenParams {
   double effective_offset(const FrameShape& shape) const noexcept;
   // The gain for frames of `shape` (gain 0 resolved for the output).
   double effective_gain(const FrameShape& shape) const noexcept;
+  // fit-subsample for frames of `shape` (0 resolved: max(1, height / kAutoFitRows)).
+  int effective_fit_subsample(const FrameShape& shape) const noexcept;
   // The phase-correlation window for frames of `shape`: shift-window clipped to the largest
   // power of two that fits the frame.
   int effective_shift_window(const FrameShape& shape) const noexcept;

@@ -394,7 +394,7 @@ void WhitenState::current_products(int n, ThreadPool& pool) {
   const float* y_plane = aligned_plane();
   pool.parallel_for(shape_.height, [&](int y0, int y1) {
     for (int y = y0; y < y1; ++y) {
-      if (!fit_row(y, params_.fit_subsample)) continue;
+      if (!fit_row(y, params_.effective_fit_subsample(shape_))) continue;
       const float* target = y_plane + static_cast<std::size_t>(y) * w;
       for (int k = 0; k < n; ++k) {
         const float* h = history_.frame(m.slots[k]).row_as<float>(y);
@@ -404,8 +404,8 @@ void WhitenState::current_products(int n, ThreadPool& pool) {
       }
     }
   });
-  add_rows(m.row_sums, capacity, shape_.height, params_.fit_subsample, m.slots.data(), n,
-           m.dots.data());
+  add_rows(m.row_sums, capacity, shape_.height, params_.effective_fit_subsample(shape_),
+           m.slots.data(), n, m.dots.data());
   for (int k = 0; k < n; ++k) m.rhs[k] = m.dots[m.slots[k]];
 }
 
@@ -423,7 +423,7 @@ void WhitenState::leave_out_excluded(int n) {
   for (int k = 0; k < n; ++k) planes[k] = history_.frame(m.slots[k]).row_as<float>(0);
   double values[WhitenParams::kMaxHistory];
   std::uint64_t excluded = 0;
-  for (int y = 0; y < shape_.height; y += params_.fit_subsample) {
+  for (int y = 0; y < shape_.height; y += params_.effective_fit_subsample(shape_)) {
     for (int i = 0; i < w; ++i) {
       const std::size_t p = static_cast<std::size_t>(y) * w + i;
       if (m.window_invalid[p] == 0 && m.invalid[p] == 0) continue;
@@ -671,7 +671,7 @@ void WhitenState::store(int n, ThreadPool& pool) {
       }
       std::memcpy(mask, m.invalid.data() + row, w);
       for (int i = 0; i < w; ++i) count[i] += mask[i];
-      if (!fit_row(y, params_.fit_subsample)) continue;
+      if (!fit_row(y, params_.effective_fit_subsample(shape_))) continue;
       // The new frame's Gram row, from the values actually stored, over every pixel of the
       // row (a fit leaves out its excluded pixels by subtraction: leave_out_excluded()).
       for (int k = 0; k <= kept; ++k) {
@@ -682,7 +682,8 @@ void WhitenState::store(int n, ThreadPool& pool) {
       }
     }
   });
-  add_rows(m.row_sums, capacity, h, params_.fit_subsample, keys, kept + 1, m.dots.data());
+  add_rows(m.row_sums, capacity, h, params_.effective_fit_subsample(shape_), keys, kept + 1,
+           m.dots.data());
   history_.commit(m.dots.data());
 }
 

@@ -201,7 +201,7 @@ class WhitenStageCuda final : public WhitenStage {
     plan.target_slot = stored_ >= 1 ? slot_of_lag(1) : 0;
     plan.gamma = p.gamma;
     plan.shift_max = p.shift_max;
-    plan.fit_subsample = p.fit_subsample;
+    plan.fit_subsample = p.effective_fit_subsample(shape_);
     plan.noise = whiten_noise_constants(p, noise_updates_, n);
     plan.warm = n < p.history;
     plan.warmup = p.warmup;
