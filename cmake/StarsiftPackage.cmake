@@ -29,10 +29,16 @@ systemd unit, its system user and an example /etc/starsift/starsiftd.yaml. The s
 neither enabled nor started on installation: edit the configuration, then
 systemctl enable --now starsiftd.")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# systemd-sysusers and systemd-tmpfiles make the service's user and directories; without
-# systemd the plugin and the tool still work.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "systemd")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "gstreamer1.0-tools")
+# GStreamer elements starsiftd builds its pipelines from, which no library dependency brings:
+# appsink and videoconvert always (plugins-base); v4l2src, rtspsrc, splitmuxsink, matroskamux,
+# the PNG and JPEG decoders (plugins-good) and x264enc (plugins-ugly) as the config asks;
+# aravissrc (libaravis-0.8-0) for GigE and USB3 Vision cameras; nvh264enc (plugins-bad) on
+# NVIDIA hosts. systemd-sysusers and systemd-tmpfiles make the service's user and directories;
+# without systemd the plugin and the tool still work.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "gstreamer1.0-plugins-base")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
+    "systemd, gstreamer1.0-plugins-good, gstreamer1.0-plugins-ugly, libaravis-0.8-0")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "gstreamer1.0-plugins-bad, gstreamer1.0-tools")
 # A CUDA build also needs cuFFT (libcufft.so.12), which comes with NVIDIA's CUDA toolkit, not
 # from a Debian package: CPack runs dpkg-shlibdeps with --ignore-missing-info, so it adds no
 # dependency for it and docs/install.md says what the host needs. cudart is linked statically.

@@ -45,6 +45,8 @@ for lib in libc6 libgstreamer1.0-0 libgstreamer-plugins-base1.0-0 libyaml-cpp0.7
   [[ $depends == *"$lib "* || $depends == *"$lib," || $depends == *"$lib" ]] ||
     fail "Depends lacks $lib (computed by dpkg-shlibdeps): $depends"
 done
+[[ $depends == *gstreamer1.0-plugins-base* ]] || fail "Depends lacks gstreamer1.0-plugins-base (appsink, videoconvert)"
+[[ $(field Recommends) == *libaravis-0.8-0* ]] || fail "Recommends lacks libaravis-0.8-0 (aravissrc)"
 [[ -n $(field Description) ]] || fail "no Description"
 control=$scratch/control
 dpkg-deb -e "$deb" "$control"
