@@ -35,6 +35,8 @@ ClockState clock_state_from_timex(const struct timex& tx, int kernel_state);
 
 // Asks the kernel now (read-only) and names the steering service from the files under
 // `run_dir` (find_time_service()). Never throws: a failure is a record with readable false.
+// About 25 µs, mostly the stat(2)s of the probe: read it once a second or so and hand the
+// record to every line and frame of that second, rather than once per frame.
 ClockState read_clock_state(const std::filesystem::path& run_dir = "/run");
 
 // "ok", "leap-insert", "leap-delete", "leap-in-progress", "leap-wait", "error", "unknown".
