@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # Builds a CPU-only tree with AddressSanitizer and UndefinedBehaviorSanitizer into
-# build-asan/ (or $STARSIFT_BUILD_DIR-asan, or $STARSIFT_SANITIZE_BUILD_DIR) and runs the CPU
-# unit tests and the element tests under it. Arguments go to ctest. scripts/test.sh calls
-# this after the normal tests unless STARSIFT_SANITIZERS=0.
+# build-asan/ (or $STARSIFT_BUILD_DIR-asan, or $STARSIFT_SANITIZE_BUILD_DIR) and runs every
+# test under it: the CPU unit tests, the element tests, and the daemon's and the CLI's tests,
+# which run the instrumented programs as processes. Arguments go to ctest. scripts/test.sh
+# calls this after the normal tests unless STARSIFT_SANITIZERS=0.
 #
-# Only the two test programs and the plugin are built (no CUDA, no benchmarks, no app), at
-# -O1 with line tables: on 2 cores, from a clean tree, about 3 to 5 minutes to build and 1 to
-# run both programs.
+# Everything but CUDA and the benchmarks is built, at -O1 with line tables.
 # Exits non-zero when the build or any test fails, or a sanitizer reports anything.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -26,8 +25,8 @@ configure=(-S . -B "$build_dir"
 
 echo "sanitizers: cmake ${configure[*]}"
 cmake "${configure[@]}"
-echo "sanitizers: cmake --build $build_dir --target starsift_tests starsift_plugin_tests -j$(nproc)"
-cmake --build "$build_dir" --target starsift_tests starsift_plugin_tests -j"$(nproc)"
+echo "sanitizers: cmake --build $build_dir -j$(nproc)"
+cmake --build "$build_dir" -j"$(nproc)"
 
 # GLib and GStreamer keep type registrations, the registry and thread pools until exit by
 # design, so LeakSanitizer would report them on every run; leaks are not checked here.
