@@ -145,7 +145,9 @@ __attribute__((constructor)) static void install_unit_sandbox(void) {
     char* end = NULL;
     long nr = strtol(p, &end, 10);
     if (end == p || count == kMaxAllowed) {
-      fprintf(stderr, "unit_seccomp_preload: STARSIFT_SANDBOX_ALLOW must be comma-separated syscall numbers\n");
+      fprintf(
+          stderr,
+          "unit_seccomp_preload: STARSIFT_SANDBOX_ALLOW must be comma-separated syscall numbers\n");
       _exit(125);
     }
     allowed[count++] = (int)nr;
@@ -173,7 +175,8 @@ __attribute__((constructor)) static void install_unit_sandbox(void) {
   // MemoryDenyWriteExecute=yes, each rule only for a call the allow list has at all.
   if (contains(allowed, count, __NR_mmap))
     emit_masked_rule(__NR_mmap, 2, PROT_WRITE | PROT_EXEC, PROT_WRITE | PROT_EXEC);
-  if (contains(allowed, count, __NR_mprotect)) emit_masked_rule(__NR_mprotect, 2, PROT_EXEC, PROT_EXEC);
+  if (contains(allowed, count, __NR_mprotect))
+    emit_masked_rule(__NR_mprotect, 2, PROT_EXEC, PROT_EXEC);
   if (contains(allowed, count, __NR_pkey_mprotect))
     emit_masked_rule(__NR_pkey_mprotect, 2, PROT_EXEC, PROT_EXEC);
   if (contains(allowed, count, __NR_shmat)) emit_masked_rule(__NR_shmat, 2, SHM_EXEC, SHM_EXEC);
@@ -187,7 +190,8 @@ __attribute__((constructor)) static void install_unit_sandbox(void) {
   struct sock_fprog fprog = {.len = length, .filter = program};
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
       syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &fprog) != 0) {
-    fprintf(stderr, "unit_seccomp_preload: cannot install the seccomp filter: %s\n", strerror(errno));
+    fprintf(stderr, "unit_seccomp_preload: cannot install the seccomp filter: %s\n",
+            strerror(errno));
     _exit(125);
   }
 }
