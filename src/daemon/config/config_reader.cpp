@@ -102,6 +102,10 @@ std::string closest_name(std::string_view name, std::span<const std::string_view
   std::string best;
   std::size_t best_distance = 3;  // suggest at most two edits away
   for (std::string_view candidate : known) {
+    // Lengths further apart than two edits cannot be close; and a long value costs no table.
+    const std::size_t gap = name.size() > candidate.size() ? name.size() - candidate.size()
+                                                           : candidate.size() - name.size();
+    if (gap >= best_distance) continue;
     const std::size_t distance = edit_distance(name, candidate);
     const std::size_t longer = std::max(name.size(), candidate.size());
     if (distance < best_distance && 2 * distance < longer) {
@@ -184,7 +188,12 @@ std::optional<std::uint64_t> ConfigReader::unsigned64(const Value& value) {
   if (text.starts_with('+')) text.remove_prefix(1);
   std::uint64_t parsed = 0;
   if (!all_digits(text)) {
-    refuse(value, "expected an integer, got " + describe_yaml_value(value.node), allowed);
+    // A negative integer is an integer, just not one allowed here.
+    const bool negative = text.starts_with('-') && all_digits(text.substr(1));
+    refuse(value,
+           negative ? shown_value(value.node.Scalar()) + " is not allowed"
+                    : "expected an integer, got " + describe_yaml_value(value.node),
+           allowed);
     return std::nullopt;
   }
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), parsed);

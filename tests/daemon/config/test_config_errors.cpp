@@ -64,6 +64,14 @@ TEST_CASE("the document: syntax, emptiness, shape", "[daemon][config][errors]") 
     REQUIRE(problems.size() == 1);
     CHECK(problems[0].problem == "unknown key 'cameras'");
   }
+  SECTION("a very long unknown name is shown cut, and costs no suggestion table") {
+    const std::string name(100000, 'k');
+    const auto problems = problems_of("log:\n  level: " + name + "\n" + kSkyPipeline);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].where.str() == "cfg.yaml:2:10");
+    CHECK(problems[0].problem ==
+          "unknown level '" + std::string(64, 'k') + "\xE2\x80\xA6 (100000 bytes)'");
+  }
   SECTION("a key given twice") {
     require_refused(
         "log: {level: info}\nlog: {level: debug}\n" + kSkyPipeline,
