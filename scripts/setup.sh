@@ -30,6 +30,10 @@ PACKAGES=(
   libsystemd-dev                   # starsiftd: sd_notify (READY, WATCHDOG, ...) and the journal
   prometheus-cpp-dev               # starsiftd: the metrics' Prometheus text format
   gstreamer1.0-plugins-ugly        # starsiftd's recordings: x264enc
+  libaravis-dev                    # siftcamsrc: GigE Vision / USB3 Vision cameras (libaravis-0.8-0 ships aravissrc too)
+  libusb-1.0-0-dev                 # aravis-0.8.pc requires it; libaravis-dev does not pull it in
+  zlib1g-dev                       # aravis-0.8.pc requires it too
+  aravis-tools-cli                 # arv-tool-0.8: lists cameras and their ids (docs/cameras.md)
 )
 
 log() { printf 'setup: %s\n' "$*"; }

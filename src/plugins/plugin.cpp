@@ -6,6 +6,9 @@
 #include "plugins/siftmedian.hpp"
 #include "plugins/siftskysrc.hpp"
 #include "plugins/siftwhiten.hpp"
+#if STARSIFT_HAVE_ARAVIS
+#include "plugins/siftcamsrc.hpp"
+#endif
 
 static gboolean plugin_init(GstPlugin* plugin) {
   gboolean registered = FALSE;
@@ -14,6 +17,9 @@ static gboolean plugin_init(GstPlugin* plugin) {
   registered |= GST_ELEMENT_REGISTER(siftskysrc, plugin);
   registered |= GST_ELEMENT_REGISTER(siftwhiten, plugin);
   registered |= GST_ELEMENT_REGISTER(siftdetect, plugin);
+#if STARSIFT_HAVE_ARAVIS
+  registered |= GST_ELEMENT_REGISTER(siftcamsrc, plugin);
+#endif
   return registered;
 }
 
