@@ -562,7 +562,15 @@ struct RunWalk {
 __device__ __forceinline__ void add_counts_by_warp(std::uint32_t* npix, std::uint32_t l,
                                                    std::uint32_t n) {
   const std::uint32_t peers = __match_any_sync(0xffffffffu, l);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  // Turing (sm_75) has no __reduce_add_sync: each lane adds its peers' n, one shuffle per peer
+  // (the same integer sum in another order).
+  std::uint32_t total = 0;
+  for (std::uint32_t rest = peers; rest != 0; rest &= rest - 1)
+    total += __shfl_sync(peers, n, __ffs(rest) - 1);
+#else
   const std::uint32_t total = __reduce_add_sync(peers, n);
+#endif
   if (l != 0 && (threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&npix[l], total);
 }
 
