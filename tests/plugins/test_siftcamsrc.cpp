@@ -324,6 +324,31 @@ TEST_CASE("siftcamsrc: the fake camera's Mono8 frames with their caps, numbers a
   CHECK_FALSE(stat_bool(src, "downstream-pool"));
 }
 
+TEST_CASE("siftcamsrc: a frame held downstream keeps its pixels while the camera streams on",
+          "[camera]") {
+  FakeGigECamera camera("HOLD");
+  INFO(camera.why_not());
+  REQUIRE(camera.running());
+  camera.set_size(64, 64);
+  // Two buffers lent to the camera at 50 frames a second: within the second the frame is held,
+  // the camera fills 50 more. None of them may land in the held one.
+  Pipeline pipeline("siftcamsrc camera-buffers=2 fps=50/1 camera=" + camera.id() +
+                    " ! appsink name=sink max-buffers=1 drop=true");
+  pipeline.start();
+  GstSample* held = pipeline.pull("sink");
+  REQUIRE(held != nullptr);
+  const guint64 offset = GST_BUFFER_OFFSET(gst_sample_get_buffer(held));
+  const TestImage expected = fake_frame(64, 64, frame_id_of(offset), false);
+  check_same(image_of(held), expected);
+  g_usleep(G_USEC_PER_SEC);
+  GstSample* later = pipeline.pull("sink");
+  REQUIRE(later != nullptr);
+  CHECK(GST_BUFFER_OFFSET(gst_sample_get_buffer(later)) > offset + 10);
+  check_same(image_of(held), expected);
+  gst_sample_unref(later);
+  gst_sample_unref(held);
+}
+
 TEST_CASE("siftcamsrc: Mono16 frames are GRAY16_LE with bit-depth 16 and the camera's values",
           "[camera]") {
   FakeGigECamera camera("MONO16");
