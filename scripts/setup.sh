@@ -34,6 +34,7 @@ PACKAGES=(
   libusb-1.0-0-dev                 # aravis-0.8.pc requires it; libaravis-dev does not pull it in
   zlib1g-dev                       # aravis-0.8.pc requires it too
   aravis-tools-cli                 # arv-tool-0.8: lists cameras and their ids (docs/cameras.md)
+  aravis-tools                     # arv-fake-gv-camera-0.8: the fake GigE Vision camera starsiftd's tests read
 )
 
 log() { printf 'setup: %s\n' "$*"; }

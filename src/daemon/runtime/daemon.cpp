@@ -293,6 +293,9 @@ void Daemon::reload() {
     auto it = std::find_if(runners_.begin(), runners_.end(),
                            [&](const auto& r) { return r->name() == change.name; });
     const PipelineConfig* pipeline = config_.find_pipeline(change.name);
+    const bool running = it != runners_.end();
+    if (!running && change.kind != PipelineChangeKind::Add) continue;  // none to change
+    if (change.kind != PipelineChangeKind::Remove && pipeline == nullptr) continue;
     switch (change.kind) {
       case PipelineChangeKind::Unchanged:
         break;

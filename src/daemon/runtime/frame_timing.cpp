@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "daemon/runtime/frame_timing.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace starsift::daemon {
 
@@ -15,8 +17,10 @@ std::uint64_t FrameTiming::add(std::int64_t pts_ns) {
   const Stamp last = window_.back();
   const std::int64_t gap = pts_ns - last.pts_ns;
   if (gap <= 0) return 0;  // a repeated or backward timestamp: no rate, no gap
-  double period = period_ns();
+  double period = typical_period_ns();
   if (period <= 0) period = static_cast<double>(gap);
+  intervals_.push_back(gap);
+  while (intervals_.size() > kMedianIntervals) intervals_.pop_front();
   std::uint64_t periods = 1;
   if (static_cast<double>(gap) > kGapPeriods * period) {
     periods = static_cast<std::uint64_t>(std::llround(static_cast<double>(gap) / period));
@@ -35,6 +39,16 @@ double FrameTiming::period_ns() const noexcept {
     if (span > 0 && periods > 0) return span / periods;
   }
   return nominal_fps_ > 0 ? 1e9 / nominal_fps_ : 0.0;
+}
+
+double FrameTiming::typical_period_ns() const {
+  // Too few intervals to tell early frames from gaps: the nominal period, or none (no gap
+  // is judged).
+  if (intervals_.size() < kMinIntervals) return nominal_fps_ > 0 ? 1e9 / nominal_fps_ : 0.0;
+  std::vector<std::int64_t> sorted(intervals_.begin(), intervals_.end());
+  const auto middle = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2);
+  std::nth_element(sorted.begin(), middle, sorted.end());
+  return static_cast<double>(*middle);
 }
 
 double FrameTiming::fps() const noexcept {

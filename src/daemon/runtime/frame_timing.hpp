@@ -8,6 +8,11 @@
 // more than 1.5 periods apart: the gap holds round(gap / period) - 1 frames, which are counted
 // as dropped and skipped in the frame numbers, never given to the next frame (RMS stamped
 // frames after a drop with the time of the lost ones).
+//
+// The period that judges a gap is the median of the last kMedianIntervals intervals (the
+// nominal one before kMinIntervals have been seen), not the measured rate: a camera's first
+// frames often come early or in a burst, and a period learnt from them would make every later
+// interval look like a gap.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +24,8 @@ class FrameTiming {
  public:
   static constexpr std::size_t kWindow = 500;  // 20 s at 25 fps
   static constexpr double kGapPeriods = 1.5;
+  static constexpr std::size_t kMedianIntervals = 31;
+  static constexpr std::size_t kMinIntervals = 5;
 
   // `nominal_fps`: the rate the source was asked for (0: unknown), used until two timestamps
   // have been seen.
@@ -28,13 +35,19 @@ class FrameTiming {
   // frames missing just before it.
   std::uint64_t add(std::int64_t pts_ns);
   // The stream starts over (a new pipeline, a seek): timestamps restart; counts are kept.
-  void restart() { window_.clear(); }
+  void restart() {
+    window_.clear();
+    intervals_.clear();
+  }
 
   // Frames per second measured over the window; the nominal rate before two timestamps (0
   // when unknown).
   double fps() const noexcept;
   // The measured (or nominal) frame period in ns; 0 when unknown.
   double period_ns() const noexcept;
+  // The period gaps are judged by: the median of the recent intervals; before there are
+  // kMinIntervals of them, the nominal period, or 0 (no gap judged) without one.
+  double typical_period_ns() const;
   std::uint64_t frames() const noexcept { return frames_; }    // frames added
   std::uint64_t dropped() const noexcept { return dropped_; }  // frames found missing
 
@@ -45,6 +58,7 @@ class FrameTiming {
   };
   double nominal_fps_;
   std::deque<Stamp> window_;
+  std::deque<std::int64_t> intervals_;  // the latest positive intervals, ns
   std::uint64_t frames_ = 0;
   std::uint64_t dropped_ = 0;
 };

@@ -75,24 +75,15 @@ class PipelineNameFlag : public spdlog::custom_flag_formatter {
   }
 };
 
-// The name of the top-level pipeline `object` is in, or empty.
+// The name of the top-level pipeline `object` is in, or empty. Read without the objects'
+// locks and without taking references, as GStreamer's own log does: a message may be written
+// while the element's lock is held, or from its dispose.
 std::string pipeline_of(GObject* object) {
   if (object == nullptr || !GST_IS_OBJECT(object)) return {};
-  GstObject* current = GST_OBJECT(gst_object_ref(object));
-  for (;;) {
-    GstObject* parent = gst_object_get_parent(current);
-    if (parent == nullptr) break;
-    gst_object_unref(current);
-    current = parent;
-  }
-  std::string name;
-  if (GST_IS_PIPELINE(current)) {
-    gchar* n = gst_object_get_name(current);
-    name = n != nullptr ? n : "";
-    g_free(n);
-  }
-  gst_object_unref(current);
-  return name;
+  GstObject* current = GST_OBJECT(object);
+  while (GST_OBJECT_PARENT(current) != nullptr) current = GST_OBJECT_PARENT(current);
+  if (!GST_IS_PIPELINE(current) || GST_OBJECT_NAME(current) == nullptr) return {};
+  return GST_OBJECT_NAME(current);
 }
 
 void log_gstreamer(GstDebugCategory* category, GstDebugLevel level, const gchar*, const gchar*,
@@ -104,10 +95,8 @@ void log_gstreamer(GstDebugCategory* category, GstDebugLevel level, const gchar*
   if (!pipeline.empty()) logger = spdlog::get(pipeline);
   if (!logger) logger = spdlog::default_logger();
   std::string who;
-  if (object != nullptr && GST_IS_OBJECT(object)) {
-    gchar* name = gst_object_get_name(GST_OBJECT(object));
-    who = name != nullptr ? std::string(name) + ": " : "";
-    g_free(name);
+  if (object != nullptr && GST_IS_OBJECT(object) && GST_OBJECT_NAME(object) != nullptr) {
+    who = std::string(GST_OBJECT_NAME(object)) + ": ";
   }
   logger->log(level == GST_LEVEL_ERROR ? spdlog::level::err : spdlog::level::warn,
               "gstreamer {}: {}{}", gst_debug_category_get_name(category), who,

@@ -153,14 +153,10 @@ int aravis_bit_depth(const std::string& pixel_format) {
 std::vector<ElementSpec> aravis_source(const AravisSourceConfig& a) {
   ElementSpec src{"aravissrc", "camera", {}};
   if (!a.camera.empty()) src.set("camera-name", a.camera);
-  if (a.exposure_us) {
-    src.set("exposure-auto", "off");
-    src.set("exposure", number_text(*a.exposure_us));
-  }
-  if (a.gain_db) {
-    src.set("gain-auto", "off");
-    src.set("gain", number_text(*a.gain_db));
-  }
+  // exposure-auto and gain-auto default to off; set explicitly, aravissrc writes the
+  // cameras' auto features, which some cameras lack (its stream then fails).
+  if (a.exposure_us) src.set("exposure", number_text(*a.exposure_us));
+  if (a.gain_db) src.set("gain", number_text(*a.gain_db));
   if (a.packet_size > 0) {
     src.set("auto-packet-size", "false");
     src.set("packet-size", std::to_string(a.packet_size));

@@ -44,6 +44,23 @@ TEST_CASE("a gap of more than 1.5 periods is frames missing", "[timing]") {
   CHECK(gaps.fps() == Approx(30.0).epsilon(1e-9));
 }
 
+TEST_CASE("an early frame does not set the period that gaps are judged by", "[timing]") {
+  // A camera's second frame 37 ms after its first, then every 100 ms: no frame is missing.
+  for (const double nominal : {10.0, 0.0}) {
+    FrameTiming timing(nominal);
+    timing.add(0);
+    std::int64_t t = 37'000'000;
+    std::uint64_t missing = timing.add(t);
+    for (int i = 0; i < 60; ++i) {
+      t += 100'000'000;
+      missing += timing.add(t);
+    }
+    INFO("nominal " << nominal);
+    CHECK(missing == 0);
+    CHECK(timing.fps() == Approx(10.0).epsilon(0.02));
+  }
+}
+
 TEST_CASE("timestamps that repeat or go back count no gap; restart starts over", "[timing]") {
   FrameTiming timing(10.0);
   timing.add(0);

@@ -177,8 +177,8 @@ TEST_CASE("camera sources: v4l2, rtsp with bounded waits, aravis with its pixel 
     chain: [{whiten: {}}, {detect: {}}]
 )"));
   CHECK(aravis.source_launch ==
-        "aravissrc name=camera camera-name=Fake-1 exposure-auto=off exposure=20000 gain-auto=off "
-        "gain=6 features=\"PixelFormat=Mono12\" ! capsfilter "
+        "aravissrc name=camera camera-name=Fake-1 exposure=20000 gain=6 "
+        "features=\"PixelFormat=Mono12\" ! capsfilter "
         "caps=\"video/x-raw,format=GRAY16_LE,framerate=10/1\"");
   // Mono12 reaches GStreamer as GRAY16_LE: the chain is told the real bit depth.
   CHECK(element(aravis, kChainName).property("bit-depth") == "12");
