@@ -15,7 +15,14 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build_dir=${STARSIFT_BUILD_DIR:-build}
 
 scripts/setup.sh
-scripts/build.sh
+# Kernels for this machine's GPU only (the release default builds five architectures, which
+# takes several times as long); without a GPU the one architecture the tests use.
+if nvidia-smi -L >/dev/null 2>&1; then
+  architectures=native
+else
+  architectures=90
+fi
+scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES="${STARSIFT_CUDA_ARCHITECTURES:-$architectures}"
 
 args=("$@")
 duration=(--duration 20)
