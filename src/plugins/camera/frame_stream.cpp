@@ -37,6 +37,12 @@ FrameStream::FrameStream(ArvCamera* camera, const char* camera_name) {
     if (error != nullptr) g_error_free(error);
     throw Error(std::move(message));
   }
+  if (ARV_IS_GV_STREAM(stream_)) {
+    // A receive buffer the size of a frame (the kernel caps it at net.core.rmem_max): a frame
+    // that arrives while the stream's thread is busy waits there instead of being dropped.
+    g_object_set(stream_, "socket-buffer", ARV_GV_STREAM_SOCKET_BUFFER_AUTO, "socket-buffer-size",
+                 0, nullptr);
+  }
 }
 
 FrameStream::~FrameStream() {
