@@ -120,7 +120,7 @@ struct GstSiftCamSrcState {
   gint fps_n = 0;                 // the caps' frame rate; 0: unknown
   gint fps_d = 1;
   bool row_meta = false;          // rows packed tighter than GStreamer's stride: GstVideoMeta
-  GstBufferPool* pool = nullptr;  // GstBaseSrc's, taken at the first frame
+  GstBufferPool* pool = nullptr;  // GstBaseSrc's negotiated pool, as create() last saw it
   bool acquiring = false;
   starsift::camera::FrameNumbers numbers;
   bool gap = true;  // the next buffer follows missing frames (or is the first): DISCONT
@@ -582,8 +582,16 @@ static GstFlowReturn gst_sift_cam_src_create(GstPushSrc* push_src, GstBuffer** o
   GstSiftCamSrcState* state = self->state;
   if (state == nullptr) return GST_FLOW_FLUSHING;
   const char* camera = state->mode.id.c_str();
+  // The pool negotiated last: a renegotiation (downstream reconfigured) replaces it, and the
+  // buffers lent from the old one finish their frames and go back to it.
+  GstBufferPool* pool = gst_base_src_get_buffer_pool(GST_BASE_SRC(self));
+  if (pool != state->pool) {
+    if (state->pool != nullptr) gst_object_unref(state->pool);
+    state->pool = pool;
+  } else if (pool != nullptr) {
+    gst_object_unref(pool);
+  }
   if (!state->acquiring) {
-    state->pool = gst_base_src_get_buffer_pool(GST_BASE_SRC(self));
     if (state->pool == nullptr) {
       GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr),
                         ("no buffer pool before the first frame"));

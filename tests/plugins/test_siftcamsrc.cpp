@@ -610,8 +610,11 @@ TEST_CASE("siftcamsrc: frames dropped while downstream is slow are counted, post
 
 TEST_CASE("siftcamsrc: a camera that vanishes mid-stream ends it with an error naming it",
           "[camera]") {
-  // The camera runs as a process of its own, killed as a camera is unplugged.
-  const char* argv[] = {STARSIFT_FAKE_CAMERA, "--serial", "GONE", nullptr};
+  // The camera runs as a process of its own, killed as a camera is unplugged. The program is
+  // the one built beside this test, or $STARSIFT_FAKE_CAMERA where the tests were moved.
+  const char* program = g_getenv("STARSIFT_FAKE_CAMERA");
+  if (program == nullptr) program = STARSIFT_FAKE_CAMERA;
+  const char* argv[] = {program, "--serial", "GONE", nullptr};
   GPid pid = 0;
   gint out_fd = -1;
   GError* spawn_error = nullptr;
