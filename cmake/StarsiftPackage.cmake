@@ -17,14 +17,14 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # starsift_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION video)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+# The synopsis is CPACK_PACKAGE_DESCRIPTION_SUMMARY; this is the text below it.
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-    "${CPACK_PACKAGE_DESCRIPTION_SUMMARY}
-Frames from a GStreamer source (a GigE Vision, USB3 Vision or V4L2 camera, RTSP, files, a
+    "Frames from a GStreamer source (a GigE Vision, USB3 Vision or V4L2 camera, RTSP, files, a
 synthetic sky) run through filters on an NVIDIA GPU, or on the CPU when there is none:
 median, temporal whitening, detection of moving objects and their tracks.
 .
-This package holds the GStreamer plugin (siftmedian, siftwhiten, siftdetect, siftchain,
-siftskysrc), the command-line tool starsift, and the daemon starsiftd with its hardened
+This package holds the GStreamer plugin starsift (gst-inspect-1.0 starsift lists its
+elements), the command-line tool starsift, and the daemon starsiftd with its hardened
 systemd unit, its system user and an example /etc/starsift/starsiftd.yaml. The service is
 neither enabled nor started on installation: edit the configuration, then
 systemctl enable --now starsiftd.")
