@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Device helpers of the benchmark: seeded random frames, the copy that measures the memory
 // roofline, and a pixel comparison for --check. None of them runs inside a timed region
 // except copy_frame, which is the roofline's own measurement.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // starsift-bench-detect: per-frame time of the CUDA detection stage's device form (what the
 // streaming engine runs: background, filter, threshold, labels, per-object sums, catalogue),
 // on 4096^2-class GRAY16 synthetic skies, beside the CPU reference on the same frames.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // starsift-bench-gst: end-to-end frames/s and latency of `siftchain` inside a real GStreamer
 // pipeline, beside the machine's pinned transfer bound measured in the same run.
 //

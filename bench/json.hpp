@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A small ordered JSON value for the benchmark's output: objects keep their insertion order,
 // non-finite numbers are written as null.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // starsift-bench-labels: connected-component labelling of detection masks on the GPU
 // (launch_labels: dense ids in raster order and the count), beside NPP's union-find labeller
 // and its compress step, measured in the same run on the same masks; and the whole detection

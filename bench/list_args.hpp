@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Comma-separated option values of the benchmark programs: "1,3,4" and "never,always".
 #pragma once
 

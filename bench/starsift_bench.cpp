@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // starsift-bench: the CUDA median against the memory roofline and NPP, measured in one run on
 // the same frames. JSON on stdout (or --json FILE), progress on stderr. bench/README.md says
 // what is measured and how to read it.

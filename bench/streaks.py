@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Fast movers through the default science chain: does each streak come out as one object, with
 its length and angle?
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // starsift-bench-stream: end-to-end frames/s of the streaming engine (pinned slot ring, a
 // stream per slot) beside the machine's pinned transfer bound, measured in the same run.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // How the benchmark times one operation: CUDA events around many calls that rotate through a
 // set of frames larger than the L2, after warm-up, repeated, the median reported.
 #pragma once

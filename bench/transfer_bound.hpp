@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The physical limit of a streaming chain: pinned host<->device copy bandwidth, measured in
 // the same run as the chain it bounds.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // starsift-bench-whiten: per-frame time of the CUDA whitening stage's device form (what the
 // streaming engine runs), beside the bytes per frame its kernels must move and the device's
 // copy bandwidth measured in the same run.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Runs the median benchmarks on a GPU machine, from the repository root: starsift-bench (the
 # CUDA median, the copy roofline and NPP, in one process on the same frames) and the CuPy
 # peer; then merges their JSON into a markdown table.

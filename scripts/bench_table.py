@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Merges median benchmark JSON (starsift-bench, bench/peers/cupy_median.py) into a markdown table.
 
 One row per resolution x window size x format: starsift's Gpix/s and fraction of the memory

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Configures and builds starsift (Release) into build/ (or $STARSIFT_BUILD_DIR).
 # Extra arguments go to the cmake configure step, e.g.
 #   scripts/build.sh -DSTARSIFT_CUDA=OFF

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The README's main command on a fresh Debian 12 machine: installs the dependencies
 # (scripts/setup.sh), builds into build/ (scripts/build.sh), then runs
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Generates src/cuda/median/median_select_programs.inc: for each window size K and tile
 width TW, the min/max program that turns the sorted columns of TW horizontally adjacent
 windows into their TW medians.

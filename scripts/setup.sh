@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs every Debian package that starsift's build, tests and demo need.
 # Idempotent: when all of them are installed already, apt is not touched.
 # Runs as root, or through sudo for another user. Does not install CUDA: with nvcc

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs dependencies, builds everything (tests and benchmarks included) and runs the
 # tests, then builds the CPU and element tests with AddressSanitizer and
 # UndefinedBehaviorSanitizer into $STARSIFT_BUILD_DIR-asan and runs them there

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Builds a CPU-only tree with AddressSanitizer and UndefinedBehaviorSanitizer into
 # build-asan/ (or $STARSIFT_BUILD_DIR-asan, or $STARSIFT_SANITIZE_BUILD_DIR) and runs every
 # test under it: the CPU unit tests, the element tests, and the daemon's and the CLI's tests,

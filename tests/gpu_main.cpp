@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Entry point of the GPU tests: runs them when a CUDA device is usable, otherwise says why
 // and exits 77 so ctest reports the test as skipped rather than passed.
 #define CATCH_CONFIG_RUNNER

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """CuPy's connected-component labelling on the masks starsift-bench-labels wrote.
 
 cupyx.scipy.ndimage.label on each DIR/<mask>_<size>.npy (uint8, written by

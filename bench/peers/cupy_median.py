@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """CuPy's median filter, timed the way starsift-bench times starsift's.
 
 cupyx.scipy.ndimage.median_filter with mode='mirror' (SciPy's name for reflect-101:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // NPP's median filters, loaded at run time (dlopen/dlsym) so that building the benchmark needs
 // no NPP: a host without it still benchmarks starsift and reports why NPP is missing.
 #pragma once

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """siftdetect's catalogue against SEP (Source Extractor as a library) on the same static frames.
 
 For each seed: `starsift sky` renders one 16-bit PNG star field (no movers); siftdetect runs on

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """SEP (Source Extractor as a library) on the aligned frame difference, scored as `starsift quality` scores the shipped chain.
 
 Reads what `starsift quality --methods difference-aligned --export-difference DIR` wrote

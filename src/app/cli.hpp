@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Command-line parsing shared by the subcommands: flags with values, ranges, clear errors.
 #pragma once
 

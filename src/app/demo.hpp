@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // `starsift demo`: a synthetic noisy star field, median-filtered, with numbers and a picture.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // How far a frame is from its noiseless truth: the demo's before/after yardstick.
 #pragma once
 

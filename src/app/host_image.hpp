@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // An image that owns its pixels in host memory, with views for the pipeline.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Burns short text labels into 8-bit pictures (a built-in 5x7 pixel font, no font files).
 #pragma once
 

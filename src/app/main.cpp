@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // starsift: the command-line tool. Subcommands are listed in kCommands.
 #include <spdlog/spdlog.h>
 

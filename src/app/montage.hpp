@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The demo's picture: a frame before and after filtering, side by side, in 8 bits.
 #pragma once
 

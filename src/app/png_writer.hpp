@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Writes greyscale PNG files (8- and 16-bit) through libpng.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A small, portable random generator (xoshiro256**, seeded through splitmix64), so
 // synthetic data is identical on every standard library (std::normal_distribution is not).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // `starsift sky`: frames of the synthetic sky (src/pipeline/sky) and their truth, to files.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Display stretch: 16-bit sky frames to 8-bit pictures in which faint stars show.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A synthetic star field with known truth: the clean sky and noisy frames of it, seeded and
 // deterministic (the same seed gives the same pixels on every machine and thread count).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "cuda/cuda_check.hpp"
 
 #include "pipeline/error.hpp"

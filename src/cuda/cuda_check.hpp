@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Error plumbing for CUDA runtime calls: launchers return cudaError_t (CUB style); the
 // pipeline layer turns a failure into starsift::Error with the call that failed.
 #pragma once

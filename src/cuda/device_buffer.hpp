@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // RAII owners of device memory and streams. Allocation happens when a stage is configured,
 // never per frame.
 #pragma once

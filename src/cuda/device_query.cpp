@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "cuda/device_query.hpp"
 
 #include <cuda_runtime_api.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Whether a CUDA device is usable, asked without failing when there is no driver at all.
 #pragma once
 

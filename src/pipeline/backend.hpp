@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Which processor runs a stage, and how `auto` is resolved.
 #pragma once
 

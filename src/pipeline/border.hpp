@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Border modes: how a filter reads pixels outside the frame. One definition, used by the
 // CPU reference and the CUDA kernels alike.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The one error type of starsift: every message says what is wrong and what is allowed.
 #pragma once
 

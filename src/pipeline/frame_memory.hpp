@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Host memory for frames that the GPU transfers: page-locked (cudaHostAlloc) when a CUDA
 // device is usable, so copies are true asynchronous DMA; ordinary aligned memory otherwise.
 #pragma once

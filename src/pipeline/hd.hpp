@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Marks functions that both the CPU reference and CUDA kernels call, so a definition
 // (a border rule, a float ordering) exists exactly once.
 #pragma once

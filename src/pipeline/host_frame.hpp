@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A host frame owned by the pipeline (intermediates between stages, engine slots on the
 // CPU), allocated when a stage or engine is configured, never per frame.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The device frames a CUDA stage's host form (FilterStage::process(): host frames in and out,
 // synchronous; tests and tools) stages through, so the stages write only their own work:
 // allocate() at configure, then per frame upload(), the stage's enqueue() on the views, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Non-owning views of strided images in host or device memory.
 #pragma once
 

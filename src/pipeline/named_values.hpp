@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Enum values by name, for parameters written as words in YAML and properties: one table per
 // enum, in the order messages list the names.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The messages a filter's parameter checks give: "<filter> <key> <value> is not allowed", with
 // what is allowed as the hint. One object per filter ("whiten", "detect", "tracker").
 #pragma once

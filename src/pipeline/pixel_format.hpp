@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Pixel formats starsift processes, and what each one is made of.
 #pragma once
 

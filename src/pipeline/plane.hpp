@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A float image on the host that owns its pixels: residuals, noise variances, matched-filter
 // outputs (detection, the quality benchmark). Rows are packed (stride = width floats), so a
 // plane is also a GRAY32F view. Interior: the rectangle of a frame a detector scans and a

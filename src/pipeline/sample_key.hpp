@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Order-preserving integer keys for samples, so every comparison-based filter (median)
 // uses integer min/max on every type, bit-exactly on CPU and GPU.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The interface every filter stage implements, on either backend.
 #pragma once
 

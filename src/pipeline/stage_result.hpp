@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What a stage may hand back with each frame besides its pixels: fixed records (whitening's
 // stats) or a variable number of them up to a capacity (a catalogue of objects). The engine
 // keeps one result area per stage and slot, hands it back with its frame, in order, and on

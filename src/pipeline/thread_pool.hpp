@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A fixed set of worker threads for the CPU backend: created once, reused for every frame,
 // so the per-frame path starts no threads and allocates nothing. The CPU stages share one
 // process-wide pool (shared_thread_pool()), so a long chain or many elements start no more

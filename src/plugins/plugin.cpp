@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The starsift GStreamer plugin: registers its elements, nothing else.
 #include <gst/gst.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // siftchain: a YAML chain of starsift filters as one GStreamer element (a GstSiftTransform).
 #pragma once
 

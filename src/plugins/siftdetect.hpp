@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // siftdetect: detection of objects in each frame (threshold above a background, connected
 // components, per-object statistics), linked into tracks across frames, published as buffer
 // metas, element messages and JSON lines. Element documentation: siftdetect.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // siftmedian: the starsift median filter as a GStreamer element (a GstSiftTransform).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // siftskysrc: the synthetic sky (src/pipeline/sky) as a GStreamer source: seeded star fields
 // with known movers, each frame carrying its truth (GstSiftSkyTruthMeta, and optionally a
 // JSON-lines file).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // siftwhiten: temporal whitening as a GStreamer element (a GstSiftTransform).
 #pragma once
 

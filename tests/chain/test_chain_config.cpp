@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Chain configurations from YAML: the stages and parameters read from valid chains (file and
 // inline style), and for every kind of mistake a message with the place, the key path, the
 // value received and what is allowed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Chains whose stages change the format on the way (as whitening does when it writes a
 // float residual): every stage gets the frames its predecessor writes, on the synchronous
 // chain and the streaming engine alike.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Masks the labelling tests share (CPU reference and CUDA): the shapes where 4 and 8
 // connectivity differ, where one component spans the frame, and random fills of every density.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Detection on CUDA against the CPU reference: with background: none the mask, labels,
 // npix, boxes and peaks bit for bit and the sums to their rounding; with a background mesh
 // the same catalogue on a synthetic sky; capacity overflow, a frame-filling object, the

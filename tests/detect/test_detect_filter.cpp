@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Detection's matched filter: its SNR is the analytic one for a known source, and
 // it is calibrated (unit sigma) on white noise.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Detection's peak finder: strict local maxima of an SNR image inside an interior, one per flat
 // top.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Detection on the CPU: each object's record against a direct computation over its pixels,
 // the background mesh against a known sky, the synthetic sky's movers recovered, capacity
 // overflow, empty frames, min-area, flags, the stage's result, and the YAML entry.

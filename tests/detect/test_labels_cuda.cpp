@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // CUDA labelling against the CPU reference: the same labels bit for bit and the same count,
 // 4 and 8 connectivity, small odd shapes and 4096^2-class frames, padded strides on both
 // sides (device padding never written), one scratch reused without clearing.

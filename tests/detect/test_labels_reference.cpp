@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The CPU labelling against a flood fill: the same components, numbered in raster order of
 // their first pixels, for 4 and 8 connectivity, odd shapes and padded strides.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The overlay's drawing (pipeline/detect/overlay_draw.hpp) and the label frame's renumbering
 // after a streak merge (label_remap.hpp): pixels on a drawn line and ellipse lie where they
 // should, nothing is written outside the frame whatever the coordinates (a frame inside a

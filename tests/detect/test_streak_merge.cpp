@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The streak merge: the pieces of a synthetic streak become the record of the union of their
 // pixels (moments combined exactly), chains of pieces, what must not merge (crossing, far
 // apart, side by side, round), dense ids in order, the flag, and refused parameters.

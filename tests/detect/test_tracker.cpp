@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The tracker: confirmation, velocity from noisy centroids in px/frame and px/s, coasting,
 // crossing movers, static stars, false tracks among random detections, capacity, refused
 // parameters, the movers' tails, and no growth of its memory from frame to frame.

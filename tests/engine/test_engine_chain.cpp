@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The CPU engine at depth 1 (how every element runs a frame at depth 1) equals running its
 // stages one by one, for any length, through its own scratch.
 #include <catch2/catch.hpp>

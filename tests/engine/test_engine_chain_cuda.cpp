@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The CUDA engine at depth 1 (one upload, stages on device memory, one download) is bit-exact
 // with its stages run one by one on the CPU.
 #include <catch2/catch.hpp>

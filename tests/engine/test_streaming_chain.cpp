@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The streaming engine on the CPU: frame count and order exact for every depth, under
 // random delays, on both input paths; flush and caps change; per-frame results of fixed and
 // variable length handed back with their own frame; parameter changes in frame order.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The streaming engine on CUDA (pinned slots, a stream per slot): the same schedule as the
 // CPU test, outputs bit-exact with the CPU reference.
 #include "support/streaming_check.hpp"

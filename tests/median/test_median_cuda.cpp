@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // CUDA median against the CPU reference: bit-exact for every schedule, format, size,
 // border, odd image shape and fill, with padded strides on both sides.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The CPU reference median against a brute-force sort, and its parameter checks.
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The pixel reader's host path (src/cuda/common/pixel_reader.hpp): the same samples the
 // kernels read, as float, for every gray format, by compile-time and run-time format.
 #include <catch2/catch.hpp>

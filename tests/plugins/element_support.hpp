@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What the element tests share: starsift elements made from property strings, a GstHarness
 // around one, frames as buffers and back, the median reference, GLib warnings and real
 // pipelines run to EOS or ERROR. The plugin is found through GST_PLUGIN_PATH (set by ctest).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The contract every starsift filter element keeps, whatever it filters: frames through the
 // engine at every depth, caps that follow the chain's output (a chain whose output GStreamer
 // cannot carry is refused, never written past a buffer), each stage's per-frame result on its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // siftchain element tests: chains from the `chain` and `config` properties against
 // median_reference() applied stage by stage, stats, refused values, start failures on the bus,
 // chain and caps changes while playing, and a real pipeline.

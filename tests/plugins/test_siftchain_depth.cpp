@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // siftchain with depth >= 2: frames in flight through the streaming engine, drained at EOS
 // in input order with their timestamps, flushes counted as dropped, the latency the depth
 // adds, and caps changes with frames in flight.

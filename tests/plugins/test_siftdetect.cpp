@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // siftdetect element tests: the catalogue, tracks and ROI metas on every buffer, the movers
 // of the synthetic sky confirmed as tracks after `confirm` frames, messages (rate-limited),
 // the JSON lines file (one valid line per frame, a file per pattern), caps of the output

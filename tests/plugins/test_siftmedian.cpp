@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // siftmedian element tests: caps, pixel values against median_reference(), properties, errors
 // on the bus, and a real pipeline.
 #include <gst/gst.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // siftmedian with depth >= 2: the per-filter element runs through the same streaming engine as
 // siftchain (GstSiftTransform's): frames in flight drained at EOS in input order with their
 // timestamps, the latency the depth adds, and a property change taking effect in order.

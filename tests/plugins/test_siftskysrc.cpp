@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // siftskysrc element tests: properties, caps and fixation, frames equal to the pipeline
 // layer's SkyGenerator, timestamps, the truth meta and file, refused values and errors,
 // and the downstream pool.

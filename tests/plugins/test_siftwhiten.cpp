@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // siftwhiten element tests: properties and refused values, caps, the residual's noise on a
 // static star field, bit-exact output and per-frame stats against the CPU WhitenStage run
 // directly, depth 3 against depth 1, which property changes keep the history, flushes, the

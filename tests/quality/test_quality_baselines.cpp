@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The quality benchmark's baselines (frame differencing, running median) and one cell run end
 // to end on a tiny sky.
 #include <catch2/catch.hpp>

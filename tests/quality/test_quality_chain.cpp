@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The quality benchmark's scoring of the shipped chain: catalogue objects against the
 // movers, the threshold chosen on the other cells, and tracks that follow a mover or none.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The aligned difference the harness writes for outside detectors (difference_export.hpp):
 // the .npy files read back as NumPy would, with the difference-aligned baseline's residual
 // value for value, the place map, and the truth of each scored frame.

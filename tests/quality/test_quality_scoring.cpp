@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The quality benchmark's scoring: the hit/false-alarm matcher, the threshold at a
 // false-alarm rate, and the intervals the report quotes (the peak finder's own test is in
 // tests/detect/).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What the synthetic-sky tests share: small parameter sets, frames as images, and the
 // measurements a person would make on a frame (mean, variance, centroid).
 #pragma once

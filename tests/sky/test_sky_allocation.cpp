@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The synthetic sky allocates nothing per frame: every allocation of the process is counted
 // here (this file replaces the global operator new of starsift_tests), and rendering frames
 // after the first must not add to the count.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The synthetic sky as a generator: determinism (seed, frame order, threads), formats and
 // strides, bit depth and saturation, refused parameters, and the truth line.
 #include <catch2/catch.hpp>

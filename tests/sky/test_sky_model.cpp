@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The synthetic sky as a model of a real one: noise statistics, the sky gradient, hot pixels,
 // PSF flux and peak, movers where and as bright as the truth says, and the field's shift.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The median by the most direct route: pad the image explicitly, then fully sort every
 // window. Independent of border_index() and of nth_element, so it can check the reference.
 #pragma once

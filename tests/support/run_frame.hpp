@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // One frame through a streaming engine, as an element at depth 1 runs it: submit, wait, copy
 // the output out, release the slot.
 #pragma once

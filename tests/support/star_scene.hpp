@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Small synthetic star fields for whitening tests: a sky level, stars with a Gaussian PSF
 // integrated over each pixel (so a sub-pixel displacement is exact), Gaussian noise of known
 // sigma, and point-like movers. Deterministic for a seed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Drives a StreamingChain the way an element does, with random delays on both sides, and
 // checks every frame against the CPU reference in input order. Shared by the CPU and GPU
 // tests so both backends face the same schedule.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Owned host images and deterministic fills for tests.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The CUDA whitening stage against the CPU reference on the same frame sequences, and the
 // stage's device form through the streaming engine.
 //

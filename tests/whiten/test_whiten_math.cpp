@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The building blocks of whitening: the Cholesky solve, the regularised weights, the bicubic
 // shift, and phase correlation's sub-pixel accuracy on star fields.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Measurements behind whitening's defaults (docs/whitening.md, "Defaults"). Hidden: run with
 //   starsift_tests "[whiten-measure]" -s
 // They print tables and check nothing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Whitening parameters: defaults, names, and a message naming the key and the allowed range
 // for every refusal.
 #include <catch2/catch.hpp>

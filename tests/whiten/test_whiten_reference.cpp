@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The CPU reference of temporal whitening on synthetic star fields: the noise it leaves, the
 // shifts it measures, what vanishes (stars) and what stays (movers), ghosts, warm-up, the two
 // fits, restarts, and the outputs' consistency.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Whitening as a stage and as a chain entry: YAML keys and their refusals, the CPU stage
 // through a chain against the reference, restarts, and the backend choice.
 #include <catch2/catch.hpp>

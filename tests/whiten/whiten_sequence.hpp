@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Runs whitening over generated frame sequences and measures the residuals: shared by the
 // whitening tests and the hidden measurements that chose the defaults.
 #pragma once

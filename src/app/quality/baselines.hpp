@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The simple background subtractions whitening is compared with. They are yardsticks, not
 // product filters: written to be obviously right, not fast.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // One cell of the grid in one scene: its sky sequence rendered frame by frame, every method
 // and every shipped chain run on every frame, and from the first scored frame on the raw
 // material of the scores: each mover's best peak, every false-alarm candidate, the noise and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The shipped chain in one cell: `siftwhiten ! siftdetect` as it runs with no property set
 // (whitening's defaults, output: residual into the input's format; detection's defaults:
 // mesh background and noise, the 3 x 3 filter, min-area 3), on the configured backend, with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Scoring the shipped detection stage's output against the sky's truth: which catalogue
 // objects are movers and which are false detections, and which confirmed tracks follow a
 // mover. docs/quality.md, "The shipped chain", defines each rule.

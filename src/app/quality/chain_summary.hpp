@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The shipped chain's scores in one scene: its detection threshold chosen over the cells at
 // the allowed false-detection rate (on every cell, and for each cell on the others: held
 // out), completeness per cell per frame and by tracks, false tracks per hour, and a scan of

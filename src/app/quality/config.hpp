@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What `starsift quality` measures: the scenes, the grid of mover SNRs and speeds, the frames,
 // and the scoring rules. docs/quality.md explains every choice.
 #pragma once

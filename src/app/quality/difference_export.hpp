@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The aligned frame difference of every scored frame (the residual of the difference-aligned
 // baseline, methods.hpp: frames repaired from the bad-pixel map, the previous one moved onto the
 // current one's pixels by the shift whitening measures) written to files with the frame's truth,

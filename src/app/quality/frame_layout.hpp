@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What is where in one frame of the synthetic sky, from its truth: the stars at this frame's
 // shift, the hot pixels, the movers, and how far each one's light (and its residual after a
 // background subtraction that looks back `history` frames) can reach. From it: the quiet

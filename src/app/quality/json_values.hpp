@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // How quality.json spells its recurring values: lists of numbers, intervals, counts by place,
 // and a value with its 95 % interval. The harness's half (report_json.cpp) and the shipped
 // chain's (report_chain.cpp) write them through these so that one reader parses both alike.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What quality.md's tables put in their cells: number formats, the header rule, the speed
 // columns. The harness's tables (report_markdown.cpp) and the shipped chain's
 // (report_chain.cpp) write them through these so that the two halves of the file read alike.

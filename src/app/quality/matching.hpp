@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Which detections are movers: a peak within `radius` px of a mover's path during the exposure
 // (the segment from its mid-exposure truth position - v/2 to + v/2, so a fast mover's streak
 // counts along its length) is a hit for that mover; any other peak is a false alarm.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The background subtractions under test, behind one interface: each turns frame t into a
 // residual (ADU) and says how its noise is to be estimated. Whitening (shift: none and
 // shift: resample) is the shipped stage (make_whiten_stage()) on the configured backend, with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "app/quality/npy_file.hpp"
 
 #include <bit>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // NumPy's .npy format (version 1.0) for 2-D images, so that outside tools (bench/peers/) read
 // what the harness computes with numpy.load(): a 10-byte preamble (magic, version, header
 // length), a Python-literal header padded with spaces to a multiple of 64 bytes and ending in a

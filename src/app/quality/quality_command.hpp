@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // `starsift quality`: the quality benchmark of temporal whitening (docs/quality.md).
 #pragma once
 

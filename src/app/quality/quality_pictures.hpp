@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The pictures of `starsift quality`: one frame's input and each method's residual side by
 // side, the movers' truth positions circled, full frame and zoomed on one mover.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The shipped chain's part of quality.md and quality.json (chain_summary.hpp's numbers).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // quality.json: the configuration, the definitions and every number of the report, raw.
 #pragma once
 

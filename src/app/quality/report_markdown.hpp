@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // quality.md: the tables a person reads (docs/quality.md defines every number).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The whole measurement: every cell of the grid in every scene, then each scene's summary.
 #pragma once
 

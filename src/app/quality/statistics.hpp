@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Robust noise estimates and the intervals the report quotes.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The scores of one scene: per method, the threshold at the allowed false-alarm rate (chosen
 // over every cell's frames together) and, at that threshold, completeness per cell, SNR
 // efficiency, residual noise against the floor, star leakage and where false alarms lie.

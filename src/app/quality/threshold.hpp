@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The detection threshold at a fixed false-alarm rate, chosen from the data: the lowest
 // threshold that leaves at most rate x area false alarms among the candidate peaks.
 #pragma once

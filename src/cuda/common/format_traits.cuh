@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // How a device kernel reads and writes the samples of each pixel format, in two families:
 //
 // Key formats (namespace key_formats): samples as order-preserving 32-bit keys

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A gray sample as the float it stands for, on the host or the device: one definition for
 // every filter that computes in float (whitening; a Gaussian blur, detection). On the device
 // the load goes through the read-only data cache (__ldg): the row must be global memory the

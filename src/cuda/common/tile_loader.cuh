@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Staging a 2-D tile of a frame and its apron (the margin a window reaches beyond the tile) in
 // shared memory, so that a kernel's inner loops read neighbours from shared memory and never
 // test borders. Two block-wide loops spread the tile's cells over the block's threads:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Detection on a CUDA device: the steps of DetectState (pipeline/detect/reference.hpp) as
 // kernels on one stream, with the labelling of labels.cuh in the middle.
 //

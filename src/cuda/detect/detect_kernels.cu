@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Detection's kernels: the steps of DetectState (pipeline/detect/reference.cpp) as passes on
 // one stream, between them the labelling of labels.cuh. Compiled without fused multiply-add
 // (CMakeLists.txt), so the per-pixel float arithmetic (background blend, filter, significance)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // CUDA connected-component labelling of a detection mask (the contract: labels.hpp).
 //
 // Limitations

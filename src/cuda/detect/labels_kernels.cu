@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // CUDA connected-component labelling: one union-find tree node per pixel, the same numbering
 // as label_reference().
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // CUDA median filter: two schedules of the same algorithm (median_reference()).
 //
 // Network (sizes 3..15): separable sorting networks in registers (Adams 2021).

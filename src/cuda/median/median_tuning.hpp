@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Tuning of the median schedules, kept apart from the algorithms (median_kernels.cu).
 // Each entry names the benchmark that chose it (bench/results/).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // CUDA temporal whitening: the launchers of one frame's work (docs/whitening.md gives the
 // algorithm; src/pipeline/whiten/reference.hpp is its definition).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "cuda/whiten/whiten_buffers.hpp"
 
 #include <cuda_runtime_api.h>

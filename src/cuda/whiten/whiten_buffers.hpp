@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The device memory of one whitening stage: every buffer of WhitenDeviceState carved from one
 // allocation (one size table, whiten_buffers.cpp), the cuFFT plans of shift: resample, and
 // the analysis window's constants. Allocated when the stage is configured, never per frame.

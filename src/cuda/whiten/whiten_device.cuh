@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Device functions shared by the whitening kernels (whiten_*.cu only): the fixed-order block
 // reduction of double sums, the invalid-mask bookkeeping, the per-camera-
 // pixel rules. Every kernel is compiled with -fmad=false (src/cuda/CMakeLists.txt) so that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Whitening, fit: current: r_k = sum over the fit rows of y(p) h_k(p), the current (aligned)
 // frame against the n history frames of the fit, in double; also sum y(p)^2, which with
 // them is the new Gram row when the fit's frames are the kept ones (WhitenFramePlan::

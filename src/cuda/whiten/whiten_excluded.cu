@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Whitening, fit: the products of the excluded pixels (invalid in the current frame or in any
 // stored frame, on the fit rows), which the solve subtracts from R and r so every entry is a
 // sum over one common set of pixels (reference.cpp, leave_out_excluded()).

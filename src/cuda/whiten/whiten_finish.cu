@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Whitening, end of a frame: the new frame's Gram row (its block partials added in block
 // order, for resample the aligned frame's products and then the corrections) written into the
 // circular Gram matrix, and the frame's rejection and despike counts into its statistics. Also the

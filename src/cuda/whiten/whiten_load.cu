@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Whitening, step 1: the input as float (with despike, its spikes at their neighbours' level,
 // flagged and counted), its invalid mask, and (shift: resample) the frame resampled onto the
 // aligned grid.

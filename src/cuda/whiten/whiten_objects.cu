@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Whitening, reject: objects (shift: resample), between the camera pass (whiten_pixel.cu) and
 // the store (whiten_store.cu): the reference's reject_objects() (reference.cpp). The camera
 // pass has written this frame's residuals rho (camera grid) and left sigma^2, the runs and the

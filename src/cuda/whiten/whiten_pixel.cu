@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Whitening, per camera pixel: prediction, residual, noise update, outlier test and output.
 //
 // shift: none (one pass, fused): per pixel the lags 1..max(n, kept) are read once into

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Whitening, shift: resample: the frame's displacement against the shift reference by phase
 // correlation, entirely on the device (phase_correlation.cpp is the CPU's): the central
 // M x M window despiked (window_despike(): hot pixels replaced by the sky around them), less its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Whitening, fit: the normal equations assembled and solved on the device, so a frame needs
 // no host round trip: R from the Gram matrix, r from this frame's partial dots (current) or
 // the Gram matrix (past), less the excluded pixels' products, then (R + gamma I) a = r by the

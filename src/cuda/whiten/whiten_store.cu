@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Whitening, shift: resample, the aligned-grid passes around the camera pass
 // (whiten_pixel.cu):
 // predict: b = sum a_k h_k on the aligned grid (float, lags in order), for the camera pass

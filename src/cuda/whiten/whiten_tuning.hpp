@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Tuning of the whitening kernels, kept apart from the algorithm (whiten_*.cu). The grid
 // sizes that carry partial sums are fixed numbers, not derived from the device: the order in
 // which doubles are added then depends only on the frame, so results are the same run to run

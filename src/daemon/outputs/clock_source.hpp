@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Which service keeps the host clock, told cheaply by the files each one leaves under /run.
 #pragma once
 

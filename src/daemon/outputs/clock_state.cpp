@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "daemon/outputs/clock_state.hpp"
 
 #include <cerrno>

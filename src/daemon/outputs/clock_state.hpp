@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The host clock's synchronisation state as the kernel keeps it. The service that steers the
 // clock (chrony, ntpd, systemd-timesyncd) tells the kernel whether the clock is synchronised
 // and how large its error is; reading that back costs one system call, ntp_adjtime() with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A pipeline's detections as JSON lines, one file per night: <night dir>/detections.jsonl.
 //
 // Each line is siftdetect's record of one frame (append_detections_json(), docs/detect.md

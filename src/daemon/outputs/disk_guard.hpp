@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Keeps the state directory from filling the disk: the oldest nights go first.
 //
 // Rule (docs/outputs.md, "The disk guard"): the nights are the directories

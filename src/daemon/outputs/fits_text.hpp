@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // (cfitsio's longnam.h #defines fits_file_name and other fits_* names: ours must differ.)
 // The text a FITS frame carries, made FITS-safe: header values hold printable ASCII only, and
 // a card holds 80 characters. Pure functions, apart from cfitsio, so they are tested alone.

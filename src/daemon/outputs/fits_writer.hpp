@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // One frame as a FITS file, through cfitsio: <night dir>/fits/<UTC time>_<frame number>.fits.
 //
 // GRAY8 is written as BITPIX 8, GRAY16 as BITPIX 16 with BZERO 32768 (FITS has no unsigned

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "daemon/outputs/json_text.hpp"
 
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // JSON strings for the outputs' records: quoted and escaped as RFC 8259 requires.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A file of whole lines, only ever appended to. Each line reaches the file whole or not at all
 // (what a failed write(2), e.g. on a full disk, stored of it is cut off again), so neither a
 // failed write nor a crash of the process leaves half a line: once append() returns, the line

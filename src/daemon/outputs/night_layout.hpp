@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Where a pipeline's files go: <state>/<pipeline>/<night>/, one directory per night.
 //
 // A night is named by the date on which it starts, as observers name it (RMS does the same):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The shape of a chain document: one YAML document holding a sequence of stages, either on
 // its own or under the key `chain`; each stage a map with one key, the filter's name. The
 // parameters of each filter are read by its own <filter>_yaml.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Chain configurations: which filters run, in which order, with which parameters. Read from
 // YAML (a file, or the one-line text of a property) and validated completely before anything
 // runs. The schema is documented in config/README.md.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The filters a chain may contain: for each, its YAML name, its parameter keys and the reader
 // that turns its parameter map into validated Params. A filter joins chains with its own
 // <filter>_yaml.cpp (defining <filter>_chain_filter()), one line in chain_filters.cpp and its

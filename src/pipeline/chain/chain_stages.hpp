@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // From a validated chain configuration to the stages that run it, and from one configuration
 // to the next while they run: what each stage writes for a given input (before any stage is
 // built, so caps can be negotiated from it), and how a running stage follows new parameters.

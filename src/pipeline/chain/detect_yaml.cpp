@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Detection in a chain: `- detect: {threshold: 5, background: mesh, mesh: 64, output: input}`.
 // Every key is optional; DetectParams holds the defaults and validate() the rules (a refusal
 // is reported at the key, in validate()'s words).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The median filter in a chain: `- median: {size: 5, border: reflect-101, border-value: 0}`.
 // Every key is optional; MedianParams holds the defaults and validate() the rules.
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Temporal whitening in a chain: `- whiten: {history: 20, shift: resample, output: snr}`.
 // Every key is optional; WhitenParams holds the defaults and validate() the rules (a refusal
 // is reported at the key, in validate()'s words).

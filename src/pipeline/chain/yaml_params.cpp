@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "pipeline/chain/yaml_params.hpp"
 
 #include <algorithm>

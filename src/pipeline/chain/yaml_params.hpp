@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Reading one stage's parameters from YAML: typed values, and errors that name the place, the
 // key path and the value received. Each filter's YAML mapping (<filter>_yaml.cpp) is written
 // with these; the filter's own Params::validate() stays the one judge of what is allowed.

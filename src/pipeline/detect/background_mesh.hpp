@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The background mesh's geometry and its interpolation: tiles of `side` px along each axis (the
 // last one shorter), each with a sigma-clipped mean and sigma, interpolated bilinearly between
 // tile centres and constant beyond the outer centres. One definition for the CPU reference and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What detection reports about each object it finds in a frame: one record per object, the
 // stage's per-frame result (kind kCatalogueKind, up to DetectParams::max_objects records, the
 // rest counted as overflow). Coordinates are 0-based with (0, 0) the centre of the first pixel

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Detection as a stage, on the CPU or a CUDA device. Its frame is the input, the labels or an
 // overlay (DetectParams::output); its per-frame result is the catalogue: up to max_objects
 // DetectedObject records (kCatalogueKind), the objects beyond counted as overflow.

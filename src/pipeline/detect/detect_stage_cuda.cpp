@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Detection on a CUDA device (src/cuda/detect/ underneath). Like every CUDA stage: process()
 // (host frames through the stage's own stream and staging, synchronous: tests and tools) and
 // enqueue() (device frames on the caller's stream, nothing waited for). The catalogue stays

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Detections as JSON lines: one line per frame, the schema documented in docs/detect.md
 // ("JSON lines"). The writer keeps a file per night or per size: the path is a strftime(3)
 // pattern in UTC (a new file whenever the expanded name changes, e.g. detections-%Y%m%d.jsonl),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "pipeline/detect/label_remap.hpp"
 
 namespace starsift {

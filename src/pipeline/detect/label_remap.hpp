@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Renumbering of a label frame (detection's `output: labels`, GRAY16) after the catalogue was
 // renumbered on the host: siftdetect's streak merge joins records and numbers the catalogue
 // 1, 2, ... again, and the frame's pixels must follow it. docs/detect.md, "Streak merge".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Connected components of a detection mask: the labelling both backends agree on bit for bit.
 //
 // mask: one byte per pixel, row-major with `mask_stride` bytes between rows; non-zero is

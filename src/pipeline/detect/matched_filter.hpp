@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The matched filter: correlate a residual with the PSF and divide by the noise of that sum,
 // so the output is a signal-to-noise ratio. With independent pixels of variance v(p), the sum
 // (K * rho)(p) = sum_q K(q) rho(p + q) has variance (K^2 * v)(p) = sum_q K(q)^2 v(p + q);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Per-object sums over the pixels of one detected object, and the record they make. One
 // definition for the CPU reference and the CUDA kernels: the CPU adds pixels in raster order,
 // the GPU in its own order, so records agree to the rounding of the sums (doubles).

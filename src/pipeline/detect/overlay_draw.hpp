@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What siftdetect draws on its overlay frame (output: overlay) for a person watching, on the
 // host once the frame is tracked: each object's ellipse and each mover's tail (its recent
 // positions as a polyline) with a cross where it is predicted next. The stage has written the

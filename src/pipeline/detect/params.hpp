@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Detection's parameters: one struct, shared by YAML (`- detect: {...}`), siftdetect's
 // properties, the CPU reference and the CUDA stage. docs/detect.md describes each step.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Detections: local maxima of a matched-filter SNR image.
 #pragma once
 

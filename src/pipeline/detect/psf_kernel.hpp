@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The matched filter's template (matched_filter.hpp): a PSF integrated over pixels exactly as
 // the synthetic sky renders a point source (the quality benchmark uses the truth's own PSF),
 // for a source on a pixel centre, unit flux.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Detection on the CPU, step by step as docs/detect.md describes it: the background and noise
 // of each pixel, the filtered significance, the threshold mask, connected components, the
 // statistics of each object and the catalogue. The CUDA stage is a schedule of the same steps.

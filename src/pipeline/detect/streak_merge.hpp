@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Streak merge: the pieces of one bright streak or meteor trail, which detection finds as
 // several objects along one line (noise gaps, a star crossing the trail), become one record.
 // Host code on a frame's downloaded catalogue, after detection and before tracking, so both

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Links each frame's detections into tracks of objects moving at constant velocity, on the
 // host. Model, association and parameters: docs/detect.md, "Tracks".
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // One GPU pass over a chain for one slot of the streaming engine: upload a host frame, run
 // every stage on device memory (two intermediates, ping-pong), each stage's result into the
 // slot's device result area right after it, then download the frame and the results, all

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The frame shape at every point of a chain. A stage may convert (whitening can write a
 // float residual), so stage i's input is stage i-1's output_shape(), not the chain's input.
 #pragma once

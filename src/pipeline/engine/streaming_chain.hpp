@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The streaming engine: a ring of `depth` frame slots so that successive frames overlap
 // (on CUDA: frame k's upload, frame k-1's kernels and frame k-2's download at once, each
 // slot on its own stream), with output order equal to input order, always. Depth 1 is the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The streaming engine on a CUDA device. Each slot owns pinned host input and output
 // (cudaHostAlloc, so transfers are true DMA and asynchronous), its device frames and its
 // own stream; a slot's upload, stages and download are queued on its stream and an event

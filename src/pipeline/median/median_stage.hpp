@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The median filter as a stage, on the CPU or CUDA backend.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The median stage on a CUDA device: host frame -> device -> kernel -> host, on the stage's
 // own stream. Buffers are allocated in configure(); process() only copies and launches.
 #include <cuda_runtime_api.h>

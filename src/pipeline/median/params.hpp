@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The median filter's parameters: one struct, shared by YAML, element properties, the CPU
 // reference and the CUDA kernels.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // CPU reference median: simple and obviously right, multi-threaded so it is usable as the
 // backend of a host without a GPU. The CUDA kernels must match it bit for bit.
 #pragma once

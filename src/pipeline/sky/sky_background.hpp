@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What stays put on the sensor from frame to frame: the sky background with its linear
 // gradient, and the hot pixels at positions fixed by the seed.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The synthetic sky: seeded star fields with known movers and the truth of every frame.
 //
 // A frame is the sum, in electrons, of the sky background (with its gradient), the stars

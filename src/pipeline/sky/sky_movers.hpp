@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The movers' trajectories: `movers` slots, each holding one mover at a time. A mover
 // appears at a uniform position inside the frame, moves in a straight line at a constant
 // velocity relative to the star field (and with the field's drift and jitter on top), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Photon (shot) noise: Poisson samples of a pixel's expected electrons.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The synthetic sky's parameters: one struct, shared by the siftskysrc element, the
 // `starsift sky` command and the tests. Signal is counted in electrons (e-) up to the
 // sensor's output stage, then converted to ADU with `gain` and `bias`. Coordinates are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Where the field points in each frame: a constant drift plus a mean-reverting random walk
 // (jitter), as a mount's tracking error and guiding corrections move a real field.
 #pragma once

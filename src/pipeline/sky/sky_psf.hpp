@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The point spread function of the synthetic sky and how a point source lands on pixels:
 // the PSF integrated over each pixel's area (exactly with erf for the Gaussian, by 5x5
 // sub-pixel sampling near the core of a Moffat), within a square stamp around the source.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Random numbers for the synthetic sky: a small portable generator (xoshiro256**, seeded
 // through splitmix64) and independent streams derived from (seed, what, a, b), so every
 // frame, row and mover draws from its own stream. That is what makes a frame depend only on

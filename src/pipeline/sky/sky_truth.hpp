@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What the synthetic sky knows about each frame it renders: where the star field is and
 // where every mover is, how bright and how noisy. Coordinates are 0-based pixel centres of
 // the frame, x the fast axis; signal in electrons (e-) unless the name says ADU.

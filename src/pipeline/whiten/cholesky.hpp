@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Cholesky factorisation and solve of a small symmetric positive definite system, in double,
 // callable from host and device code: the whitening weights are solved on the GPU (one thread)
 // so a frame needs no host round trip, and on the CPU with the very same arithmetic.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The spike test of one sample against its 3 x 3 neighbourhood: the rule behind the shift
 // window's filter (window_despike(), phase_peak.hpp) and whitening's input despike
 // (`despike`, reference.hpp). Host/device code: both backends decide with the same float

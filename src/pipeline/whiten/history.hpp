@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The whitening history: the last frames stored (on the aligned grid, as float: with
 // history-format: half the values are rounded to binary16 before they are stored) in a ring of
 // `capacity` slots, each with its mask of invalid pixels (1: the frame had no usable value

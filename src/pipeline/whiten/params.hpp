@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The temporal whitening filter's parameters: one struct, shared by YAML, element properties,
 // the CPU reference and the CUDA kernels. docs/whitening.md describes the algorithm.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "pipeline/whiten/phase_correlation.hpp"
 
 #include <fftw3.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Frame-to-frame shift by phase correlation on the CPU (FFTW, single precision): the central
 // n x n window of each frame, less its mean, times a Hann window, is transformed; the
 // normalised cross-power spectrum with the reference's transform, times the taper of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The arithmetic of shift estimation that does not depend on the FFT library: the analysis
 // window, the spectral taper and the sub-pixel peak. Host/device code, so cuFFT-based and
 // FFTW-based estimators weight and refine identically.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The per-pixel arithmetic of whitening after the prediction: the noise estimate, the outlier
 // test, what is stored in the history, and the output mapping. Host/device code: the CPU
 // reference and the CUDA kernels apply these very functions, in float.

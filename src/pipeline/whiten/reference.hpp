@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The CPU reference of temporal whitening: the algorithm as both backends must compute it
 // (docs/whitening.md gives the design; the per-pixel rules live in pixel_rules.hpp, the
 // resampler in resample.hpp, the solve in weights.hpp, all shared with the CUDA code).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Shifting a frame by a sub-pixel amount: bicubic convolution (Keys, a = -0.5), border
 // replicate. A whole frame moves by one shift, so the 4 + 4 tap weights are computed once per
 // frame (in double, stored as float) and every pixel is the same separable 4 x 4 sum. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What whitening reports about each frame: the numbers an element publishes per frame.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The whitening weights from the Gram matrix of the history: (R + gamma I) a = r, solved by
 // Cholesky in double. Host and device code call the same function, so both backends pick the
 // same weights from the same sums.

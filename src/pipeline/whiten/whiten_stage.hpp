@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Temporal whitening as a stage, on the CPU or a CUDA device (whiten_stage_cuda.hpp). The
 // stage keeps a history across frames: frames must come in order; configure() and
 // reset_state() start a new history.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "pipeline/whiten/whiten_stage_cuda.hpp"
 
 #include <cuda_runtime_api.h>

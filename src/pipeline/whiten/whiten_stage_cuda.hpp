@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Temporal whitening on a CUDA device (src/cuda/whiten/ underneath).
 //
 // Two forms, as every CUDA stage: process() (host frames in and out through the stage's own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // GLib enum types and parameter specs shared by the starsift elements: the `backend`,
 // `device-id`, `active-backend` and `border` properties mean the same in every element; the
 // whitening enums are siftwhiten's, kept here so every GEnum of the plugin is in one place.

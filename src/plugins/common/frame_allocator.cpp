@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "plugins/common/frame_allocator.hpp"
 
 #include <new>

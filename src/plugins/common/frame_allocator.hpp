@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A GstAllocator of starsift frame memory: page-locked when a GPU is usable, so a source
 // that takes the pool an element proposes writes frames straight into memory the GPU can
 // DMA from (the streaming engine then reads them in place).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Registering a GstMeta's API type and implementation once per process. Two copies of a
 // meta's code may live in one process (the plugin, and a program that links the meta's source
 // to read it from buffers): whichever registers first wins and the other finds it by name.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // GstSiftResultMeta: a stage's per-frame result (pipeline/stage_result.hpp) riding on the
 // buffer of the frame it belongs to. Every starsift filter element adds one meta per stage
 // that declares a result (siftwhiten: one "whiten-stats" record; a chain: one per such

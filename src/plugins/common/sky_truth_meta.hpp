@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // GstSiftSkyTruthMeta: the truth of a synthetic sky frame (SkyTruth: frame index, the field's
 // shift, every mover's position, velocity, flux and SNR) riding on the buffer that holds the
 // frame. siftskysrc adds it; an element measuring detection or whitening quality reads it.

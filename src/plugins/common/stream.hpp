@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // ElementStream: the GStreamer side of an element's frames in flight through the streaming
 // engine, at every depth (depth 1: one frame, handed out as soon as it is done). For each
 // frame it keeps the output buffer (taken from the element's pool when the frame goes in,

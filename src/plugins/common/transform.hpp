@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // GstSiftTransform: the abstract base of the starsift filter elements, a GstBaseTransform
 // that runs every frame through the streaming engine (depth 1 included: one path for every
 // element and every depth). It owns what every element means the same way: the `backend`,

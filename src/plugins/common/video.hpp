@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Bridges between GStreamer video types and the pipeline layer: formats, frame shapes,
 // mapped buffers as image views, and exceptions turned into element errors.
 #pragma once

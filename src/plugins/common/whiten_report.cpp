@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "plugins/common/whiten_report.hpp"
 
 namespace starsift::gst {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What siftwhiten reports about each frame it hands downstream, as a C++ type and as the
 // GstStructure of its `stats` property ("siftwhiten-stats") and of its element messages
 // ("siftwhiten"). Both structures carry the same fields; one table of names, here, writes and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The frames and metadata the FITS tests write: every format with padded rows, extreme
 // values in the first samples, fixed metadata.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Reads a FITS file back with cfitsio for the tests: keys, HISTORY cards and pixels.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What the outputs' tests share: a temporary directory that cleans up after itself, running a
 // real process (python3, du) with a time limit, reading a whole file.
 #pragma once

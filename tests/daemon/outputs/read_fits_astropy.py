@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Reads a FITS frame starsiftd wrote with astropy and checks it against what the test expects.
 
 Usage: read_fits_astropy.py FRAME.fits EXPECTED.raw EXPECTED.json

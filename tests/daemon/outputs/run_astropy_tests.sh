@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Runs the FITS tests that read with astropy ([.astropy] in the outputs' tests), or reports them
 # skipped (exit 77, ctest's "Skipped") where python3-astropy is not installed.
 # Usage: run_astropy_tests.sh PYTHON3 TEST_BINARY

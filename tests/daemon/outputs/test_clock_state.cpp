@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The host clock's state: crafted kernel records, its JSON, the real kernel, the service probe.
 #include <catch2/catch.hpp>
 

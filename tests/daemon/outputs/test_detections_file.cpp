@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // detections.jsonl: a file per night, siftdetect's lines plus fps and clock, read back by
 // Python's json module; appended after a restart; errors named.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The disk guard on real directories: which nights go, in which order, what is reported and
 // logged, and what is never touched. Free space is injected where a test needs it to fall and
 // rise on cue; the last cases use the real statvfs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // FITS frames read by a second reader, astropy: pixels bit for bit, header values, the chain.
 // Hidden from the default run ([.astropy]): ctest runs it as starsift_daemon_outputs_astropy,
 // which reports it skipped where python3-astropy is not installed.

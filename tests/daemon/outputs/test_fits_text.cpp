@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // FITS header text: ASCII only, the date forms, the file name, the chain as HISTORY cards.
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // FITS frames: written by cfitsio, read back by cfitsio here (and by astropy in
 // test_fits_astropy.cpp), every sample bit for bit and every header key checked; what is left
 // when writing fails or the process is killed mid-write.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Whole lines only: appends, a torn tail cut back on open, a short write undone.
 #include <sys/resource.h>
 #include <catch2/catch.hpp>

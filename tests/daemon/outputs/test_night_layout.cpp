@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Nights: their names at noon on UTC and local clocks (daylight saving included), directories
 // made on demand and the errors when they cannot be.
 #include <sys/stat.h>
