@@ -6,6 +6,7 @@
 #
 #   scripts/spdx.sh --check [FILE...]   lists the files lacking it; exit status 1 when any does
 #   scripts/spdx.sh [FILE...]           adds it to the files lacking it
+# FILE: relative to the repository root, or absolute.
 #
 # Without FILE, every source file git knows there (tracked, or untracked and not ignored);
 # bench/results/ holds measurements, not sources, and is left out.
@@ -24,33 +25,28 @@ if [[ ${1:-} == -* ]]; then
   exit 2
 fi
 
-# The comment leader for a file, or nothing when it is not a source file.
-comment_for() {
+# Sets `leader` to the comment leader of a source file, or to nothing for any other file.
+# (A variable, not output: one process per file would make the check slow.)
+leader_of() {
   local path=$1
+  leader=""
   case "$path" in
-    bench/results/*) return ;;
-    *.cpp | *.hpp | *.h | *.c | *.cu | *.cuh | *.inc) echo "//" ;;
-    */CMakeLists.txt | CMakeLists.txt | *.cmake | *.sh | *.py | *.yaml | *.yml) echo "#" ;;
-    *.*) ;;
+    bench/results/*) ;;
+    *.cpp | *.hpp | *.h | *.c | *.cu | *.cuh | *.inc) leader="//" ;;
+    */CMakeLists.txt | CMakeLists.txt | *.cmake | *.sh | *.py | *.yaml | *.yml) leader="#" ;;
+    */*.* | *.*) ;;
     *) # No extension: a script when it starts with a shebang.
-      if [[ $(head -c 2 "$path") == "#!" ]]; then echo "#"; fi ;;
+      local start
+      read -r -n 2 start <"$path" || true
+      [[ $start == "#!" ]] && leader="#" ;;
   esac
 }
 
-# True when the identifier is on the first line, or on the second after a shebang.
-has_identifier() {
-  local path=$1 first second
-  first=$(sed -n 1p "$path")
-  second=$(sed -n 2p "$path")
-  [[ $first == *"$IDENTIFIER"* ]] || { [[ $first == "#!"* ]] && [[ $second == *"$IDENTIFIER"* ]]; }
-}
-
 add_identifier() {
-  local path=$1 leader=$2 line tmp
-  line="$leader $IDENTIFIER"
+  local path=$1 line="$2 $IDENTIFIER" tmp
   tmp=$(mktemp "$path.spdx.XXXXXX")
   if [[ $(head -c 2 "$path") == "#!" ]]; then
-    { sed -n 1p "$path"; echo "$line"; sed 1d "$path"; } >"$tmp"
+    { printf '%s\n%s\n' "$(head -n 1 "$path")" "$line"; tail -n +2 "$path"; } >"$tmp"
   else
     { echo "$line"; cat "$path"; } >"$tmp"
   fi
@@ -59,32 +55,51 @@ add_identifier() {
 }
 
 if (($# > 0)); then
-  files=("$@")
+  candidates=("$@")
 else
-  mapfile -t files < <(git ls-files --cached --others --exclude-standard -- src tests bench scripts cmake)
+  mapfile -t candidates < <(git ls-files --cached --others --exclude-standard -- src tests bench scripts cmake)
 fi
 
-lacking=0
-checked=0
-for path in "${files[@]}"; do
+sources=()
+declare -A leaders
+for path in "${candidates[@]}"; do
   [[ -f $path ]] || continue
-  leader=$(comment_for "$path")
+  leader_of "$path"
   [[ -n $leader ]] || continue
-  checked=$((checked + 1))
-  has_identifier "$path" && continue
-  lacking=$((lacking + 1))
-  if ((check)); then
-    echo "$path"
-  else
-    add_identifier "$path" "$leader"
-    echo "spdx: added to $path"
-  fi
+  sources+=("$path")
+  leaders[$path]=$leader
 done
+((${#sources[@]} > 0)) || { echo "spdx: no source files"; exit 0; }
+
+# The files lacking the identifier on their first line, or on their second after a shebang:
+# one awk over all of them (POSIX awk: Debian's mawk has no ENDFILE). An empty file lacks it.
+lacking=()
+for path in "${sources[@]}"; do [[ -s $path ]] || lacking+=("$path"); done
+mapfile -t -O "${#lacking[@]}" lacking < <(awk -v id="$IDENTIFIER" '
+  FNR == 1 {
+    if (pending != "") print pending
+    pending = ""
+    if (index($0, id)) next
+    if (substr($0, 1, 2) == "#!") pending = FILENAME
+    else print FILENAME
+  }
+  FNR == 2 {
+    if (pending != "" && !index($0, id)) print pending
+    pending = ""
+  }
+  END { if (pending != "") print pending }
+' "${sources[@]}")
 
 if ((check)); then
-  if ((lacking > 0)); then
-    echo "spdx: $lacking of $checked source files lack \"$IDENTIFIER\" (scripts/spdx.sh adds it)" >&2
+  printf '%s\n' "${lacking[@]}" | grep -v '^$' || true
+  if ((${#lacking[@]} > 0)); then
+    echo "spdx: ${#lacking[@]} of ${#sources[@]} source files lack \"$IDENTIFIER\" (scripts/spdx.sh adds it)" >&2
     exit 1
   fi
-  echo "spdx: all $checked source files carry \"$IDENTIFIER\""
+  echo "spdx: all ${#sources[@]} source files carry \"$IDENTIFIER\""
+  exit 0
 fi
+for path in "${lacking[@]}"; do
+  add_identifier "$path" "${leaders[$path]}"
+  echo "spdx: added to $path"
+done
