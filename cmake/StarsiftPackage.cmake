@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The .deb: `cpack -G DEB` in a build tree configured with --prefix /usr (scripts/package.sh
-# does both) gives starsift_<version>_<arch>.deb with what cmake/StarsiftInstall.cmake installs.
+# The .deb: `cpack -G DEB` in a built tree (scripts/package.sh builds one) gives
+# starsift_<version>_<arch>.deb with what cmake/StarsiftInstall.cmake installs, for the prefix
+# /usr whatever the tree's CMAKE_INSTALL_PREFIX (CPack's DEB default). Binaries are stripped.
 # Dependencies on Debian's libraries are computed by dpkg-shlibdeps; the maintainer scripts
 # in cmake/deb/ create the service's user and directories and never start or enable the
 # service by themselves (docs/install.md, "The service").
