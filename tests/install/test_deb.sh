@@ -14,6 +14,12 @@ set -euo pipefail
 
 build=$(cd "$1" && pwd) source=$(cd "$2" && pwd) version=$3 have_starsiftd=$4
 
+# A tree built with sanitizers (scripts/test_sanitizers.sh) installs nothing anyone runs.
+if [[ -n ${STARSIFT_SANITIZED:-} ]]; then
+  echo "SKIP: built with -fsanitize=$STARSIFT_SANITIZED; the package is built from release binaries (the main build tree)"
+  exit 77
+fi
+
 fail() {
   echo "FAIL: $*" >&2
   exit 1

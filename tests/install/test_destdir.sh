@@ -13,6 +13,12 @@ build=$(cd "$1" && pwd) source=$(cd "$2" && pwd)
 plugindir=$3 unitdir=$4 sysusersdir=$5 tmpfilesdir=$6 docdir=$7 have_starsiftd=$8 cuda_archs=${9:-}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
+# A tree built with sanitizers (scripts/test_sanitizers.sh) installs nothing anyone runs.
+if [[ -n ${STARSIFT_SANITIZED:-} ]]; then
+  echo "SKIP: built with -fsanitize=$STARSIFT_SANITIZED; the installed tree is checked on release binaries (the main build tree)"
+  exit 77
+fi
+
 fail() {
   echo "FAIL: $*" >&2
   exit 1
