@@ -436,10 +436,16 @@ void Daemon::print_summary(std::ostream& out) const {
     char line[256];
     out << "\npipeline " << r->name() << " (backend "
         << (r->active_backend().empty() ? "?" : r->active_backend()) << ")\n";
+    // Per second of the run beside the rate the timestamps give: a source that cannot keep
+    // its rate (a synthetic sky rendered on a slow CPU) stamps frames faster than they come.
+    const double seconds = std::max(elapsed, 1e-3);
     std::snprintf(line, sizeof line,
-                  "  frames      %llu in, %llu through the chain, %.2f fps measured\n",
+                  "  frames      %llu in (%.1f/s), %llu through the chain (%.1f/s); %.2f fps "
+                  "by the timestamps\n",
                   static_cast<unsigned long long>(c.frames_in.load()),
-                  static_cast<unsigned long long>(c.frames_out.load()), c.fps.load());
+                  static_cast<double>(c.frames_in.load()) / seconds,
+                  static_cast<unsigned long long>(c.frames_out.load()),
+                  static_cast<double>(c.frames_out.load()) / seconds, c.fps.load());
     out << line;
     std::snprintf(line, sizeof line,
                   "  drops       %llu missing from the source, %llu the chain could not take\n",

@@ -70,6 +70,10 @@ TEST_CASE("a sky pipeline: siftskysrc with its caps, siftchain, then siftdetect"
   CHECK(detect.property("min-area") == "4");
   CHECK(detect.property("background") == "auto");
   CHECK(detect.property("roi-metas") == "false");
+  // The tracker's defaults, written out.
+  CHECK(detect.property("gate") == "3");
+  CHECK(detect.property("confirm") == "3");
+  CHECK(detect.property("merge-streaks") == "true");
   CHECK(plan.has_detect);
   CHECK(plan.chain_line.back().factory == "fakesink");
 
@@ -252,4 +256,22 @@ TEST_CASE("launch_quote leaves words alone and quotes the rest", "[plan]") {
   CHECK(number_text(0.001) == "0.001");
   CHECK(number_text(25) == "25");
   CHECK(number_text(24.98) == "24.98");
+}
+
+TEST_CASE("the tracker's keys become siftdetect's properties of the same names", "[plan]") {
+  const PipelinePlan plan = plan_pipeline(pipeline_of(R"(
+  - name: roof
+    source:
+      sky: {width: 320, height: 240}
+    chain:
+      - detect: {}
+    tracker: {gate: 4.5, confirm: 5, coast: 3, min-speed: 0.25, max-speed: 30, merge-streaks: false}
+)"));
+  const ElementSpec& detect = element(plan, kDetectName);
+  CHECK(detect.property("gate") == "4.5");
+  CHECK(detect.property("confirm") == "5");
+  CHECK(detect.property("coast") == "3");
+  CHECK(detect.property("min-speed") == "0.25");
+  CHECK(detect.property("max-speed") == "30");
+  CHECK(detect.property("merge-streaks") == "false");
 }

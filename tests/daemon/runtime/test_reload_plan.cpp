@@ -84,6 +84,7 @@ TEST_CASE("changes the running elements cannot take rebuild that pipeline alone"
   CHECK(rebuilt(replace(kOne, "threshold: 5", "output: overlay")).kind ==
         PipelineChangeKind::Rebuild);
   CHECK(rebuilt(replace(kOne, "chain:", "depth: 2\n    chain:")).reason == "depth");
+  CHECK(rebuilt(replace(kOne, "chain:", "tracker: {gate: 5}\n    chain:")).reason == "tracker");
   CHECK(rebuilt(replace(kOne, "chain:", "outputs: {video: {enabled: true}}\n    chain:")).reason ==
         "outputs.video");
   CHECK(rebuilt(replace(kOne, "{whiten: {history: 10, gamma: 0.0001}}, ", "")).kind ==

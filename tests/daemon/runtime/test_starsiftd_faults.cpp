@@ -42,7 +42,7 @@ pipelines:
     outputs: {preview: {every-s: 0}}
 )");
   NotifySocket notify(dir.path() / "notify.sock");
-  DaemonProcess daemon({"--config", config.string()}, dir.path() / "starsiftd.log", {&notify});
+  DaemonProcess daemon({"--config", config.string()}, dir.path() / "starsiftd.log", {&notify, {}});
   INFO(daemon.output());
 
   const auto metrics = [&] { return http_get(port, "/metrics").body; };

@@ -66,7 +66,7 @@ TEST_CASE(
                                  "[{whiten: {history: 6, gamma: 0.0001}}, "
                                  "{detect: {threshold: 5}}]"));
   NotifySocket notify(dir.path() / "notify.sock");
-  DaemonProcess daemon({"--config", config.string()}, dir.path() / "starsiftd.log", {&notify});
+  DaemonProcess daemon({"--config", config.string()}, dir.path() / "starsiftd.log", {&notify, {}});
   INFO(daemon.output());
   REQUIRE(notify.wait_for("READY=1", 30s));
   REQUIRE(eventually([&] { return frame_numbers(state, "a").size() > 10; }, 20s));
