@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -112,6 +113,11 @@ DaemonProcess::DaemonProcess(const std::vector<std::string>& args, const fs::pat
     unsetenv("JOURNAL_STREAM");
     if (env.notify != nullptr) setenv("NOTIFY_SOCKET", env.notify->path().c_str(), 1);
     if (env.watchdog) setenv("WATCHDOG_USEC", std::to_string(env.watchdog->count()).c_str(), 1);
+    struct stat st {};
+    if (env.journal && fstat(2, &st) == 0) {
+      setenv("JOURNAL_STREAM",
+             (std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino)).c_str(), 1);
+    }
     std::vector<char*> argv;
     for (auto& a : argv_text) argv.push_back(a.data());
     argv.push_back(nullptr);

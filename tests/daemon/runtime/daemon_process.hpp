@@ -57,6 +57,7 @@ class NotifySocket {
 struct DaemonEnvironment {
   const NotifySocket* notify = nullptr;               // NOTIFY_SOCKET
   std::optional<std::chrono::microseconds> watchdog;  // WATCHDOG_USEC
+  bool journal = false;  // JOURNAL_STREAM naming its stderr, as systemd sets it for the journal
 };
 
 // starsiftd running with `args`; its stdout and stderr go to a file read by output().

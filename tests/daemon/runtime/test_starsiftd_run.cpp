@@ -240,6 +240,30 @@ TEST_CASE("starsiftd --duration runs in the foreground and prints a summary", "[
   CHECK(fs::exists(dir.path() / "state" / "sky" / "preview.png"));
 }
 
+TEST_CASE("under systemd's journal stream the log goes to the journal, not to stderr",
+          "[starsiftd][run]") {
+  TempDir dir;
+  const fs::path config = dir.path() / "demo.yaml";
+  write_file(config, std::string("state-directory: state\nmetrics: {port: 0}\n") + R"(pipelines:
+  - name: sky
+    source: {sky: {width: 64, height: 64, fps: 20}}
+    chain: [{detect: {}}]
+)");
+  DaemonEnvironment journal;
+  journal.journal = true;
+  DaemonProcess daemon({"--config", config.string(), "--duration", "2"}, dir.path() / "out.log",
+                       journal);
+  const auto status = daemon.wait_exit(20s);
+  const std::string out = daemon.output();
+  INFO(out);
+  REQUIRE(status);
+  CHECK(*status == 0);
+  // The summary is the program's output (stdout); the log lines went to sd_journal_send.
+  CHECK(out.find("pipeline sky (backend cpu)") != std::string::npos);
+  CHECK(out.find("frames flow") == std::string::npos);
+  CHECK(out.find(" info ") == std::string::npos);
+}
+
 TEST_CASE("starsiftd refuses a config with mistakes, starting nothing", "[starsiftd][run]") {
   TempDir dir;
   const fs::path config = dir.path() / "bad.yaml";
