@@ -416,6 +416,13 @@ DaemonSnapshot Daemon::snapshot() const {
     p.movers = c.last_movers;
     p.fps = c.fps;
     p.latency_s = c.latency_s;
+    if (const auto& times = r->chain_times()) {
+      p.stage_s = times->stage_s;
+      p.upload_s = times->upload_s;
+      p.download_s = times->download_s;
+      p.zero_copy = times->zero_copy;
+      p.copied = times->copied;
+    }
     s.pipelines.push_back(std::move(p));
   }
   s.clock = clock_;

@@ -85,6 +85,28 @@ std::string metrics_text(const DaemonSnapshot& s) {
                            [](const P& p) { return static_cast<double>(p.objects); }));
   f.push_back(per_pipeline(s, "starsift_pipeline_up", "1 while frames flow through the pipeline", G,
                            [](const P& p) { return p.flowing ? 1.0 : 0.0; }));
+  counter("starsift_chain_zero_copy_total", "Frames the chain took in without a copy",
+          &P::zero_copy);
+  counter("starsift_chain_copied_total", "Frames the chain copied once on the way in", &P::copied);
+  f.push_back(per_pipeline(s, "starsift_chain_upload_seconds",
+                           "The latest frame's copy to the GPU (0 on the CPU)", G,
+                           [](const P& p) { return p.upload_s; }));
+  f.push_back(per_pipeline(s, "starsift_chain_download_seconds",
+                           "The latest frame's copy from the GPU (0 on the CPU)", G,
+                           [](const P& p) { return p.download_s; }));
+  MetricFamily stages{"starsift_stage_seconds",
+                      "Each stage's time on the latest frame (siftchain's stages)",
+                      G,
+                      {}};
+  for (const P& p : s.pipelines) {
+    for (const auto& [stage, seconds] : p.stage_s) {
+      ClientMetric m;
+      m.label = {{"pipeline", p.name}, {"stage", stage}};
+      m.gauge.value = seconds;
+      stages.metric.push_back(std::move(m));
+    }
+  }
+  f.push_back(std::move(stages));
   f.push_back(single("starsift_clock_synchronised",
                      "The kernel says the host clock is synchronised (1) or not (0)", G,
                      s.clock.synchronised ? 1.0 : 0.0));

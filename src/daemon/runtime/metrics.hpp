@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/outputs/clock_state.hpp"
@@ -27,6 +28,10 @@ struct PipelineSnapshot {
   std::uint32_t objects = 0, movers = 0;  // in the latest frame
   double fps = 0.0;
   double latency_s = 0.0;
+  // siftchain's latest frame: each stage ("0:whiten") and the copies; empty without one.
+  std::vector<std::pair<std::string, double>> stage_s;
+  double upload_s = 0.0, download_s = 0.0;
+  std::uint64_t zero_copy = 0, copied = 0;
 };
 
 struct DaemonSnapshot {

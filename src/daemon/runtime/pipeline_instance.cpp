@@ -411,6 +411,41 @@ std::string PipelineInstance::active_backend() const {
   return {};
 }
 
+std::optional<ChainTimes> PipelineInstance::chain_times() const {
+  if (pipeline_ == nullptr) return std::nullopt;
+  GstElement* chain = gst_bin_get_by_name(GST_BIN(pipeline_), kChainName);
+  if (chain == nullptr) return std::nullopt;
+  GstStructure* stats = nullptr;
+  g_object_get(chain, "stats", &stats, nullptr);
+  gst_object_unref(chain);
+  if (stats == nullptr) return std::nullopt;
+  ChainTimes times;
+  gdouble ms = 0;
+  if (gst_structure_get_double(stats, "upload-ms", &ms)) times.upload_s = ms * 1e-3;
+  if (gst_structure_get_double(stats, "download-ms", &ms)) times.download_s = ms * 1e-3;
+  guint64 count = 0;
+  if (gst_structure_get_uint64(stats, "zero-copy", &count)) times.zero_copy = count;
+  if (gst_structure_get_uint64(stats, "copied", &count)) times.copied = count;
+  const gchar* names = gst_structure_get_string(stats, "stages");
+  const GValue* stage_ms = gst_structure_get_value(stats, "stage-ms");
+  if (names != nullptr && stage_ms != nullptr && GST_VALUE_HOLDS_ARRAY(stage_ms)) {
+    std::string text = names;
+    std::size_t start = 0;
+    for (guint i = 0; i < gst_value_array_get_size(stage_ms); ++i) {
+      const std::size_t comma = text.find(',', start);
+      const std::string name =
+          text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      start = comma == std::string::npos ? text.size() : comma + 1;
+      const GValue* v = gst_value_array_get_value(stage_ms, i);
+      if (G_VALUE_HOLDS_DOUBLE(v)) {
+        times.stage_s.emplace_back(std::to_string(i) + ":" + name, g_value_get_double(v) * 1e-3);
+      }
+    }
+  }
+  gst_structure_free(stats);
+  return times;
+}
+
 std::shared_ptr<Teardown> PipelineInstance::release() {
   if (pipeline_ == nullptr) return nullptr;
   context_->active.store(false);

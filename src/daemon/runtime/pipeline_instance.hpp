@@ -16,7 +16,10 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "daemon/runtime/frame_outputs.hpp"
 #include "daemon/runtime/pipeline_plan.hpp"
@@ -38,6 +41,16 @@ class Teardown {
   std::int64_t started_us_;
   // Shared with the thread, which may outlive this object.
   std::shared_ptr<std::atomic<bool>> done_ = std::make_shared<std::atomic<bool>>(false);
+};
+
+// siftchain's own account of its latest frame: each stage's time, the copies to and from the
+// GPU, and how its inputs came in.
+struct ChainTimes {
+  std::vector<std::pair<std::string, double>> stage_s;  // "whiten", seconds
+  double upload_s = 0.0;                                // 0 on the CPU
+  double download_s = 0.0;                              // 0 on the CPU
+  std::uint64_t zero_copy = 0;                          // inputs the engine took without a copy
+  std::uint64_t copied = 0;                             // inputs copied once
 };
 
 class PipelineInstance {
@@ -62,6 +75,8 @@ class PipelineInstance {
   void set_detect(const DetectParams& params);
   // "cpu" or "cuda:N" of the chain's elements while running; empty when unknown.
   std::string active_backend() const;
+  // What siftchain says of its latest frame (its `stats`); nothing without a siftchain.
+  std::optional<ChainTimes> chain_times() const;
 
   // The probes stop handing frames on, and the pipeline goes to a Teardown.
   std::shared_ptr<Teardown> release();

@@ -255,6 +255,10 @@ void PipelineRunner::tick() {
     if (instance_) active_backend_ = instance_->active_backend();
     log_->info("frames flow (backend {})", active_backend_.empty() ? "?" : active_backend_);
   }
+  if (state_ == RunnerState::Running && instance_ && now - chain_times_at_us_ >= 1'000'000) {
+    chain_times_ = instance_->chain_times();
+    chain_times_at_us_ = now;
+  }
   const std::int64_t last = std::max(started_us_, counters_->last_frame_in_us.load());
   const double idle_s = static_cast<double>(now - last) * 1e-6;
   if (idle_s >= config_.stall_timeout_s) {

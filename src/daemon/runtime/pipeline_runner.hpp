@@ -80,6 +80,8 @@ class PipelineRunner {
   std::string active_backend() const { return active_backend_; }
   // Seconds until the next restart while Waiting; 0 otherwise.
   double restart_in_s() const;
+  // siftchain's account of a recent frame (read once a second); empty without one.
+  const std::optional<ChainTimes>& chain_times() const noexcept { return chain_times_; }
   // The latest fault, for STATUS= and /healthz; empty when none since frames flowed.
   const std::string& last_fault() const noexcept { return last_fault_; }
   // "roof: 25.0 fps, 12 detections, 0 dropped" (or the state when not running).
@@ -115,6 +117,8 @@ class PipelineRunner {
   bool restarting_ = false;            // the next start is a restart (counted)
   std::string last_fault_;
   std::string active_backend_;
+  std::optional<ChainTimes> chain_times_;
+  std::int64_t chain_times_at_us_ = 0;  // when they were read
 };
 
 }  // namespace starsift::daemon

@@ -29,6 +29,7 @@ TEST_CASE("metrics: one series per pipeline, counters and gauges in Prometheus' 
   roof.dropped = 3;
   roof.restarts = 2;
   roof.fps = 24.98;
+  roof.stage_s = {{"0:whiten", 0.0042}};
   s.pipelines = {roof, pipeline("east", "waiting to restart", false)};
   s.clock.synchronised = true;
   s.clock.est_error_us = 412;
@@ -46,6 +47,8 @@ TEST_CASE("metrics: one series per pipeline, counters and gauges in Prometheus' 
   CHECK(text.find("starsift_clock_synchronised 1\n") != std::string::npos);
   CHECK(text.find("starsift_clock_error_seconds 0.000412") != std::string::npos);
   CHECK(text.find("starsift_reloads_total 1\n") != std::string::npos);
+  CHECK(text.find("starsift_stage_seconds{pipeline=\"roof\",stage=\"0:whiten\"} 0.0042") !=
+        std::string::npos);
 }
 
 TEST_CASE("healthz: healthy while frames flow everywhere; a file that ended is done", "[metrics]") {

@@ -141,6 +141,14 @@ TEST_CASE("starsiftd runs a sky, reports to systemd and stops cleanly on SIGTERM
   CHECK(metric(metrics.body, "starsift_pipeline_up", "sky") == 1.0);
   CHECK(metric(metrics.body, "starsift_fps", "sky") == Approx(25.0).epsilon(0.02));
   CHECK(metric(metrics.body, "starsift_restarts_total", "sky") == 0.0);
+  // siftchain's own times: whitening's stage on the latest frame.
+  REQUIRE(eventually(
+      [&] {
+        return http_get(port, "/metrics")
+                   .body.find("starsift_stage_seconds{pipeline=\"sky\",stage=\"0:whiten\"} ") !=
+               std::string::npos;
+      },
+      5s));
   const HttpReply health = http_get(port, "/healthz");
   CHECK(health.status == 200);
   CHECK(health.body.rfind("ok\n", 0) == 0);
