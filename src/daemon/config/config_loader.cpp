@@ -28,10 +28,12 @@ constexpr std::string_view kLogKeys[] = {"level"};
 constexpr std::string_view kMetricsKeys[] = {"address", "port"};
 constexpr std::string_view kDiskKeys[] = {"min-free", "keep-nights"};
 
-constexpr std::string_view kPipelineKeys[] = {"name",   "source", "chain",           "backend",
-                                              "device", "depth",  "stall-timeout-s", "restart",
-                                              "outputs"};
+constexpr std::string_view kPipelineKeys[] = {"name",    "source", "chain",           "backend",
+                                              "device",  "depth",  "stall-timeout-s", "restart",
+                                              "tracker", "outputs"};
 constexpr std::string_view kRestartKeys[] = {"initial-s", "max-s"};
+constexpr std::string_view kTrackerKeys[] = {"gate",      "confirm",   "coast",
+                                             "min-speed", "max-speed", "merge-streaks"};
 constexpr std::string_view kOutputsKeys[] = {"detections", "fits", "video", "preview"};
 constexpr std::string_view kDetectionsKeys[] = {"enabled"};
 constexpr std::string_view kFitsKeys[] = {"every-s", "on-detection", "max-per-hour"};
@@ -246,6 +248,7 @@ class DaemonReader {
       stall_timeout_read = seconds.has_value();
     }
     if (const auto v = map.find("restart")) read_restart(*v, pipeline.restart);
+    if (const auto v = map.find("tracker")) read_tracker(*v, pipeline.tracker);
     if (const auto v = map.find("outputs")) read_outputs(*v, pipeline.outputs);
     if (source_value && stall_timeout_read) check_stall_timeout(map, *source_value, pipeline);
     if (!complete) return std::nullopt;
@@ -264,6 +267,18 @@ class DaemonReader {
                          number_text(restart.initial_s) + " s",
                      "max-s >= initial-s");
     }
+  }
+
+  // The ranges of siftdetect's properties of the same names.
+  void read_tracker(const Value& value, TrackerConfig& tracker) {
+    using T = TrackerParams;
+    MapReader map(reader_, value, kTrackerKeys, "the tracker settings");
+    map.read("gate", tracker.params.gate, 0.0, true, T::kMaxGate, "px");
+    map.read("confirm", tracker.params.confirm, 1, T::kMaxConfirm);
+    map.read("coast", tracker.params.coast, 0, T::kMaxCoast);
+    map.read("min-speed", tracker.params.min_speed, 0.0, false, T::kMaxMaxSpeed, "px/frame");
+    map.read("max-speed", tracker.params.max_speed, 0.0, true, T::kMaxMaxSpeed, "px/frame");
+    map.read("merge-streaks", tracker.merge_streaks);
   }
 
   void read_outputs(const Value& value, OutputsConfig& outputs) {

@@ -19,6 +19,7 @@
 
 #include "pipeline/backend.hpp"
 #include "pipeline/chain/chain_config.hpp"
+#include "pipeline/detect/tracker.hpp"
 #include "pipeline/sky/sky_params.hpp"
 
 namespace starsift::daemon {
@@ -173,6 +174,15 @@ struct RestartConfig {
   bool operator==(const RestartConfig&) const = default;
 };
 
+// How detections are linked into tracks: siftdetect's properties of the same names, for a
+// chain that ends in `detect` (docs/detect.md, "Tracks"). A change rebuilds the pipeline (the
+// tracker starts over).
+struct TrackerConfig {
+  TrackerParams params;       // `gate`, `confirm`, `coast`, `min-speed`, `max-speed`
+  bool merge_streaks = true;  // `merge-streaks`: one record per streak broken along its line
+  bool operator==(const TrackerConfig&) const = default;
+};
+
 // Detections as JSON lines (siftdetect's schema), a file per night.
 struct DetectionsOutput {
   bool enabled = true;  // `enabled`
@@ -232,6 +242,7 @@ struct PipelineConfig {
   int depth = 3;                    // `depth`: frames in flight, 1..kMaxStreamingDepth
   double stall_timeout_s = 5.0;     // `stall-timeout-s`: no frame for this long restarts the source
   RestartConfig restart;            // `restart`
+  TrackerConfig tracker;            // `tracker`
   OutputsConfig outputs;            // `outputs`
   bool operator==(const PipelineConfig&) const = default;
 };

@@ -315,6 +315,13 @@ PipelinePlan plan_pipeline(const PipelineConfig& config, const PlanOptions& opti
   if (split.detect) {
     ElementSpec detect{"siftdetect", kDetectName, {}};
     for (auto& [key, value] : detect_properties(*split.detect)) detect.set(key, value);
+    const TrackerConfig& tracker = config.tracker;
+    detect.set("gate", number_text(tracker.params.gate));
+    detect.set("confirm", std::to_string(tracker.params.confirm));
+    detect.set("coast", std::to_string(tracker.params.coast));
+    detect.set("min-speed", number_text(tracker.params.min_speed));
+    detect.set("max-speed", number_text(tracker.params.max_speed));
+    detect.set("merge-streaks", tracker.merge_streaks ? "true" : "false");
     add_engine_properties(detect, config, split.chain.empty() ? bit_depth : 0);
     // The runtime reads the catalogue and tracks from the buffers' metas; the element's own
     // outputs stay off.

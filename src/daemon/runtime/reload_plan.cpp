@@ -72,6 +72,8 @@ PipelineChange plan_pipeline_change(const PipelineConfig& from, const PipelineCo
   if (!(from.source == to.source)) return rebuild("source");
   if (from.backend != to.backend || from.device != to.device) return rebuild("backend or device");
   if (from.depth != to.depth) return rebuild("depth");
+  // siftdetect takes the tracker's settings in READY: a new tracker, starting over.
+  if (!(from.tracker == to.tracker)) return rebuild("tracker");
   if (!(from.outputs.video == to.outputs.video)) return rebuild("outputs.video");
   // The frames branch exists only when FITS or the preview want frames.
   const auto wants_frames = [](const OutputsConfig& o) {

@@ -252,6 +252,17 @@ TEST_CASE("pipelines: backend, device, depth, timeouts, restart", "[daemon][conf
                     {"cfg.yaml:5:14", "pipelines[0].restart.max-s",
                      "60 s is less than initial-s 100 s", "max-s >= initial-s"});
   }
+  SECTION("the tracker: siftdetect's ranges, its keys") {
+    require_refused(sky_then("    tracker: {gate: 0}\n"),
+                    {"cfg.yaml:5:21", "pipelines[0].tracker.gate", "0 is not allowed",
+                     "finite numbers above 0 up to 1000 px"});
+    require_refused(
+        sky_then("    tracker: {confirm: 0}\n"),
+        {"cfg.yaml:5:24", "pipelines[0].tracker.confirm", "0 is not allowed", "1..100"});
+    require_refused(sky_then("    tracker: {gates: 3}\n"),
+                    {"cfg.yaml:5:15", "pipelines[0].tracker",
+                     "unknown key 'gates' (did you mean 'gate'?)", "gate, confirm, coast"});
+  }
   SECTION("a stall timeout shorter than the source's frame interval, given") {
     require_refused(
         with_source("{sky: {fps: 0.1}}") + "    stall-timeout-s: 8\n",

@@ -96,6 +96,8 @@ TEST_CASE("every global and pipeline key is read into its field", "[daemon][conf
       "    depth: 1\n"
       "    stall-timeout-s: 0.5\n"
       "    restart: {initial-s: 0.25, max-s: 30}\n"
+      "    tracker: {gate: 4, confirm: 4, coast: 1, min-speed: 0.2, max-speed: 25, "
+      "merge-streaks: false}\n"
       "    outputs:\n"
       "      detections: {enabled: false}\n"
       "      fits: {every-s: 60, on-detection: true, max-per-hour: 0}\n"
@@ -122,6 +124,12 @@ TEST_CASE("every global and pipeline key is read into its field", "[daemon][conf
   CHECK(p.stall_timeout_s == 0.5);
   CHECK(p.restart.initial_s == 0.25);
   CHECK(p.restart.max_s == 30.0);
+  CHECK(p.tracker.params.gate == 4.0);
+  CHECK(p.tracker.params.confirm == 4);
+  CHECK(p.tracker.params.coast == 1);
+  CHECK(p.tracker.params.min_speed == 0.2);
+  CHECK(p.tracker.params.max_speed == 25.0);
+  CHECK_FALSE(p.tracker.merge_streaks);
   CHECK_FALSE(p.outputs.detections.enabled);
   CHECK(p.outputs.fits.every_s == 60.0);
   CHECK(p.outputs.fits.on_detection);
