@@ -235,10 +235,13 @@ Json run(const std::string& source, const std::string& filter, const Size& size,
 // says whether its pixels changed meanwhile: whether the source gave the memory back to the
 // camera while downstream still had it.
 Json hold_one_frame(const std::string& source, const std::string& camera_id) {
-  const std::string src = source == "aravissrc"
-                              ? "aravissrc num-arv-buffers=2 camera-name=" + camera_id
-                              : "siftcamsrc camera-buffers=2 camera=" + camera_id;
-  const std::string description = src + " ! appsink name=sink max-buffers=1 drop=true";
+  // Mono8 both: aravissrc would set the camera to the first format of its caps (a Bayer one)
+  // when nothing downstream narrows them.
+  const std::string src =
+      source == "aravissrc" ? "aravissrc num-arv-buffers=2 camera-name=" + camera_id
+                            : "siftcamsrc camera-buffers=2 pixel-format=Mono8 camera=" + camera_id;
+  const std::string description =
+      src + " ! video/x-raw,format=GRAY8 ! appsink name=sink max-buffers=1 drop=true";
   Json result = Json::object();
   result.set("source", source).set("pipeline", description);
   GstElement* pipeline = gst_parse_launch(description.c_str(), nullptr);
@@ -251,7 +254,17 @@ Json hold_one_frame(const std::string& source, const std::string& camera_id) {
   GstSample* held = nullptr;
   g_signal_emit_by_name(sink, "try-pull-sample", 10 * GST_SECOND, &held);
   if (held == nullptr) {
-    result.set("error", "no frame within 10 s");
+    std::string why = "no frame within 10 s";
+    GstBus* bus = gst_element_get_bus(pipeline);
+    if (GstMessage* message = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) {
+      GError* e = nullptr;
+      gst_message_parse_error(message, &e, nullptr);
+      if (e != nullptr) why = e->message;
+      g_clear_error(&e);
+      gst_message_unref(message);
+    }
+    gst_object_unref(bus);
+    result.set("error", why);
   } else {
     GstBuffer* buffer = gst_sample_get_buffer(held);
     GstMapInfo map;
