@@ -14,15 +14,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build_dir=${STARSIFT_RELEASE_BUILD_DIR:-build-release}
 scripts/setup.sh
 
-configure=(-S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr
-  -DSTARSIFT_BUILD_TESTS=OFF -DSTARSIFT_BUILD_BENCH=OFF)
-if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
-  configure+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
-fi
-echo "package: cmake ${configure[*]} $*"
-cmake "${configure[@]}" "$@"
-echo "package: cmake --build $build_dir -j$(nproc)"
-cmake --build "$build_dir" -j"$(nproc)"
+# The same configure and build as scripts/build.sh, into the release tree, for /usr.
+STARSIFT_BUILD_DIR=$build_dir scripts/build.sh -DCMAKE_INSTALL_PREFIX=/usr \
+  -DSTARSIFT_BUILD_TESTS=OFF -DSTARSIFT_BUILD_BENCH=OFF "$@"
 
 packages=$PWD/$build_dir/packages
 echo "package: cpack -G DEB -B $packages"
