@@ -3,6 +3,7 @@
 
 #include <gst/app/gstappsink.h>
 #include <gst/video/video.h>
+#include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
 #include <map>
@@ -30,7 +31,7 @@ std::string element_home(const std::string& factory) {
       {"pngdec", "Debian package gstreamer1.0-plugins-good"},
       {"jpegdec", "Debian package gstreamer1.0-plugins-good"},
       {"multifilesrc", "Debian package gstreamer1.0-plugins-good"},
-      {"aravissrc", "Debian package libaravis-0.8-0"},
+      {"siftcamsrc", "the starsift plugin, built with libaravis-0.8-dev"},
       {"x264enc", "Debian package gstreamer1.0-plugins-ugly"},
       {"nvh264enc", "Debian package gstreamer1.0-plugins-bad (and an NVIDIA driver)"},
   };
@@ -444,6 +445,42 @@ std::optional<ChainTimes> PipelineInstance::chain_times() const {
   }
   gst_structure_free(stats);
   return times;
+}
+
+std::string PipelineInstance::camera_description() const {
+  if (pipeline_ == nullptr) return {};
+  GstElement* camera = gst_bin_get_by_name(GST_BIN(pipeline_), "camera");
+  if (camera == nullptr) return {};
+  GstStructure* stats = nullptr;
+  if (std::string(G_OBJECT_TYPE_NAME(camera)) == "GstSiftCamSrc") {
+    g_object_get(camera, "stats", &stats, nullptr);
+  }
+  gst_object_unref(camera);
+  if (stats == nullptr) return {};
+  const auto text = [&](const char* field) {
+    const gchar* v = gst_structure_get_string(stats, field);
+    return std::string(v != nullptr ? v : "?");
+  };
+  const auto number = [&](const char* field) {
+    gdouble v = -1;
+    gst_structure_get_double(stats, field, &v);
+    return v;
+  };
+  gint width = 0, height = 0, packet = 0;
+  gst_structure_get_int(stats, "width", &width);
+  gst_structure_get_int(stats, "height", &height);
+  gst_structure_get_int(stats, "packet-size", &packet);
+  // -1: the camera has no such feature.
+  const auto optional = [](double v, const char* unit) {
+    return v < 0 ? std::string("n/a") : fmt::format("{:g} {}", v, unit);
+  };
+  std::string description =
+      fmt::format("{} ({}): {} {}x{}, {}, exposure {}, gain {}", text("camera"), text("model"),
+                  text("pixel-format"), width, height, optional(number("fps"), "fps"),
+                  optional(number("exposure-us"), "us"), optional(number("gain-db"), "dB"));
+  if (packet > 0) description += fmt::format(", packets {} B", packet);
+  gst_structure_free(stats);
+  return description;
 }
 
 std::shared_ptr<Teardown> PipelineInstance::release() {

@@ -77,6 +77,10 @@ class PipelineInstance {
   std::string active_backend() const;
   // What siftchain says of its latest frame (its `stats`); nothing without a siftchain.
   std::optional<ChainTimes> chain_times() const;
+  // What a siftcamsrc source read back from its camera at start ("Aravis-Fake-GV01 (model):
+  // Mono16 512x512, 10 fps, exposure 5000 us, gain 2 dB, packets 1500 B"); empty for
+  // other sources.
+  std::string camera_description() const;
 
   // The probes stop handing frames on, and the pipeline goes to a Teardown.
   std::shared_ptr<Teardown> release();

@@ -150,24 +150,18 @@ int aravis_bit_depth(const std::string& pixel_format) {
   return 0;
 }
 
+// siftcamsrc, not aravissrc: it writes frames straight into the pool downstream proposes,
+// waits for a slow first frame instead of failing after 2 s, sets the pixel format and frame
+// rate on the camera itself and reports a lost camera by name (docs/cameras.md).
 std::vector<ElementSpec> aravis_source(const AravisSourceConfig& a) {
-  ElementSpec src{"aravissrc", "camera", {}};
-  if (!a.camera.empty()) src.set("camera-name", a.camera);
-  // exposure-auto and gain-auto default to off; set explicitly, aravissrc writes the
-  // cameras' auto features, which some cameras lack (its stream then fails).
-  if (a.exposure_us) src.set("exposure", number_text(*a.exposure_us));
-  if (a.gain_db) src.set("gain", number_text(*a.gain_db));
-  if (a.packet_size > 0) {
-    src.set("auto-packet-size", "false");
-    src.set("packet-size", std::to_string(a.packet_size));
-  }
-  const int bits = aravis_bit_depth(a.pixel_format);
-  if (bits > 0) src.set("features", "PixelFormat=" + a.pixel_format);
-  std::string caps = "video/x-raw";
-  if (bits == 8) caps += ",format=GRAY8";
-  if (bits > 8) caps += ",format=GRAY16_LE";
-  if (a.fps.is_set()) caps += ",framerate=" + fraction_text(a.fps);
-  return {src, caps_spec(caps)};
+  ElementSpec src{"siftcamsrc", "camera", {}};
+  if (!a.camera.empty()) src.set("camera", a.camera);
+  if (a.exposure_us) src.set("exposure-us", number_text(*a.exposure_us));
+  if (a.gain_db) src.set("gain-db", number_text(*a.gain_db));
+  if (a.packet_size > 0) src.set("packet-size", std::to_string(a.packet_size));
+  if (!a.pixel_format.empty()) src.set("pixel-format", a.pixel_format);
+  if (a.fps.is_set()) src.set("fps", fraction_text(a.fps));
+  return {src};
 }
 
 // The real bit depth of the frames, when the source says it and the caps cannot.
@@ -290,7 +284,8 @@ PipelinePlan plan_pipeline(const PipelineConfig& config, const PlanOptions& opti
   if (const auto* file = std::get_if<FileSourceConfig>(&config.source)) {
     plan.loop_file = file->loop && file->path.string().find('%') == std::string::npos;
   }
-  if (!std::holds_alternative<SkySourceConfig>(config.source)) {
+  if (!std::holds_alternative<SkySourceConfig>(config.source) &&
+      !std::holds_alternative<AravisSourceConfig>(config.source)) {
     // Any camera format to the grey formats the chain reads; a grey source passes as it is.
     plan.convert = {ElementSpec{"videoconvert", "convert", {}},
                     caps_spec("video/x-raw,format={GRAY16_LE,GRAY8}")};

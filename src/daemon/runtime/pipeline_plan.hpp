@@ -3,7 +3,7 @@
 // function of the config (tested without GStreamer); pipeline_builder.hpp makes the elements.
 //
 //   source (a gst-launch description, parsed into a bin)
-//     ! [convert: videoconvert ! video/x-raw,format={GRAY16_LE,GRAY8}]   every source but sky
+//     ! [convert: videoconvert ! video/x-raw,format={GRAY16_LE,GRAY8}]   every source but sky and aravis
 //     ! tee name=raw
 //   raw. ! queue name=chain-queue ! [siftchain] ! [siftdetect] ! fakesink name=sink
 //   raw. ! queue leaky ! appsink name=frames          FITS frames and the preview's raw panel

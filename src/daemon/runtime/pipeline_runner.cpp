@@ -254,6 +254,10 @@ void PipelineRunner::tick() {
     last_fault_.clear();
     if (instance_) active_backend_ = instance_->active_backend();
     log_->info("frames flow (backend {})", active_backend_.empty() ? "?" : active_backend_);
+    if (instance_) {
+      const std::string camera = instance_->camera_description();
+      if (!camera.empty()) log_->info("camera {}", camera);
+    }
   }
   if (state_ == RunnerState::Running && instance_ && now - chain_times_at_us_ >= 1'000'000) {
     chain_times_ = instance_->chain_times();

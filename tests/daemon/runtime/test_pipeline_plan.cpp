@@ -180,10 +180,12 @@ TEST_CASE("camera sources: v4l2, rtsp with bounded waits, aravis with its pixel 
       aravis: {camera: Fake-1, exposure-us: 20000, gain-db: 6, fps: 10, pixel-format: Mono12}
     chain: [{whiten: {}}, {detect: {}}]
 )"));
+  // The camera itself is set to the pixel format and frame rate: no capsfilter, and no
+  // videoconvert between the camera and the chain's pool.
   CHECK(aravis.source_launch ==
-        "aravissrc name=camera camera-name=Fake-1 exposure=20000 gain=6 "
-        "features=\"PixelFormat=Mono12\" ! capsfilter "
-        "caps=\"video/x-raw,format=GRAY16_LE,framerate=10/1\"");
+        "siftcamsrc name=camera camera=Fake-1 exposure-us=20000 gain-db=6 "
+        "pixel-format=Mono12 fps=10/1");
+  CHECK(aravis.convert.empty());
   // Mono12 reaches GStreamer as GRAY16_LE: the chain is told the real bit depth.
   CHECK(element(aravis, kChainName).property("bit-depth") == "12");
 }

@@ -82,5 +82,7 @@ pipelines:
   REQUIRE(lines.size() == 1);
   CHECK(read_json_lines(lines[0]).size() >= 30);
   CHECK_FALSE(files_ending(dir.path() / "state" / "gige", ".fits").empty());
-  CHECK(daemon.output().find("features=\"PixelFormat=Mono16\"") != std::string::npos);
+  // What the camera was set to, read back from it.
+  CHECK(daemon.output().find("Mono16 512x512, 10 fps, exposure 5000 us, gain 2 dB") !=
+        std::string::npos);
 }
