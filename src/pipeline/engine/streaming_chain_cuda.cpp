@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -70,6 +71,17 @@ class PinnedFrame {
   ImageView view_;
 };
 
+// STARSIFT_CUDA_FAULT_AFTER=N makes the N+1-th frame fail as a lost GPU would (an error on
+// its event), so the way a GPU fault travels (engine, element, starsiftd's fallback to the
+// CPU) can be tested on a healthy GPU. Unset or 0: never.
+std::uint64_t injected_fault_after() {
+  const char* text = std::getenv("STARSIFT_CUDA_FAULT_AFTER");
+  if (text == nullptr) return 0;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(text, &end, 10);
+  return end != text && *end == '\0' ? n : 0;
+}
+
 float elapsed_ms(cudaEvent_t from, cudaEvent_t to) {
   float ms = 0.0f;
   cuda::check(cudaEventElapsedTime(&ms, from, to), "cudaEventElapsedTime");
@@ -79,7 +91,9 @@ float elapsed_ms(cudaEvent_t from, cudaEvent_t to) {
 class StreamingChainCuda final : public StreamingChain {
  public:
   StreamingChainCuda(std::vector<std::unique_ptr<FilterStage>> stages, int device_id, int depth)
-      : StreamingChain(std::move(stages), depth), device_id_(device_id) {
+      : StreamingChain(std::move(stages), depth),
+        device_id_(device_id),
+        fault_after_(injected_fault_after()) {
     for (const auto& s : stages_) {
       if (s->backend() != Backend::Cuda) {
         throw Error("streaming chain: stage '" + std::string(s->name()) + "' is not a CUDA stage",
@@ -180,6 +194,9 @@ class StreamingChainCuda final : public StreamingChain {
     if (in_flight_ == 0) throw Error("streaming chain: nothing in flight", "submit() first");
     Slot& slot = *slots_[oldest()];
     cuda::check(cudaEventSynchronize(slot.done()), "frame (cudaEventSynchronize)");
+    if (fault_after_ > 0 && ++frames_waited_ > fault_after_) {
+      cuda::check(cudaErrorLaunchFailure, "frame (fault injected by STARSIFT_CUDA_FAULT_AFTER)");
+    }
     oldest_waited_ = true;
     finish_results(slot.results.data());
     const FinishedFrame done{const_view(slot.target), slot.tag, slot.handed_results};
@@ -252,6 +269,8 @@ class StreamingChainCuda final : public StreamingChain {
   }
 
   int device_id_;
+  std::uint64_t fault_after_;  // STARSIFT_CUDA_FAULT_AFTER; 0: no fault injected
+  std::uint64_t frames_waited_ = 0;
   std::unique_ptr<ThreadPool> copy_pool_;  // frames of kParallelCopyBytes and more
   ConstImageView copy_from_;
   ImageView copy_to_;

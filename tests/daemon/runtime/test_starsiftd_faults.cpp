@@ -2,6 +2,7 @@
 // Faults: a source that stalls and one that ends are restarted with a doubling wait while the
 // other pipeline runs on; /healthz says which one is down; a stop is not held up by them.
 #include <signal.h>
+#include <stdlib.h>
 #include <catch2/catch.hpp>
 
 #include <regex>
@@ -101,4 +102,52 @@ pipelines:
   REQUIRE(status);
   CHECK(*status == 0);
   CHECK(std::chrono::steady_clock::now() - stop_sent < 6s);  // shutdown-timeout-s 3 + grace
+}
+
+// A GPU that fails mid-stream under backend auto: the pipeline is started again on the CPU,
+// logged and counted. The fault is injected (STARSIFT_CUDA_FAULT_AFTER) so that a healthy GPU
+// can show the whole path: the engine's CUDA error, the element's error message, the
+// daemon's fallback. Without a usable GPU there is nothing to fall back from.
+TEST_CASE("a GPU fault under backend auto falls back to the CPU, logged and counted",
+          "[starsiftd][faults][gpu]") {
+  TempDir dir;
+  const int port = free_port();
+  const fs::path config = dir.path() / "starsiftd.yaml";
+  write_file(config, "state-directory: " + (dir.path() / "state").string() +
+                         "\nmetrics: {port: " + std::to_string(port) + R"(}
+pipelines:
+  - name: sky
+    source: {sky: {width: 128, height: 128, fps: 25, movers: 1}}
+    chain: [{whiten: {history: 4}}, {detect: {}}]
+    backend: auto
+    outputs: {preview: {every-s: 0}}
+)");
+  setenv("STARSIFT_CUDA_FAULT_AFTER", "20", 1);
+  DaemonProcess daemon({"--config", config.string()}, dir.path() / "starsiftd.log");
+  unsetenv("STARSIFT_CUDA_FAULT_AFTER");
+  INFO(daemon.output());
+  const auto metrics = [&] { return http_get(port, "/metrics").body; };
+  REQUIRE(eventually(
+      [&] { return daemon.output().find("frames flow (backend") != std::string::npos; }, 30s));
+  if (daemon.output().find("frames flow (backend cuda)") == std::string::npos) {
+    WARN("SKIPPED: no usable CUDA device; backend auto ran on the CPU from the start");
+    return;
+  }
+  REQUIRE(eventually(
+      [&] { return metric(metrics(), "starsift_backend_fallbacks_total", "sky") == 1; }, 30s));
+  REQUIRE(eventually(
+      [&] { return daemon.output().find("frames flow (backend cpu)") != std::string::npos; }, 30s));
+  const std::string out = daemon.output();
+  CHECK(out.find("fault injected by STARSIFT_CUDA_FAULT_AFTER") != std::string::npos);
+  CHECK(out.find("backend auto: the GPU failed; the pipeline runs on the CPU from now on") !=
+        std::string::npos);
+  // Frames go on after the fallback, and a fault that was handled is not a restart loop.
+  const double after = metric(metrics(), "starsift_frames_out_total", "sky");
+  REQUIRE(eventually(
+      [&] { return metric(metrics(), "starsift_frames_out_total", "sky") > after + 25; }, 20s));
+  CHECK(metric(metrics(), "starsift_backend_fallbacks_total", "sky") == 1);
+  daemon.signal(SIGTERM);
+  const auto status = daemon.wait_exit(15s);
+  REQUIRE(status);
+  CHECK(*status == 0);
 }
