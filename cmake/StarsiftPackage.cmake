@@ -40,9 +40,9 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS "gstreamer1.0-plugins-base")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
     "systemd, gstreamer1.0-plugins-good, gstreamer1.0-plugins-ugly, libaravis-0.8-0")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "gstreamer1.0-plugins-bad, gstreamer1.0-tools")
-# A CUDA build also needs cuFFT (libcufft.so.12), which comes with NVIDIA's CUDA toolkit, not
-# from a Debian package: CPack runs dpkg-shlibdeps with --ignore-missing-info, so it adds no
-# dependency for it and docs/install.md says what the host needs. cudart is linked statically.
+# cudart is linked statically and cuFFT, which comes only with NVIDIA's CUDA toolkit (no Debian
+# package), is loaded at run time by whitening's shift estimation: the package depends on
+# neither, and docs/install.md says what a CUDA host needs.
 
 # Maintainer scripts, and the configuration as a conffile when the tree has one.
 set(_control ${PROJECT_SOURCE_DIR}/cmake/deb/postinst ${PROJECT_SOURCE_DIR}/cmake/deb/prerm

@@ -29,6 +29,8 @@ void print_version() {
   } else {
     std::printf("CUDA device 0: not usable (%s); backend=auto runs on the CPU\n", why_not.c_str());
   }
+  const std::string fft_why_not = cufft_unusable_reason();
+  std::printf("cuFFT: %s\n", fft_why_not.empty() ? "loaded" : fft_why_not.c_str());
 }
 
 }  // namespace starsift::app

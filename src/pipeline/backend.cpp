@@ -6,6 +6,7 @@
 #include "pipeline/error.hpp"
 
 #if STARSIFT_HAVE_CUDA
+#include "cuda/cufft_library.hpp"
 #include "cuda/device_query.hpp"
 #endif
 
@@ -41,6 +42,19 @@ std::string cuda_unusable_reason(int device_id, std::string* description) {
   (void)device_id;
   (void)description;
   return "this build has no CUDA backend (nvcc was not found when it was configured)";
+#endif
+}
+
+std::string cufft_unusable_reason() {
+#if STARSIFT_HAVE_CUDA
+  try {
+    cuda::cufft();
+    return {};
+  } catch (const Error& e) {
+    return e.problem();
+  }
+#else
+  return cuda_unusable_reason(0, nullptr);
 #endif
 }
 

@@ -33,4 +33,8 @@ BackendChoice resolve_backend(Backend requested, int device_id);
 // ("NVIDIA H100 80GB HBM3, sm_90") is written to `description` when usable.
 std::string cuda_unusable_reason(int device_id, std::string* description = nullptr);
 
+// Empty when cuFFT (loaded at run time; whitening's shift estimation on the GPU needs it)
+// loads; else why not. A CPU-only build: why there is no CUDA backend.
+std::string cufft_unusable_reason();
+
 }  // namespace starsift

@@ -2,12 +2,12 @@
 #include "cuda/whiten/whiten_buffers.hpp"
 
 #include <cuda_runtime_api.h>
-#include <cufft.h>
 
 #include <string>
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/cufft_library.hpp"
 #include "cuda/whiten/whiten_tuning.hpp"
 #include "pipeline/error.hpp"
 #include "pipeline/whiten/phase_peak.hpp"
@@ -136,13 +136,14 @@ void WhitenDeviceBuffers::allocate(const WhitenParams& params, const FrameShape&
           "whiten window (cudaMemcpy)");
     check(cudaMemcpy(state_.taper, taper.data(), spectrum * sizeof(float), cudaMemcpyHostToDevice),
           "whiten taper (cudaMemcpy)");
+    const CufftLibrary& fft = cufft();
     cufftHandle forward = 0, inverse = 0;
-    if (cufftPlan2d(&forward, s.window, s.window, CUFFT_R2C) != CUFFT_SUCCESS) {
+    if (fft.plan_2d(&forward, s.window, s.window, CUFFT_R2C) != CUFFT_SUCCESS) {
       throw Error("whiten: cuFFT could not plan a " + std::to_string(m) + "x" + std::to_string(m) +
                   " R2C transform");
     }
-    if (cufftPlan2d(&inverse, s.window, s.window, CUFFT_C2R) != CUFFT_SUCCESS) {
-      cufftDestroy(forward);
+    if (fft.plan_2d(&inverse, s.window, s.window, CUFFT_C2R) != CUFFT_SUCCESS) {
+      fft.destroy(forward);
       throw Error("whiten: cuFFT could not plan a " + std::to_string(m) + "x" + std::to_string(m) +
                   " C2R transform");
     }
@@ -157,8 +158,9 @@ void WhitenDeviceBuffers::allocate(const WhitenParams& params, const FrameShape&
 
 void WhitenDeviceBuffers::release() noexcept {
   if (plans_) {
-    cufftDestroy(state_.fft_forward);
-    cufftDestroy(state_.fft_inverse);
+    // Plans exist only once cufft() loaded the library.
+    cufft().destroy(state_.fft_forward);
+    cufft().destroy(state_.fft_inverse);
     plans_ = false;
   }
   if (memory_) cudaFree(memory_);

@@ -14,10 +14,10 @@
 // spectrum product are elementwise grids. Two M x M transforms per frame: plans made at configure,
 // bound to the frame's stream here.
 #include <cuda_runtime.h>
-#include <cufft.h>
 
 #include <cmath>
 
+#include "cuda/cufft_library.hpp"
 #include "cuda/whiten/whiten.cuh"
 #include "cuda/whiten/whiten_device.cuh"
 #include "pipeline/whiten/phase_peak.hpp"
@@ -298,15 +298,17 @@ cudaError_t launch_whiten_shift(const WhitenDeviceState& s, const WhitenFramePla
   STARSIFT_CUDA_TRY(cudaPeekAtLastError());
   window_kernel<<<(reals + kBlock - 1) / kBlock, kBlock, 0, stream>>>(s);
   STARSIFT_CUDA_TRY(cudaPeekAtLastError());
-  STARSIFT_CUDA_TRY(fft_status(cufftSetStream(s.fft_forward, stream)));
+  // The plans were made from the loaded library (WhitenDeviceBuffers::allocate).
+  const CufftLibrary& fft = cufft();
+  STARSIFT_CUDA_TRY(fft_status(fft.set_stream(s.fft_forward, stream)));
   STARSIFT_CUDA_TRY(fft_status(
-      cufftExecR2C(s.fft_forward, s.fft_in, reinterpret_cast<cufftComplex*>(s.spectrum))));
+      fft.exec_r2c(s.fft_forward, s.fft_in, reinterpret_cast<cufftComplex*>(s.spectrum))));
   if (!first) {
     cross_kernel<<<(complexes + kBlock - 1) / kBlock, kBlock, 0, stream>>>(s);
     STARSIFT_CUDA_TRY(cudaPeekAtLastError());
-    STARSIFT_CUDA_TRY(fft_status(cufftSetStream(s.fft_inverse, stream)));
+    STARSIFT_CUDA_TRY(fft_status(fft.set_stream(s.fft_inverse, stream)));
     STARSIFT_CUDA_TRY(fft_status(
-        cufftExecC2R(s.fft_inverse, reinterpret_cast<cufftComplex*>(s.cross), s.correlation)));
+        fft.exec_c2r(s.fft_inverse, reinterpret_cast<cufftComplex*>(s.cross), s.correlation)));
     peak_part_kernel<<<kWhitenShiftParts, kPartBlock, 0, stream>>>(s);
     STARSIFT_CUDA_TRY(cudaPeekAtLastError());
   }
