@@ -4,6 +4,7 @@
 
 #include "plugins/siftchain.hpp"
 #include "plugins/siftdetect.hpp"
+#include "plugins/siftfitssrc.hpp"
 #include "plugins/siftmedian.hpp"
 #include "plugins/siftskysrc.hpp"
 #include "plugins/siftwhiten.hpp"
@@ -16,6 +17,7 @@ static gboolean plugin_init(GstPlugin* plugin) {
   registered |= GST_ELEMENT_REGISTER(siftmedian, plugin);
   registered |= GST_ELEMENT_REGISTER(siftchain, plugin);
   registered |= GST_ELEMENT_REGISTER(siftskysrc, plugin);
+  registered |= GST_ELEMENT_REGISTER(siftfitssrc, plugin);
   registered |= GST_ELEMENT_REGISTER(siftwhiten, plugin);
   registered |= GST_ELEMENT_REGISTER(siftdetect, plugin);
 #if STARSIFT_HAVE_ARAVIS

@@ -165,8 +165,9 @@ FileSourceConfig read_file(ConfigReader& reader, MapReader& map,
                            const std::filesystem::path& base_directory) {
   FileSourceConfig file;
   if (const auto v = map.require("path",
-                                 "a video file, or an image sequence such as "
-                                 "frames/frame_%06d.png")) {
+                                 "a video file, an image sequence such as "
+                                 "frames/frame_%06d.png, or FITS frames such as "
+                                 "night/*.fits")) {
     if (const auto text = reader.text(*v, "a path"))
       file.path = resolve_path(base_directory, *text);
   }

@@ -171,6 +171,13 @@ void Daemon::tick() {
   std::erase_if(retiring_, [](const auto& r) { return r->state() == RunnerState::Stopped; });
   std::erase_if(teardowns_, [](const auto& t) { return t->done(); });
   check_ready();
+  // Every pipeline is done (file sources without loop, read to their end): nothing more will
+  // come, so the daemon stops as on SIGTERM and exits 0.
+  if (!stopping_ && !runners_.empty() &&
+      std::all_of(runners_.begin(), runners_.end(),
+                  [](const auto& r) { return r->state() == RunnerState::Stopped; })) {
+    begin_shutdown("every pipeline's source has ended");
+  }
   if (stopping_) check_shutdown();
   if (metrics_) metrics_->publish(snapshot());
 }

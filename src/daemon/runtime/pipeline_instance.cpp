@@ -156,6 +156,16 @@ GstClockTime running_time(GstPad* pad, GstClockTime pts) {
   return running;
 }
 
+// The buffer's "timestamp/x-unix" reference timestamp (UTC) in microseconds, if it has one.
+std::optional<std::int64_t> unix_time_us(GstBuffer* buffer) {
+  static GstStaticCaps unix_time = GST_STATIC_CAPS("timestamp/x-unix");
+  GstCaps* caps = gst_static_caps_get(&unix_time);
+  const GstReferenceTimestampMeta* meta = gst_buffer_get_reference_timestamp_meta(buffer, caps);
+  gst_caps_unref(caps);
+  if (meta == nullptr || !GST_CLOCK_TIME_IS_VALID(meta->timestamp)) return std::nullopt;
+  return static_cast<std::int64_t>(meta->timestamp / GST_USECOND);
+}
+
 GstPadProbeReturn on_source_buffer(GstPad* pad, GstPadProbeInfo* info, gpointer data) {
   const auto& ctx = context_of(data);
   if (!ctx->active.load(std::memory_order_relaxed)) return GST_PAD_PROBE_OK;
@@ -176,6 +186,9 @@ GstPadProbeReturn on_source_buffer(GstPad* pad, GstPadProbeInfo* info, gpointer 
       }
     }
   }
+  // A source that knows the frame's UTC says so (siftcamsrc: when the frame arrived;
+  // siftfitssrc: its DATE-OBS): that beats the pipeline clock, and for files it is the truth.
+  if (const std::optional<std::int64_t> stamped = unix_time_us(buffer)) utc = *stamped;
   ctx->outputs->on_source_frame(to_ns(pts), utc);
   return GST_PAD_PROBE_OK;
 }

@@ -73,13 +73,30 @@ bool ends_with(const std::string& text, const std::string& suffix) {
   return tail == suffix;
 }
 
+bool is_fits_path(const std::string& path) {
+  return ends_with(path, ".fits") || ends_with(path, ".fit") || ends_with(path, ".fts");
+}
+
 std::vector<ElementSpec> file_source(const FileSourceConfig& file, bool* loop_by_seek) {
   const std::string path = file.path.string();
+  if (is_fits_path(path)) {
+    if (path.find('%') != std::string::npos) {
+      throw Error("source.file.path: FITS frames '" + path + "' named by a printf pattern",
+                  "a FITS file, or a glob pattern naming several (night/*.fits)");
+    }
+    // FITS frames (a file or a glob pattern), stamped from DATE-OBS unless fps is set.
+    ElementSpec src{"siftfitssrc", "file", {}};
+    src.set("location", path);
+    if (file.loop) src.set("loop", "true");
+    if (file.fps.is_set()) src.set("fps", fraction_text(file.fps));
+    return {src};
+  }
   if (path.find('%') != std::string::npos) {
     // An image sequence: multifilesrc reads frame after frame by the printf pattern.
     if (!ends_with(path, ".png")) {
       throw Error("source.file.path: the image sequence '" + path + "' is not of PNG files",
-                  "a PNG sequence (frames/frame_%06d.png) or a video file GStreamer decodes");
+                  "a PNG sequence (frames/frame_%06d.png), FITS files (night/*.fits) or a video "
+                  "file GStreamer decodes");
     }
     ElementSpec src{"multifilesrc", "file", {}};
     src.set("location", path);
@@ -281,11 +298,15 @@ PipelinePlan plan_pipeline(const PipelineConfig& config, const PlanOptions& opti
   } catch (const Error& e) {
     throw Error("pipeline '" + config.name + "': " + e.problem(), e.allowed());
   }
+  bool grey_source = std::holds_alternative<SkySourceConfig>(config.source) ||
+                     std::holds_alternative<AravisSourceConfig>(config.source);
   if (const auto* file = std::get_if<FileSourceConfig>(&config.source)) {
-    plan.loop_file = file->loop && file->path.string().find('%') == std::string::npos;
+    const std::string path = file->path.string();
+    // multifilesrc and siftfitssrc loop by themselves; a video is sought back to its start.
+    plan.loop_file = file->loop && path.find('%') == std::string::npos && !is_fits_path(path);
+    grey_source = is_fits_path(path);
   }
-  if (!std::holds_alternative<SkySourceConfig>(config.source) &&
-      !std::holds_alternative<AravisSourceConfig>(config.source)) {
+  if (!grey_source) {
     // Any camera format to the grey formats the chain reads; a grey source passes as it is.
     plan.convert = {ElementSpec{"videoconvert", "convert", {}},
                     caps_spec("video/x-raw,format={GRAY16_LE,GRAY8}")};

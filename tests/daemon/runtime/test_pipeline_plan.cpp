@@ -216,6 +216,23 @@ TEST_CASE("file and gst sources", "[plan]") {
     chain: [{detect: {}}]
 )")),
                   Error);
+  CHECK_THROWS_AS(plan_pipeline(pipeline_of(R"(
+  - name: raw
+    source: {file: {path: /data/frame_%06d.raw}}
+    chain: [{detect: {}}]
+)")),
+                  Error);
+
+  // FITS frames: siftfitssrc, which loops by itself and gives grey frames (no videoconvert).
+  const PipelinePlan fits = plan_pipeline(pipeline_of(R"(
+  - name: archive
+    source: {file: {path: "/data/2026-11-27/*.fits", loop: true, fps: 10}}
+    chain: [{detect: {}}]
+)"));
+  CHECK(fits.source_launch ==
+        "siftfitssrc name=file location=\"/data/2026-11-27/*.fits\" loop=true fps=10/1");
+  CHECK_FALSE(fits.loop_file);
+  CHECK(fits.convert.empty());
 
   const PipelinePlan gst = plan_pipeline(pipeline_of(R"(
   - name: any
