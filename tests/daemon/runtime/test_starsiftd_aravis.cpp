@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <string>
 
 #include "daemon_process.hpp"
@@ -18,7 +19,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kFakeCamera = "/usr/bin/arv-fake-gv-camera-0.8";
+// Debian's, or the one $STARSIFT_ARV_FAKE_CAMERA names (a host where aravis-tools is not
+// installed but the program was brought along).
+const char* fake_camera_path() {
+  const char* path = std::getenv("STARSIFT_ARV_FAKE_CAMERA");
+  return path != nullptr ? path : "/usr/bin/arv-fake-gv-camera-0.8";
+}
+const char* const kFakeCamera = fake_camera_path();
 
 // The fake camera, serving GigE Vision on 127.0.0.1 until destroyed.
 class FakeCamera {
