@@ -32,13 +32,14 @@ systemctl enable --now starsiftd.")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # GStreamer elements starsiftd builds its pipelines from, which no library dependency brings:
 # appsink and videoconvert always (plugins-base); v4l2src, rtspsrc, splitmuxsink, matroskamux,
-# the PNG and JPEG decoders (plugins-good) and x264enc (plugins-ugly) as the config asks;
+# the PNG and JPEG decoders (plugins-good), x264enc (plugins-ugly) and the H.264/H.265
+# decoders an RTSP camera's stream needs (libav) as the config asks;
 # aravissrc (libaravis-0.8-0) for GigE and USB3 Vision cameras; nvh264enc (plugins-bad) on
 # NVIDIA hosts. systemd-sysusers and systemd-tmpfiles make the service's user and directories;
 # without systemd the plugin and the tool still work.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "gstreamer1.0-plugins-base")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
-    "systemd, gstreamer1.0-plugins-good, gstreamer1.0-plugins-ugly, libaravis-0.8-0")
+    "systemd, gstreamer1.0-plugins-good, gstreamer1.0-plugins-ugly, gstreamer1.0-libav, libaravis-0.8-0")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "gstreamer1.0-plugins-bad, gstreamer1.0-tools")
 # cudart is linked statically and cuFFT, which comes only with NVIDIA's CUDA toolkit (no Debian
 # package), is loaded at run time by whitening's shift estimation: the package depends on

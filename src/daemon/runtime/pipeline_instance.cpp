@@ -303,7 +303,10 @@ PipelineInstance::PipelineInstance(const PipelinePlan& plan, std::shared_ptr<Fra
     std::string description = plan.source_launch;
     if (!plan.convert.empty()) description += " ! " + launch_text(plan.convert);
     GError* error = nullptr;
-    GstElement* source = gst_parse_bin_from_description_full(description.c_str(), TRUE, nullptr,
+    // Only the src pad is ghosted, here: the parser's own ghosting would also take an element's
+    // unlinked sink pad, and a sink pad that a later pad (decodebin's) is to be linked to is
+    // unlinked at parse time: it became the bin's sink pad and the later link failed.
+    GstElement* source = gst_parse_bin_from_description_full(description.c_str(), FALSE, nullptr,
                                                              GST_PARSE_FLAG_FATAL_ERRORS, &error);
     if (source == nullptr) {
       const std::string reason = error != nullptr ? error->message : "unknown";
@@ -312,6 +315,10 @@ PipelineInstance::PipelineInstance(const PipelinePlan& plan, std::shared_ptr<Fra
                   "a gst-launch-1.0 description whose last element has a video src pad");
     }
     g_clear_error(&error);
+    if (GstPad* out = gst_bin_find_unlinked_pad(GST_BIN(source), GST_PAD_SRC)) {
+      gst_element_add_pad(source, gst_ghost_pad_new("src", out));
+      gst_object_unref(out);
+    }
     gst_object_set_name(GST_OBJECT(source), kSourceBinName);
     gst_bin_add(GST_BIN(pipeline_), source);
     GstElement* tee = gst_element_factory_make("tee", kRawTeeName);

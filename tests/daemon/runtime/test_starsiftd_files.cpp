@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -88,4 +89,37 @@ pipelines:
   for (int i = 0; i < kFrames; ++i) {
     CHECK(json[i]["utc"].as<std::string>() == dates[i] + "Z");
   }
+}
+
+TEST_CASE("a video file source is decoded, every frame through the chain", "[starsiftd][file]") {
+  TempDir dir;
+  const fs::path video = dir.path() / "night.mkv";
+  // 30 frames of H.264 in Matroska, as a recording of an IP camera.
+  const std::string make =
+      "gst-launch-1.0 -q videotestsrc num-buffers=30 pattern=ball ! "
+      "video/x-raw,width=96,height=96,framerate=10/1 ! x264enc ! "
+      "matroskamux ! filesink location=" +
+      video.string() + " > /dev/null 2>&1";
+  if (std::system(make.c_str()) != 0) {
+    WARN("SKIPPED: gst-launch-1.0 with x264enc cannot write the test video here");
+    return;
+  }
+  const int port = free_port();
+  const fs::path config = dir.path() / "starsiftd.yaml";
+  write_file(config, "state-directory: " + (dir.path() / "state").string() +
+                         "\nmetrics: {port: " + std::to_string(port) + R"(}
+pipelines:
+  - name: video
+    source: {file: {path: night.mkv}}
+    chain: [{whiten: {history: 4, shift: none}}, {detect: {}}]
+    outputs: {preview: {every-s: 0}}
+)");
+  DaemonProcess daemon({"--config", config.string()}, dir.path() / "starsiftd.log");
+  const auto status = daemon.wait_exit(60s);
+  INFO(daemon.output());
+  REQUIRE(status);
+  CHECK(*status == 0);
+  const auto lines = files_ending(dir.path() / "state" / "video", ".jsonl");
+  REQUIRE(lines.size() == 1);
+  CHECK(read_json_lines(lines[0]).size() == 30);
 }
