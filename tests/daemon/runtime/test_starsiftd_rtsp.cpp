@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <thread>
@@ -21,6 +22,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The test camera built with the tests, or the one $STARSIFT_RTSP_CAMERA names (another host).
+const char* rtsp_camera_path() {
+  const char* path = std::getenv("STARSIFT_RTSP_CAMERA");
+  return path != nullptr ? path : STARSIFT_RTSP_CAMERA;
+}
+
 // The camera as a process of its own, stopped and ended with signals.
 class RtspCamera {
  public:
@@ -31,8 +38,7 @@ class RtspCamera {
       freopen(out.c_str(), "w", stdout);
       freopen(out.c_str(), "a", stderr);
       const std::string p = std::to_string(port);
-      execl(STARSIFT_RTSP_CAMERA, STARSIFT_RTSP_CAMERA, "--port", p.c_str(), "--fps", "10",
-            nullptr);
+      execl(rtsp_camera_path(), rtsp_camera_path(), "--port", p.c_str(), "--fps", "10", nullptr);
       _exit(127);
     }
   }
