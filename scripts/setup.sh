@@ -38,6 +38,9 @@ PACKAGES=(
   zlib1g-dev                       # aravis-0.8.pc requires it too
   aravis-tools-cli                 # arv-tool-0.8: lists cameras and their ids (docs/cameras.md)
   aravis-tools                     # arv-fake-gv-camera-0.8: the fake GigE Vision camera starsiftd's tests read
+  libmosquitto-dev                 # starsiftd: detections published to an MQTT broker (src/daemon/publish)
+  mosquitto                        # the MQTT broker starsiftd's publishing tests start on 127.0.0.1
+  mosquitto-clients                # mosquitto_sub: the subscriber those tests read detections with
 )
 
 log() { printf 'setup: %s\n' "$*"; }
