@@ -14,6 +14,7 @@
 #include "daemon/config/config_file.hpp"
 #include "daemon/config/config_names.hpp"
 #include "daemon/config/config_reader.hpp"
+#include "daemon/config/mqtt_section.hpp"
 #include "daemon/config/source_section.hpp"
 #include "pipeline/engine/streaming_chain.hpp"
 #include "pipeline/param_checks.hpp"
@@ -22,8 +23,8 @@ namespace starsift::daemon {
 
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"state-directory",    "log",      "metrics", "disk",
-                                         "shutdown-timeout-s", "pipelines"};
+constexpr std::string_view kTopKeys[] = {"state-directory",    "log",       "metrics", "disk",
+                                         "shutdown-timeout-s", "pipelines", "mqtt"};
 constexpr std::string_view kLogKeys[] = {"level"};
 constexpr std::string_view kMetricsKeys[] = {"address", "port"};
 constexpr std::string_view kDiskKeys[] = {"min-free", "keep-nights"};
@@ -34,7 +35,8 @@ constexpr std::string_view kPipelineKeys[] = {"name",    "source", "chain",     
 constexpr std::string_view kRestartKeys[] = {"initial-s", "max-s"};
 constexpr std::string_view kTrackerKeys[] = {"gate",      "confirm",   "coast",
                                              "min-speed", "max-speed", "merge-streaks"};
-constexpr std::string_view kOutputsKeys[] = {"detections", "fits", "video", "preview"};
+constexpr std::string_view kOutputsKeys[] = {"detections", "fits", "video", "preview", "mqtt"};
+constexpr std::string_view kMqttOutputKeys[] = {"enabled"};
 constexpr std::string_view kDetectionsKeys[] = {"enabled"};
 constexpr std::string_view kFitsKeys[] = {"every-s", "on-detection", "max-per-hour"};
 constexpr std::string_view kVideoKeys[] = {"enabled", "segment-s", "encoder", "bitrate-kbps"};
@@ -115,6 +117,7 @@ class DaemonReader {
               "pipelines", "a sequence of pipelines, each a map with name, source and chain")) {
         read_pipelines(*pipelines, config);
       }
+      check_mqtt_outputs();
     }
     if (!reader_.problems().empty()) throw ConfigErrors(reader_.problems().in_file_order());
     return config;
@@ -141,6 +144,20 @@ class DaemonReader {
                 "0 (no limit) or 1.." + std::to_string(DiskConfig::kMaxKeepNights));
     }
     map.read("shutdown-timeout-s", config.shutdown_timeout_s, 0.0, true, kMaxShutdownTimeoutS, "s");
+    if (const auto v = map.find("mqtt")) {
+      mqtt_given_ = true;
+      config.mqtt = read_mqtt(reader_, *v, base_directory_);
+    }
+  }
+
+  // A pipeline that asks to publish (`outputs.mqtt.enabled: true` written out) needs a broker.
+  // Left out, the switch is on and means nothing without one.
+  void check_mqtt_outputs() {
+    if (mqtt_given_) return;  // a refused section has its own problems
+    for (const Value& at : mqtt_enabled_at_) {
+      reader_.refuse(at, "true, but the config has no mqtt section naming a broker",
+                     "a top-level 'mqtt: {host: ...}' (docs/publishing.md), or enabled: false");
+    }
   }
 
   void read_metrics(const Value& value, MetricsConfig& metrics) {
@@ -305,6 +322,13 @@ class DaemonReader {
       MapReader preview(reader_, *v, kPreviewKeys, "the preview output");
       preview.read("every-s", outputs.preview.every_s, 0.0, false, kDay, "s (0: no preview)");
     }
+    if (const auto v = map.find("mqtt")) {
+      MapReader mqtt(reader_, *v, kMqttOutputKeys, "the MQTT output");
+      mqtt.read("enabled", outputs.mqtt.enabled);
+      if (const auto enabled = mqtt.find("enabled"); enabled && outputs.mqtt.enabled) {
+        mqtt_enabled_at_.push_back(*enabled);
+      }
+    }
   }
 
   // A source whose frames come further apart than the stall timeout would be restarted
@@ -325,6 +349,8 @@ class DaemonReader {
   std::string_view text_;
   ConfigReader reader_;
   std::filesystem::path base_directory_;
+  bool mqtt_given_ = false;             // the file has a top-level `mqtt`
+  std::vector<Value> mqtt_enabled_at_;  // each `outputs.mqtt.enabled: true` written out
 };
 
 }  // namespace

@@ -217,12 +217,61 @@ struct PreviewOutput {
   bool operator==(const PreviewOutput&) const = default;
 };
 
+// Each frame's detections line published to the config's MQTT broker (`mqtt` above), as well.
+// On by default: with a broker configured, every pipeline publishes unless it says otherwise.
+struct MqttOutput {
+  bool enabled = true;  // `enabled`; true without a top-level `mqtt` section is refused
+  bool operator==(const MqttOutput&) const = default;
+};
+
 struct OutputsConfig {
   DetectionsOutput detections;  // `detections`
   FitsOutput fits;              // `fits`
   VideoOutput video;            // `video`
   PreviewOutput preview;        // `preview`
+  MqttOutput mqtt;              // `mqtt`
   bool operator==(const OutputsConfig&) const = default;
+};
+
+// ---- publishing --------------------------------------------------------------------------
+
+// TLS to the MQTT broker: its certificate checked against `ca-file`; `cert-file` and
+// `key-file` (both or neither) give this host a certificate of its own.
+struct MqttTlsConfig {
+  std::filesystem::path ca_file;    // `ca-file`: required in `tls`; PEM
+  std::filesystem::path cert_file;  // `cert-file`: PEM
+  std::filesystem::path key_file;   // `key-file`: PEM, not encrypted
+  bool enabled() const noexcept { return !ca_file.empty(); }
+  bool operator==(const MqttTlsConfig&) const = default;
+};
+
+// libmosquitto's reconnect backoff, in whole seconds (it counts in seconds).
+struct MqttReconnectConfig {
+  int initial_s = 1;  // `initial-s`: 1..3600, at most max_s
+  int max_s = 30;     // `max-s`: 1..3600
+  bool operator==(const MqttReconnectConfig&) const = default;
+};
+
+// The MQTT broker the pipelines' detections are published to (docs/publishing.md). One for
+// the whole host: a site with a dozen cameras has one broker; each pipeline publishes on a
+// topic of its own, <topic-prefix>/<host-name>/<pipeline>/detections.
+struct MqttConfig {
+  static constexpr int kDefaultPort = 1883;     // MQTT
+  static constexpr int kDefaultTlsPort = 8883;  // MQTT over TLS
+  static constexpr int kMaxQueue = 1000000;
+  std::string host;                       // `host`: required: a host name or an IP address
+  int port = kDefaultPort;                // `port`: 1..65535; 8883 when left out and `tls` is given
+  std::string username;                   // `username`: empty = none
+  std::string password;                   // `password`: only with a username
+  MqttTlsConfig tls;                      // `tls`: off unless given
+  std::string topic_prefix = "starsift";  // `topic-prefix`: one or more topic levels
+  // `host-name`: this host in topics and client ids; empty = the system's host name.
+  std::string host_name;
+  int qos = 1;                    // `qos`: 0, 1 (at least once), 2
+  int queue = 10000;              // `queue`: messages kept while the broker is away, 1..kMaxQueue
+  int keepalive_s = 60;           // `keepalive-s`: 5..3600
+  MqttReconnectConfig reconnect;  // `reconnect`
+  bool operator==(const MqttConfig&) const = default;
 };
 
 // ---- pipelines and the whole file --------------------------------------------------------
@@ -257,6 +306,7 @@ struct DaemonConfig {
   double shutdown_timeout_s =
       10.0;  // `shutdown-timeout-s`: SIGTERM to exit, files finalised; 0.1..600
   std::vector<PipelineConfig> pipelines;  // `pipelines`: 1..kMaxPipelines, names unique
+  std::optional<MqttConfig> mqtt;         // `mqtt`: the broker; none = nothing published
 
   // The pipeline called `name`, or nullptr.
   const PipelineConfig* find_pipeline(std::string_view name) const noexcept;
