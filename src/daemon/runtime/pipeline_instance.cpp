@@ -382,7 +382,23 @@ void PipelineInstance::add_probes(const PipelinePlan& plan) {
 void PipelineInstance::play() {
   context_->start_utc_us.store(g_get_real_time());
   if (gst_element_set_state(pipeline_, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
-    throw Error("pipeline '" + name_ + "' could not start (PLAYING refused; the bus says why)");
+    // The element that refused posted why on the bus; the watch will not see it (the pipeline
+    // goes before the main loop runs again), so it is read here.
+    std::string why = "PLAYING refused";
+    GstBus* bus = gst_element_get_bus(pipeline_);
+    if (GstMessage* message = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) {
+      GError* error = nullptr;
+      gchar* debug = nullptr;
+      gst_message_parse_error(message, &error, &debug);
+      why = std::string(GST_MESSAGE_SRC_NAME(message)) + ": " +
+            (error != nullptr ? error->message : "unknown error") +
+            (debug != nullptr ? std::string(" (") + debug + ")" : "");
+      g_clear_error(&error);
+      g_free(debug);
+      gst_message_unref(message);
+    }
+    gst_object_unref(bus);
+    throw Error("pipeline '" + name_ + "' could not start: " + why);
   }
 }
 

@@ -118,7 +118,7 @@ void PipelineRunner::start_instance() {
     state_ = RunnerState::Starting;
     instance_->play();
   } catch (const std::exception& e) {
-    fault(e.what());
+    if (!fall_back_to_cpu(e.what(), e.what())) fault(e.what());
   }
 }
 
@@ -159,6 +159,20 @@ gboolean PipelineRunner::restart_callback(gpointer self) {
   return G_SOURCE_REMOVE;
 }
 
+bool PipelineRunner::fall_back_to_cpu(const std::string& fault_text, const std::string& evidence) {
+  if (config_.backend != Backend::Auto || force_cpu_ || !mentions_cuda(evidence)) return false;
+  force_cpu_ = true;
+  counters_->backend_fallbacks.fetch_add(1);
+  log_->warn(
+      "backend auto: the GPU failed or cannot run this chain ({}); the pipeline runs on "
+      "the CPU from now on",
+      fault_text);
+  teardown();
+  last_fault_ = fault_text;
+  schedule_restart(0.0);
+  return true;
+}
+
 double PipelineRunner::restart_in_s() const {
   if (state_ != RunnerState::Waiting) return 0.0;
   return std::max<double>(0.0, static_cast<double>(restart_at_us_ - now_us()) * 1e-6);
@@ -186,16 +200,7 @@ bool PipelineRunner::on_bus(GstMessage* message) {
         return false;
       }
       log_->error("{}: {}{}", from, text, detail.empty() ? "" : " (" + detail + ")");
-      if (config_.backend == Backend::Auto && !force_cpu_ &&
-          (mentions_cuda(text) || mentions_cuda(detail))) {
-        force_cpu_ = true;
-        counters_->backend_fallbacks.fetch_add(1);
-        log_->warn("backend auto: the GPU failed; the pipeline runs on the CPU from now on");
-        teardown();
-        last_fault_ = from + ": " + text;
-        schedule_restart(0.0);
-        return false;
-      }
+      if (fall_back_to_cpu(from + ": " + text, text + " " + detail)) return false;
       fault(from + ": " + text);
       return false;  // the watch went with the pipeline
     }

@@ -90,6 +90,9 @@ class PipelineRunner {
  private:
   void start_instance();
   void fault(const std::string& reason);
+  // Under backend auto, a fault that names CUDA (`evidence`: its text) starts the pipeline
+  // again at once on the CPU, for good: logged, counted. False when it does not apply.
+  bool fall_back_to_cpu(const std::string& fault_text, const std::string& evidence);
   void teardown();
   void schedule_restart(double delay_s);
   void on_eos();

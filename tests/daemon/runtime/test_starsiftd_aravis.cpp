@@ -67,7 +67,7 @@ pipelines:
   - name: gige
     source:
       aravis: {camera: 127.0.0.1, fps: 10, pixel-format: Mono16, exposure-us: 5000, gain-db: 2}
-    chain: [{whiten: {history: 4, shift: none}}, {detect: {}}]
+    chain: [{whiten: {history: 4}}, {detect: {}}]
     stall-timeout-s: 5
     outputs: {preview: {every-s: 0}, fits: {every-s: 1}}
 )");

@@ -129,7 +129,7 @@ pipelines:
   const auto metrics = [&] { return http_get(port, "/metrics").body; };
   REQUIRE(eventually(
       [&] { return daemon.output().find("frames flow (backend") != std::string::npos; }, 30s));
-  if (daemon.output().find("frames flow (backend cuda)") == std::string::npos) {
+  if (daemon.output().find("frames flow (backend cuda") == std::string::npos) {
     WARN("SKIPPED: no usable CUDA device; backend auto ran on the CPU from the start");
     return;
   }
@@ -139,8 +139,7 @@ pipelines:
       [&] { return daemon.output().find("frames flow (backend cpu)") != std::string::npos; }, 30s));
   const std::string out = daemon.output();
   CHECK(out.find("fault injected by STARSIFT_CUDA_FAULT_AFTER") != std::string::npos);
-  CHECK(out.find("backend auto: the GPU failed; the pipeline runs on the CPU from now on") !=
-        std::string::npos);
+  CHECK(out.find("backend auto: the GPU failed or cannot run this chain (") != std::string::npos);
   // Frames go on after the fallback, and a fault that was handled is not a restart loop.
   const double after = metric(metrics(), "starsift_frames_out_total", "sky");
   REQUIRE(eventually(

@@ -69,7 +69,7 @@ TEST_CASE("a FITS file source: detections carry each frame's DATE-OBS", "[starsi
 pipelines:
   - name: archive
     source: {file: {path: frames/*.fits}}
-    chain: [{whiten: {history: 4, shift: none}}, {detect: {}}]
+    chain: [{whiten: {history: 4}}, {detect: {}}]
     outputs: {preview: {every-s: 0}}
 )");
   DaemonProcess daemon({"--config", config.string()}, dir.path() / "starsiftd.log");
@@ -111,7 +111,7 @@ TEST_CASE("a video file source is decoded, every frame through the chain", "[sta
 pipelines:
   - name: video
     source: {file: {path: night.mkv}}
-    chain: [{whiten: {history: 4, shift: none}}, {detect: {}}]
+    chain: [{whiten: {history: 4}}, {detect: {}}]
     outputs: {preview: {every-s: 0}}
 )");
   DaemonProcess daemon({"--config", config.string()}, dir.path() / "starsiftd.log");
