@@ -57,6 +57,7 @@ RunnerContext Daemon::runner_context() const {
   c.layout = NightLayout{config_.state_directory, NightClock::Local};
   c.plan_options.nvenc_available = nvenc_available();
   c.teardowns = const_cast<std::vector<std::shared_ptr<Teardown>>*>(&teardowns_);
+  c.mqtt = config_.mqtt;
   return c;
 }
 
@@ -284,8 +285,14 @@ void Daemon::reload() {
   if (next.log != config_.log) set_log_level(next.log.level);
   const bool metrics_changed = !(next.metrics == config_.metrics);
   const bool new_state_dir = next.state_directory != config_.state_directory;
+  const bool mqtt_changed = !(next.mqtt == config_.mqtt);
   const std::vector<PipelineChange> changes = plan_reload(config_, next);
   config_ = std::move(next);
+  if (mqtt_changed) {
+    // Before the pipelines' own changes, which may turn their publishing on or off.
+    spdlog::info("reload: mqtt: the broker settings changed; publishers connect again");
+    for (auto& r : runners_) r->set_mqtt(config_.mqtt);
+  }
   if (new_state_dir) {
     try {
       ensure_directory(config_.state_directory);
@@ -423,6 +430,13 @@ DaemonSnapshot Daemon::snapshot() const {
     p.movers = c.last_movers;
     p.fps = c.fps;
     p.latency_s = c.latency_s;
+    p.mqtt = r->outputs().publishing();
+    p.mqtt_published = c.mqtt.published;
+    p.mqtt_dropped = c.mqtt.dropped;
+    p.mqtt_failed = c.mqtt.failed;
+    p.mqtt_queued = c.mqtt.queued;
+    p.mqtt_connections = c.mqtt.connections;
+    p.mqtt_connected = c.mqtt.connected;
     if (const auto& times = r->chain_times()) {
       p.stage_s = times->stage_s;
       p.upload_s = times->upload_s;
@@ -492,6 +506,16 @@ void Daemon::print_summary(std::ostream& out) const {
     show("JSON lines  ", paths.detections, " (" + std::to_string(c.json_lines.load()) + " lines)");
     show("FITS        ", paths.fits, " (" + std::to_string(c.fits_files.load()) + " files)");
     show("preview     ", paths.preview, "");
+    if (c.mqtt.pushed.load() > 0 || r->outputs().publishing()) {
+      std::snprintf(line, sizeof line,
+                    "  MQTT        %llu published, %llu dropped (queue full), %llu failed, %llu "
+                    "unconfirmed\n",
+                    static_cast<unsigned long long>(c.mqtt.published.load()),
+                    static_cast<unsigned long long>(c.mqtt.dropped.load()),
+                    static_cast<unsigned long long>(c.mqtt.failed.load()),
+                    static_cast<unsigned long long>(c.mqtt.queued.load()));
+      out << line;
+    }
     if (r->config().outputs.video.enabled) {
       show("video       ", paths.video,
            " (" + std::to_string(c.video_segments.load()) + " segments)");

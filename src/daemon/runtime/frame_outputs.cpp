@@ -4,6 +4,7 @@
 #include <glib.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cmath>
 
 #include "daemon/runtime/preview_picture.hpp"
@@ -17,6 +18,12 @@ constexpr std::size_t kRawFrames = 12;       // raw frames kept for FITS on dete
 constexpr std::size_t kDetectionJobs = 512;  // ~20 s at 25 fps of lines waiting on a slow disk
 constexpr std::size_t kFrameJobs = 4;        // FITS frames and previews waiting
 constexpr std::int64_t kHourUs = 3600LL * 1000 * 1000;
+// A publisher replaced by a reload gets this long to have its queue confirmed by its broker
+// (the main loop waits); what is left goes on through the new one.
+constexpr std::chrono::milliseconds kPublisherSwapDrain{500};
+// At shutdown, the publisher gets this long to have the last lines confirmed; a broker that
+// is away costs no wait at all.
+constexpr std::chrono::milliseconds kPublisherFinishDrain{2000};
 
 std::int64_t now_us() {
   return g_get_monotonic_time();
@@ -49,6 +56,31 @@ void FrameOutputs::update(OutputsConfig outputs, FitsPipelineInfo fits_info) {
   const std::lock_guard lock(settings_mutex_);
   outputs_ = std::move(outputs);
   fits_info_ = std::move(fits_info);
+}
+
+void FrameOutputs::publish_to(const std::optional<MqttPublisherSettings>& settings,
+                              std::shared_ptr<spdlog::logger> log) {
+  std::shared_ptr<MqttPublisher> current;
+  {
+    const std::lock_guard lock(settings_mutex_);
+    current = publisher_;
+  }
+  if (!current && !settings) return;
+  if (current && settings && current->settings() == *settings) return;  // the same broker
+  std::deque<std::string> carried;
+  if (current) current->finish(kPublisherSwapDrain, settings ? &carried : nullptr);
+  std::shared_ptr<MqttPublisher> next;
+  if (settings) {
+    next = std::make_shared<MqttPublisher>(*settings, counters_.mqtt, std::move(log),
+                                           std::move(carried));
+  }
+  const std::lock_guard lock(settings_mutex_);
+  publisher_ = std::move(next);
+}
+
+bool FrameOutputs::publishing() const {
+  const std::lock_guard lock(settings_mutex_);
+  return publisher_ != nullptr;
 }
 
 void FrameOutputs::set_clock(ClockState clock) {
@@ -181,7 +213,7 @@ bool FrameOutputs::wants_processed_frame() const {
 void FrameOutputs::write_detections_job(std::uint64_t frame, std::int64_t pts_ns,
                                         std::int64_t utc_us, std::vector<DetectedObject> objects,
                                         std::uint32_t overflow, std::vector<Track> movers,
-                                        double fps) {
+                                        double fps, bool to_file) {
   std::shared_ptr<const ClockState> clock;
   {
     const std::lock_guard lock(settings_mutex_);
@@ -189,7 +221,22 @@ void FrameOutputs::write_detections_job(std::uint64_t frame, std::int64_t pts_ns
   }
   const bool queued =
       detections_worker_.post([this, frame, pts_ns, utc_us, objects = std::move(objects), overflow,
-                               movers = std::move(movers), fps, clock] {
+                               movers = std::move(movers), fps, clock, to_file] {
+        std::shared_ptr<MqttPublisher> publisher;
+        {
+          const std::lock_guard lock(settings_mutex_);
+          publisher = publisher_;
+        }
+        if (publisher) {
+          // The file's line, without its newline: one message per line. Published before
+          // the file is written, so a slow disk does not hold it back.
+          mqtt_line_.clear();
+          append_detections_line(mqtt_line_, {frame, pts_ns, utc_us, objects, overflow, movers},
+                                 fps, *clock);
+          if (!mqtt_line_.empty() && mqtt_line_.back() == '\n') mqtt_line_.pop_back();
+          publisher->push(mqtt_line_);
+        }
+        if (!to_file) return;
         try {
           if (!detections_) detections_ = std::make_unique<DetectionsFile>(layout_, pipeline_);
           detections_->write({frame, pts_ns, utc_us, objects, overflow, movers}, fps, *clock);
@@ -250,9 +297,10 @@ void FrameOutputs::on_chain_frame(const ChainFrame& frame) {
     const std::lock_guard lock(settings_mutex_);
     outputs = outputs_;
   }
-  if (outputs.detections.enabled) {
+  if (outputs.detections.enabled || publishing()) {
     write_detections_job(number, frame.pts_ns, utc, {frame.objects.begin(), frame.objects.end()},
-                         frame.overflow, {frame.movers.begin(), frame.movers.end()}, fps);
+                         frame.overflow, {frame.movers.begin(), frame.movers.end()}, fps,
+                         outputs.detections.enabled);
   }
   if (frame.truth != nullptr) score_truth(frame);
 
@@ -357,6 +405,12 @@ void FrameOutputs::finish() {
   finished_ = true;
   frames_worker_.finish();
   detections_worker_.finish();
+  std::shared_ptr<MqttPublisher> publisher;
+  {
+    const std::lock_guard lock(settings_mutex_);
+    publisher = publisher_;
+  }
+  if (publisher) publisher->finish(kPublisherFinishDrain);  // the last lines are in its queue
   if (detections_) {
     try {
       detections_->sync();

@@ -8,7 +8,9 @@
 // the truth of a synthetic sky, the preview's other panels). The files are written by two
 // FileWorker threads of its own, so no streaming thread ever waits on the disk: one for the
 // detections' JSON lines (in frame order), one for FITS frames and the preview. A job that
-// finds its queue full is dropped and counted (json_failures, fits_failures).
+// finds its queue full is dropped and counted (json_failures, fits_failures). With a broker,
+// the detections writer also hands each line to the pipeline's MQTT publisher
+// (src/daemon/publish), which never makes it wait on the network.
 //
 // Frame numbers: the source's frames are numbered 0, 1, 2, ... in the order they come, and a
 // gap in their timestamps (FrameTiming) skips the numbers of the frames missing, so the JSON
@@ -20,6 +22,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -30,6 +33,7 @@
 #include "daemon/outputs/detections_file.hpp"
 #include "daemon/outputs/fits_writer.hpp"
 #include "daemon/outputs/night_layout.hpp"
+#include "daemon/publish/mqtt_publisher.hpp"
 #include "daemon/runtime/file_worker.hpp"
 #include "daemon/runtime/frame_copy.hpp"
 #include "daemon/runtime/frame_timing.hpp"
@@ -67,6 +71,12 @@ class FrameOutputs {
 
   // A reload's new outputs settings, from the next frame.
   void update(OutputsConfig outputs, FitsPipelineInfo fits_info);
+  // Each detections line published with these settings from now on; none: not published.
+  // Settings equal to the current publisher's keep it (and its connection); others replace
+  // it, and the lines it had not sent go first through the new one.
+  void publish_to(const std::optional<MqttPublisherSettings>& settings,
+                  std::shared_ptr<spdlog::logger> log);
+  bool publishing() const;
   // The host clock's state recorded with the frames from now on (the daemon reads it once a
   // second: a system call and a few stat()s are not for every frame).
   void set_clock(ClockState clock);
@@ -118,7 +128,7 @@ class FrameOutputs {
   void post_fits(std::shared_ptr<FrameCopy> frame, const char* why);
   void write_detections_job(std::uint64_t frame, std::int64_t pts_ns, std::int64_t utc_us,
                             std::vector<DetectedObject> objects, std::uint32_t overflow,
-                            std::vector<Track> movers, double fps);
+                            std::vector<Track> movers, double fps, bool to_file);
   void score_truth(const ChainFrame& frame);
 
   const std::string pipeline_;
@@ -129,6 +139,7 @@ class FrameOutputs {
   OutputsConfig outputs_;
   FitsPipelineInfo fits_info_;
   std::shared_ptr<const ClockState> clock_;
+  std::shared_ptr<MqttPublisher> publisher_;  // null: not published
 
   // The source side's state: timing, and the recent frames' numbers and times by timestamp,
   // which the chain's output (a few frames later) looks up.
@@ -156,6 +167,7 @@ class FrameOutputs {
 
   // Written only on the detections worker.
   std::unique_ptr<DetectionsFile> detections_;
+  std::string mqtt_line_;  // reused: the line published
   FileWorker detections_worker_;
   FileWorker frames_worker_;
   bool finished_ = false;

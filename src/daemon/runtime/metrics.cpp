@@ -33,6 +33,19 @@ MetricFamily per_pipeline(const DaemonSnapshot& s, std::string name, std::string
   return family;
 }
 
+// Like per_pipeline(), for the pipelines that publish to MQTT only.
+MetricFamily per_publisher(const DaemonSnapshot& s, std::string name, std::string help,
+                           MetricType type, double (*value)(const PipelineSnapshot&)) {
+  MetricFamily family = per_pipeline(s, std::move(name), std::move(help), type, value);
+  std::erase_if(family.metric, [&](const ClientMetric& m) {
+    for (const PipelineSnapshot& p : s.pipelines) {
+      if (p.name == m.label.front().value) return !p.mqtt;
+    }
+    return true;
+  });
+  return family;
+}
+
 MetricFamily single(std::string name, std::string help, MetricType type, double value) {
   ClientMetric m;
   if (type == MetricType::Counter) {
@@ -94,6 +107,23 @@ std::string metrics_text(const DaemonSnapshot& s) {
   f.push_back(per_pipeline(s, "starsift_chain_download_seconds",
                            "The latest frame's copy from the GPU (0 on the CPU)", G,
                            [](const P& p) { return p.download_s; }));
+  f.push_back(per_publisher(s, "starsift_mqtt_published_total",
+                            "Detections lines the MQTT broker confirmed", C,
+                            [](const P& p) { return static_cast<double>(p.mqtt_published); }));
+  f.push_back(per_publisher(s, "starsift_mqtt_dropped_total",
+                            "Detections lines pushed out of the full MQTT queue, oldest first", C,
+                            [](const P& p) { return static_cast<double>(p.mqtt_dropped); }));
+  f.push_back(per_publisher(s, "starsift_mqtt_failed_total",
+                            "Detections lines refused by libmosquitto or unsent at a stop", C,
+                            [](const P& p) { return static_cast<double>(p.mqtt_failed); }));
+  f.push_back(per_publisher(s, "starsift_mqtt_queued",
+                            "Detections lines waiting for the MQTT broker now", G,
+                            [](const P& p) { return static_cast<double>(p.mqtt_queued); }));
+  f.push_back(per_publisher(s, "starsift_mqtt_connected", "1 while connected to the MQTT broker", G,
+                            [](const P& p) { return p.mqtt_connected ? 1.0 : 0.0; }));
+  f.push_back(per_publisher(s, "starsift_mqtt_connections_total",
+                            "Connections the MQTT broker accepted (reconnects included)", C,
+                            [](const P& p) { return static_cast<double>(p.mqtt_connections); }));
   MetricFamily stages{"starsift_stage_seconds",
                       "Each stage's time on the latest frame (siftchain's stages)",
                       G,

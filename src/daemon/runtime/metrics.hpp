@@ -30,6 +30,11 @@ struct PipelineSnapshot {
   double latency_s = 0.0;
   // siftchain's latest frame: each stage ("0:whiten") and the copies; empty without one.
   std::vector<std::pair<std::string, double>> stage_s;
+  // Detections published to the MQTT broker; `mqtt` false: this pipeline does not publish
+  // (and has no mqtt metrics).
+  bool mqtt = false, mqtt_connected = false;
+  std::uint64_t mqtt_published = 0, mqtt_dropped = 0, mqtt_failed = 0, mqtt_queued = 0,
+                mqtt_connections = 0;
   double upload_s = 0.0, download_s = 0.0;
   std::uint64_t zero_copy = 0, copied = 0;
 };

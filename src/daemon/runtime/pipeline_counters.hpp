@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "daemon/publish/publish_counters.hpp"
+
 namespace starsift::daemon {
 
 struct PipelineCounters {
@@ -37,6 +39,7 @@ struct PipelineCounters {
   std::atomic<double> latency_s{0.0};             // the latest frame: capture to its detections
   std::atomic<std::int64_t> last_frame_in_us{0};  // g_get_monotonic_time() of the latest
   std::atomic<std::int64_t> last_frame_out_us{0};
+  PublishCounters mqtt;  // the detections lines published to the MQTT broker
 };
 
 // A detection this close to a mover of the sky's truth (px) found it.

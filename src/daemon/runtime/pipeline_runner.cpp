@@ -78,6 +78,7 @@ PipelineRunner::PipelineRunner(PipelineConfig config, RunnerContext context)
       counters_(std::make_unique<PipelineCounters>()),
       backoff_s_(config_.restart.initial_s) {
   outputs_ = make_outputs();
+  update_publisher();
 }
 
 PipelineRunner::~PipelineRunner() {
@@ -87,6 +88,19 @@ PipelineRunner::~PipelineRunner() {
 
 FitsPipelineInfo PipelineRunner::fits_info() const {
   return {config_.name, source_description(config_.source), chain_flow_yaml(config_.chain.config)};
+}
+
+void PipelineRunner::set_mqtt(std::optional<MqttConfig> broker) {
+  context_.mqtt = std::move(broker);
+  update_publisher();
+}
+
+void PipelineRunner::update_publisher() {
+  std::optional<MqttPublisherSettings> settings;
+  if (context_.mqtt && config_.outputs.mqtt.enabled) {
+    settings = mqtt_publisher_settings(*context_.mqtt, config_.name);
+  }
+  outputs_->publish_to(settings, log_);
 }
 
 std::shared_ptr<FrameOutputs> PipelineRunner::make_outputs() const {
@@ -287,6 +301,7 @@ void PipelineRunner::apply_live(const PipelineConfig& next) {
   config_.restart = next.restart;
   config_.stall_timeout_s = next.stall_timeout_s;
   outputs_->update(config_.outputs, fits_info());
+  update_publisher();
   counters_->live_updates.fetch_add(1);
   if (!chain_changed || !instance_) return;  // the next start builds from config_
   try {
@@ -310,6 +325,7 @@ void PipelineRunner::rebuild(const PipelineConfig& next) {
   teardown();
   config_ = next;
   outputs_->update(config_.outputs, fits_info());
+  update_publisher();
   counters_->rebuilds.fetch_add(1);
   backoff_s_ = config_.restart.initial_s;
   restarting_ = false;

@@ -18,6 +18,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,7 @@ struct RunnerContext {
   NightLayout layout;
   PlanOptions plan_options;
   std::vector<std::shared_ptr<Teardown>>* teardowns = nullptr;
+  std::optional<MqttConfig> mqtt;  // the broker detections are published to; none: not published
 };
 
 class PipelineRunner {
@@ -69,6 +71,9 @@ class PipelineRunner {
   void finish_outputs();
   // The host clock's state, recorded with the frames from now on.
   void set_clock(const ClockState& clock) { outputs_->set_clock(clock); }
+  // A reload's broker settings: a change reconnects this pipeline's publisher, the same
+  // settings keep its connection.
+  void set_mqtt(std::optional<MqttConfig> broker);
 
   const std::string& name() const noexcept { return config_.name; }
   const PipelineConfig& config() const noexcept { return config_; }
@@ -101,6 +106,7 @@ class PipelineRunner {
   static gboolean restart_callback(gpointer self);
   FitsPipelineInfo fits_info() const;
   std::shared_ptr<FrameOutputs> make_outputs() const;
+  void update_publisher();  // the broker and outputs.mqtt -> the outputs' publisher
 
   PipelineConfig config_;
   RunnerContext context_;
