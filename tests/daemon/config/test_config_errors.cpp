@@ -462,9 +462,10 @@ TEST_CASE("sources: cameras, files, streams", "[daemon][config][errors]") {
                      "unknown format 'YUYV' (did you mean 'YUY2'?)", "GRAY8, GRAY16_LE, YUY2"});
   }
   SECTION("file: no path") {
-    require_refused(with_source("{file: {loop: true}}"),
-                    {"cfg.yaml:3:20", "pipelines[0].source.file.path", "missing",
-                     "a video file, or an image sequence"});
+    require_refused(
+        with_source("{file: {loop: true}}"),
+        {"cfg.yaml:3:20", "pipelines[0].source.file.path", "missing",
+         "a video file, an image sequence such as frames/frame_%06d.png, or FITS frames"});
   }
   SECTION("file: a frame rate that is a word") {
     require_refused(
