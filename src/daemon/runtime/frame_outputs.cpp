@@ -60,6 +60,16 @@ void FrameOutputs::update(OutputsConfig outputs, FitsPipelineInfo fits_info) {
 
 void FrameOutputs::publish_to(const std::optional<MqttPublisherSettings>& settings,
                               std::shared_ptr<spdlog::logger> log) {
+  publish_wanted_.store(settings.has_value());
+  // The swap runs on the detections worker, between two lines: each line before it goes to
+  // the old publisher, each after it to the new one, none to a publisher that is stopping.
+  // A worker that refuses the job (full, or finished) has it done here.
+  const auto swap = [this, settings, log] { swap_publisher(settings, log); };
+  if (!detections_worker_.post(swap)) swap();
+}
+
+void FrameOutputs::swap_publisher(const std::optional<MqttPublisherSettings>& settings,
+                                  std::shared_ptr<spdlog::logger> log) {
   std::shared_ptr<MqttPublisher> current;
   {
     const std::lock_guard lock(settings_mutex_);
@@ -297,7 +307,7 @@ void FrameOutputs::on_chain_frame(const ChainFrame& frame) {
     const std::lock_guard lock(settings_mutex_);
     outputs = outputs_;
   }
-  if (outputs.detections.enabled || publishing()) {
+  if (outputs.detections.enabled || publish_wanted_.load()) {
     write_detections_job(number, frame.pts_ns, utc, {frame.objects.begin(), frame.objects.end()},
                          frame.overflow, {frame.movers.begin(), frame.movers.end()}, fps,
                          outputs.detections.enabled);

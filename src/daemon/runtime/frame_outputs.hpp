@@ -17,6 +17,7 @@
 // lines show every loss as a jump in "frame". Numbers go on across rebuilds and restarts.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <filesystem>
@@ -71,9 +72,10 @@ class FrameOutputs {
 
   // A reload's new outputs settings, from the next frame.
   void update(OutputsConfig outputs, FitsPipelineInfo fits_info);
-  // Each detections line published with these settings from now on; none: not published.
-  // Settings equal to the current publisher's keep it (and its connection); others replace
-  // it, and the lines it had not sent go first through the new one.
+  // Each detections line published with these settings from the next line on; none: not
+  // published. Settings equal to the current publisher's keep it (and its connection);
+  // others replace it, and the lines it had not sent go first through the new one. The swap
+  // happens on the detections worker, in line order; the caller does not wait for it.
   void publish_to(const std::optional<MqttPublisherSettings>& settings,
                   std::shared_ptr<spdlog::logger> log);
   bool publishing() const;
@@ -126,6 +128,8 @@ class FrameOutputs {
   };
   bool find_source(std::int64_t pts_ns, SourceEntry* entry) const;
   void post_fits(std::shared_ptr<FrameCopy> frame, const char* why);
+  void swap_publisher(const std::optional<MqttPublisherSettings>& settings,
+                      std::shared_ptr<spdlog::logger> log);
   void write_detections_job(std::uint64_t frame, std::int64_t pts_ns, std::int64_t utc_us,
                             std::vector<DetectedObject> objects, std::uint32_t overflow,
                             std::vector<Track> movers, double fps, bool to_file);
@@ -139,7 +143,8 @@ class FrameOutputs {
   OutputsConfig outputs_;
   FitsPipelineInfo fits_info_;
   std::shared_ptr<const ClockState> clock_;
-  std::shared_ptr<MqttPublisher> publisher_;  // null: not published
+  std::shared_ptr<MqttPublisher> publisher_;  // null: not published; set on the detections worker
+  std::atomic<bool> publish_wanted_{false};   // the latest publish_to() asked for a publisher
 
   // The source side's state: timing, and the recent frames' numbers and times by timestamp,
   // which the chain's output (a few frames later) looks up.
