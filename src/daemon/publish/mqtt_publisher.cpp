@@ -74,7 +74,7 @@ void MqttPublisher::update_queued() {
 }
 
 bool MqttPublisher::sendable() const {
-  return connected_ && inflight_ < kInflightWindow && !queue_.empty();
+  return connected_ && !resending_ && inflight_ < kInflightWindow && !queue_.empty();
 }
 
 void MqttPublisher::run() {
@@ -142,6 +142,7 @@ void MqttPublisher::on_connected() {
   {
     const std::lock_guard lock(mutex_);
     connected_ = true;
+    resending_ = inflight_ > 0;
     first = !ever_connected_;
     ever_connected_ = true;
     last_refusal_ = 0;
@@ -199,6 +200,7 @@ void MqttPublisher::on_published() {
   {
     const std::lock_guard lock(mutex_);
     if (inflight_ > 0) --inflight_;
+    if (inflight_ == 0) resending_ = false;
     update_queued();
   }
   counters_.published.fetch_add(1, std::memory_order_relaxed);

@@ -94,6 +94,10 @@ class MqttPublisher final : private MqttConnection::Events {
   PublishQueue queue_;
   std::size_t inflight_ = 0;  // handed to libmosquitto, not yet confirmed
   bool connected_ = false;
+  // Reconnected with lines in flight: libmosquitto sends those again, but only after
+  // on_connected() returns, so new lines wait until they are confirmed (inflight_ == 0), or
+  // they would overtake them.
+  bool resending_ = false;
   bool accepting_ = true;
   bool stopping_ = false;
   bool finished_ = false;

@@ -182,6 +182,17 @@ void MosquittoBroker::stop() {
   process_.reset();
 }
 
+void MosquittoBroker::freeze() {
+  if (process_) process_->signal(SIGSTOP);
+}
+
+void MosquittoBroker::kill() {
+  if (!process_) return;
+  process_->signal(SIGKILL);
+  process_->wait_exit(std::chrono::seconds(5));
+  process_.reset();
+}
+
 void MosquittoBroker::allow_anonymous() {
   write_config(true);
   if (process_) process_->signal(SIGHUP);

@@ -61,6 +61,10 @@ class MosquittoBroker {
   void start(bool anonymous = true);
   // SIGTERM, and waits until it has exited (its port is free again).
   void stop();
+  // SIGSTOP: connections stay open, nothing is read or acknowledged.
+  void freeze();
+  // SIGKILL (frozen or not), and waits until it has exited: its clients' connections reset.
+  void kill();
   // The config rewritten and read again (SIGHUP): anonymous clients let in from now on.
   void allow_anonymous();
   // A user of the password file (mosquitto_passwd), read at the next start or SIGHUP.

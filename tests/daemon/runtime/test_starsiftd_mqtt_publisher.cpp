@@ -182,6 +182,51 @@ TEST_CASE("while the broker is away lines wait in the queue, and what does not f
   CHECK(received.size() + counters.dropped.load() == before.size() + during.size() + after.size());
 }
 
+TEST_CASE("lines in flight when the broker dies are sent again before the queued ones",
+          "[mqtt][publish][broker]") {
+  if (!mosquitto_available()) {
+    WARN(kMosquittoMissing);
+    return;
+  }
+  TempDir dir;
+  MosquittoBroker broker(dir.path() / "broker", free_port());
+  broker.start();
+  MqttSubscriber subscriber(dir.path(), broker.port(), "starsift/#");
+  REQUIRE(subscriber.wait_subscribed(10s));
+  PublishCounters counters;
+  const MqttPublisherSettings settings = local_settings(broker.port(), 1000);
+  MqttPublisher publisher(settings, counters, nullptr);
+  REQUIRE(eventually([&] { return counters.connected.load(); }, 10s));
+
+  // A frozen broker takes lines into its socket and confirms none: 5 in flight, room in the
+  // window for more. Killed, it loses what it had not read; 10 more queue meanwhile. On the
+  // reconnect libmosquitto sends the 5 again; the 10 must not overtake them.
+  broker.freeze();
+  const auto first = numbered(0, 5);
+  for (const auto& line : first) publisher.push(line);
+  std::this_thread::sleep_for(300ms);
+  CHECK(counters.queued == 5);
+  CHECK(counters.published == 0);
+  broker.kill();
+  REQUIRE(eventually([&] { return !counters.connected.load(); }, 10s));
+  const auto second = numbered(5, 15);
+  for (const auto& line : second) publisher.push(line);
+
+  broker.start(false);
+  REQUIRE(subscriber.wait_subscribed(20s));
+  broker.allow_anonymous();
+  REQUIRE(eventually([&] { return counters.queued.load() == 0; }, 20s));
+  publisher.finish(2s);
+  std::vector<std::string> expected = first;
+  expected.insert(expected.end(), second.begin(), second.end());
+  REQUIRE(eventually([&] { return subscriber.payloads(settings.topic).size() >= expected.size(); },
+                     10s));
+  std::size_t repeats = 0;
+  CHECK(first_copies(subscriber.payloads(settings.topic), &repeats) == expected);
+  CHECK(counters.published == expected.size());
+  check_balance(counters);
+}
+
 TEST_CASE("a broker that refuses the client: counted as waiting, not published; credentials",
           "[mqtt][publish][broker]") {
   if (!mosquitto_available()) {
