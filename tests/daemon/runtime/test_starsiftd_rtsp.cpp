@@ -78,7 +78,7 @@ pipelines:
       rtsp: {url: "rtsp://127.0.0.1:)" +
                          std::to_string(camera_port) +
                          R"(/cam", timeout-s: 2, transport: tcp, latency-ms: 100}
-    chain: [{whiten: {history: 4}}, {detect: {}}]
+    chain: [{whiten: {history: 4, shift: none, reject: mask}}, {detect: {}}]
     stall-timeout-s: 2
     restart: {initial-s: 0.5, max-s: 2}
     outputs: {preview: {every-s: 0}}
