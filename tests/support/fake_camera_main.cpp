@@ -5,7 +5,6 @@
 //
 //   starsift_fake_camera [--serial S] [--width W] [--height H] [--pixel-format Mono8|Mono16]
 //                        [--fps F]
-#include <glib-unix.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -13,13 +12,9 @@
 #include <string>
 
 #include "support/fake_camera.hpp"
+#include "support/serve_until_signalled.hpp"
 
 namespace {
-
-gboolean quit(gpointer loop) {
-  g_main_loop_quit(static_cast<GMainLoop*>(loop));
-  return G_SOURCE_REMOVE;
-}
 
 int usage(const char* problem) {
   std::fprintf(stderr,
@@ -82,10 +77,6 @@ int main(int argc, char** argv) {
   std::printf("ready %s\n", camera.id().c_str());
   std::fflush(stdout);
 
-  GMainLoop* loop = g_main_loop_new(nullptr, FALSE);
-  g_unix_signal_add(SIGINT, quit, loop);
-  g_unix_signal_add(SIGTERM, quit, loop);
-  g_main_loop_run(loop);
-  g_main_loop_unref(loop);
+  starsift::test::serve_until_signalled();
   return 0;
 }

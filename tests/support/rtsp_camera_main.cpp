@@ -5,7 +5,6 @@
 // nothing answers, as a camera that crashed does (RMS saw rtspsrc block on TEARDOWN there).
 //
 //   starsift_rtsp_camera --port P [--fps F] [--size N]
-#include <glib-unix.h>
 #include <gst/gst.h>
 #include <gst/rtsp-server/rtsp-server.h>
 
@@ -13,12 +12,9 @@
 #include <cstdlib>
 #include <string>
 
-namespace {
+#include "support/serve_until_signalled.hpp"
 
-gboolean quit(gpointer loop) {
-  g_main_loop_quit(static_cast<GMainLoop*>(loop));
-  return G_SOURCE_REMOVE;
-}
+namespace {
 
 int usage(const char* problem) {
   std::fprintf(stderr,
@@ -82,11 +78,7 @@ int main(int argc, char** argv) {
   std::printf("ready rtsp://127.0.0.1:%d/cam\n", port);
   std::fflush(stdout);
 
-  GMainLoop* loop = g_main_loop_new(nullptr, FALSE);
-  g_unix_signal_add(SIGINT, quit, loop);
-  g_unix_signal_add(SIGTERM, quit, loop);
-  g_main_loop_run(loop);
-  g_main_loop_unref(loop);
+  starsift::test::serve_until_signalled();
   g_object_unref(server);
   return 0;
 }
