@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <regex>
 #include <string>
 #include <thread>
@@ -23,7 +24,8 @@ namespace {
 
 // A sky small enough for two CPU cores at 25 fps; no FITS, preview or video, so the lines
 // are what matters. `mqtt` is the top-level section's flow map.
-std::string config_text(const fs::path& state, int metrics_port, const std::string& mqtt) {
+std::string config_text(const fs::path& state, int metrics_port, const std::string& mqtt,
+                        const std::string& more_pipelines = "") {
   return "state-directory: " + state.string() +
          "\nmetrics: {port: " + std::to_string(metrics_port) +
          "}\nshutdown-timeout-s: 5\nmqtt: " + mqtt + R"(
@@ -35,7 +37,7 @@ pipelines:
     chain: [{whiten: {history: 8}}, {detect: }]
     depth: 2
     outputs: {preview: {every-s: 0}}
-)";
+)" + more_pipelines;
 }
 
 std::string local_broker(int port, const std::string& more = "") {
@@ -107,10 +109,18 @@ TEST_CASE("starsiftd publishes each frame's detections line to the broker, in or
   const int port = free_port();
   const fs::path state = dir.path() / "state";
   const fs::path config = dir.path() / "starsiftd.yaml";
-  write_file(config, config_text(state, port, local_broker(broker.port())));
+  // A second pipeline that does not publish: it writes its files, and nothing else.
+  write_file(config, config_text(state, port, local_broker(broker.port()), R"(  - name: quiet
+    source: {sky: {width: 64, height: 64, fps: 10, movers: 1}}
+    chain: [{whiten: {history: 4}}, {detect: }]
+    outputs: {preview: {every-s: 0}, mqtt: {enabled: false}}
+)"));
   DaemonProcess daemon({"--config", config.string(), "--summary"}, dir.path() / "starsiftd.log");
   INFO(daemon.output());
   REQUIRE(eventually([&] { return scrape(port, "starsift_mqtt_published_total") >= 50; }, 30s));
+  const std::string metrics = http_get(port, "/metrics").body;
+  CHECK(metric(metrics, "starsift_json_lines_total", "quiet") > 0);
+  CHECK(std::isnan(metric(metrics, "starsift_mqtt_published_total", "quiet")));
   CHECK(scrape(port, "starsift_mqtt_connected") == 1.0);
   CHECK(scrape(port, "starsift_mqtt_connections_total") == 1.0);
   CHECK(scrape(port, "starsift_mqtt_dropped_total") == 0.0);
@@ -133,6 +143,9 @@ TEST_CASE("starsiftd publishes each frame's detections line to the broker, in or
   CHECK(summary.dropped == 0);
   CHECK(summary.failed == 0);
   CHECK(summary.unconfirmed == 0);
+  for (const MqttMessage& m : subscriber.messages()) {
+    CHECK(m.topic.find("quiet") == std::string::npos);
+  }
 }
 
 TEST_CASE("starsiftd keeps detections while the broker is away, and counts what did not fit",
