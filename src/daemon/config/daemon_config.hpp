@@ -245,10 +245,12 @@ struct MqttTlsConfig {
   bool operator==(const MqttTlsConfig&) const = default;
 };
 
-// libmosquitto's reconnect backoff, in whole seconds (it counts in seconds).
+// libmosquitto's reconnect backoff, in whole seconds (it counts in seconds): the n-th wait
+// is initial_s * n^2 (1, 4, 9, ... s), at most max_s, so a broker that is back is found
+// within max_s.
 struct MqttReconnectConfig {
   int initial_s = 1;  // `initial-s`: 1..3600, at most max_s
-  int max_s = 30;     // `max-s`: 1..3600
+  int max_s = 10;     // `max-s`: 1..3600
   bool operator==(const MqttReconnectConfig&) const = default;
 };
 

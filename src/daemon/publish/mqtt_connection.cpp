@@ -60,7 +60,7 @@ MqttConnection::MqttConnection(const MqttPublisherSettings& settings, Events& ev
             "TLS files " + settings_.ca_file.string(),
             "readable PEM files: ca-file, and cert-file with key-file (not encrypted)");
     }
-    // Doubling from initial to max seconds: libmosquitto's exponential backoff.
+    // libmosquitto's "exponential" backoff: the n-th wait is initial * n^2, at most max.
     check(
         mosquitto_reconnect_delay_set(client_, static_cast<unsigned>(settings_.reconnect_initial_s),
                                       static_cast<unsigned>(settings_.reconnect_max_s), true),

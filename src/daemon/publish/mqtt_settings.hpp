@@ -36,7 +36,7 @@ struct MqttPublisherSettings {
   std::size_t queue = 10000;
   int keepalive_s = 60;
   int reconnect_initial_s = 1;
-  int reconnect_max_s = 30;
+  int reconnect_max_s = 10;
 
   // "mqtt://host:port" or "mqtts://host:port", for the log (never the password).
   std::string broker_text() const;

@@ -49,7 +49,7 @@ TEST_CASE("mqtt: absent, nothing is published; given, its defaults", "[daemon][c
     CHECK(m.queue == 10000);
     CHECK(m.keepalive_s == 60);
     CHECK(m.reconnect.initial_s == 1);
-    CHECK(m.reconnect.max_s == 30);
+    CHECK(m.reconnect.max_s == 10);
   }
   SECTION("IPv4 and IPv6 addresses") {
     CHECK(parsed(sky_then("mqtt: {host: 127.0.0.1}\n")).mqtt->host == "127.0.0.1");
