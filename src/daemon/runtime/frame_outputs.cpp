@@ -373,22 +373,15 @@ void FrameOutputs::score_truth(const ChainFrame& frame) {
   const std::lock_guard lock(truth_mutex_);
   for (const MoverTruth& m : frame.truth->movers) {
     ++seen;
-    truth_seen_.insert(m.id);
-    for (const DetectedObject& o : frame.objects) {
-      const double dx = o.x - m.x, dy = o.y - m.y;
-      if (dx * dx + dy * dy <= r2) {
-        ++matched;
-        truth_detected_.insert(m.id);
-        break;
-      }
-    }
-    for (const Track& t : frame.movers) {
-      const double dx = t.x - m.x, dy = t.y - m.y;
-      if (dx * dx + dy * dy <= r2) {
-        truth_tracked_.insert(m.id);
-        break;
-      }
-    }
+    const auto near = [&](double x, double y) {
+      const double dx = x - m.x, dy = y - m.y;
+      return dx * dx + dy * dy <= r2;
+    };
+    bool detected = false, tracked = false;
+    for (const DetectedObject& o : frame.objects) detected = detected || near(o.x, o.y);
+    for (const Track& t : frame.movers) tracked = tracked || near(t.x, t.y);
+    if (detected) ++matched;
+    truth_.add(frame.truth->frame, m.id, detected, tracked);
   }
   counters_.truth_mover_frames.fetch_add(seen, std::memory_order_relaxed);
   counters_.truth_matched.fetch_add(matched, std::memory_order_relaxed);
@@ -433,9 +426,9 @@ void FrameOutputs::finish() {
 TruthSummary FrameOutputs::truth_summary() const {
   const std::lock_guard lock(truth_mutex_);
   TruthSummary s;
-  s.movers = truth_seen_.size();
-  s.detected = truth_detected_.size();
-  s.tracked = truth_tracked_.size();
+  s.movers = truth_.movers();
+  s.detected = truth_.detected();
+  s.tracked = truth_.tracked();
   s.mover_frames = counters_.truth_mover_frames.load();
   s.matched_frames = counters_.truth_matched.load();
   return s;

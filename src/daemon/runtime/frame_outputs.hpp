@@ -24,7 +24,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -39,6 +38,7 @@
 #include "daemon/runtime/frame_copy.hpp"
 #include "daemon/runtime/frame_timing.hpp"
 #include "daemon/runtime/pipeline_counters.hpp"
+#include "daemon/runtime/truth_tally.hpp"
 #include "pipeline/detect/catalogue.hpp"
 #include "pipeline/detect/tracker.hpp"
 #include "pipeline/sky/sky_truth.hpp"
@@ -165,7 +165,7 @@ class FrameOutputs {
   mutable std::int64_t next_preview_us_ = 0;
 
   mutable std::mutex truth_mutex_;
-  std::set<std::uint64_t> truth_seen_, truth_detected_, truth_tracked_;
+  TruthTally truth_;
 
   mutable std::mutex paths_mutex_;
   OutputPaths paths_;
