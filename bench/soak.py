@@ -134,7 +134,8 @@ def main():
             w = csv.DictWriter(f, fieldnames=list(samples[0].keys()))
             w.writeheader()
             w.writerows(samples)
-    settled = [s for s in samples if s["t_s"] >= args.warmup_s]
+    # After the warm-up, and before --duration ends the run (the stop frees what it held).
+    settled = [s for s in samples if args.warmup_s <= s["t_s"] < args.duration_s - 1]
     summary = {"config": args.config, "sky_size": args.sky_size or "as configured",
                "duration_s": args.duration_s, "exit_status": status, "samples": len(samples)}
     if settled:
