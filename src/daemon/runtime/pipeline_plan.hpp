@@ -3,8 +3,8 @@
 // function of the config (tested without GStreamer); pipeline_builder.hpp makes the elements.
 //
 //   source (a gst-launch description, parsed into a bin)
-//     ! [convert: videoconvert ! video/x-raw,format={GRAY16_LE,GRAY8}]   every source but sky and aravis
-//     ! tee name=raw
+//     ! [convert: videoconvert ! video/x-raw,format={GRAY16_LE,GRAY8}]   every source but sky and
+//     aravis ! tee name=raw
 //   raw. ! queue name=chain-queue ! [siftchain] ! [siftdetect] ! fakesink name=sink
 //   raw. ! queue leaky ! appsink name=frames          FITS frames and the preview's raw panel
 //   raw. ! queue leaky ! videoconvert ! x264enc ! splitmuxsink    recordings, when enabled
