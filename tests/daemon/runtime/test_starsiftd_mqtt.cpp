@@ -101,10 +101,9 @@ TEST_CASE("starsiftd publishes each frame's detections line to the broker, in or
     return;
   }
   TempDir dir;
-  MosquittoBroker broker(dir.path() / "broker", free_port());
-  broker.start();
-  MqttSubscriber subscriber(dir.path(), broker.port(), "starsift/#");
-  REQUIRE(subscriber.wait_subscribed(10s));
+  BrokerAndSubscriber local(dir.path(), "starsift/#");
+  MosquittoBroker& broker = local.broker;
+  MqttSubscriber& subscriber = local.subscriber;
 
   const int port = free_port();
   const fs::path state = dir.path() / "state";
@@ -158,10 +157,9 @@ TEST_CASE("starsiftd keeps detections while the broker is away, and counts what 
   const int queue = tiny ? 5 : 10000;
   INFO("queue " << queue);
   TempDir dir;
-  MosquittoBroker broker(dir.path() / "broker", free_port());
-  broker.start();
-  MqttSubscriber subscriber(dir.path(), broker.port(), "starsift/#");
-  REQUIRE(subscriber.wait_subscribed(10s));
+  BrokerAndSubscriber local(dir.path(), "starsift/#");
+  MosquittoBroker& broker = local.broker;
+  MqttSubscriber& subscriber = local.subscriber;
 
   const int port = free_port();
   const fs::path state = dir.path() / "state";
@@ -290,10 +288,9 @@ TEST_CASE("a reload keeps the broker's connection unless the broker settings cha
     return;
   }
   TempDir dir;
-  MosquittoBroker broker(dir.path() / "broker", free_port());
-  broker.start();
-  MqttSubscriber subscriber(dir.path(), broker.port(), "#");
-  REQUIRE(subscriber.wait_subscribed(10s));
+  BrokerAndSubscriber local(dir.path(), "#");
+  MosquittoBroker& broker = local.broker;
+  MqttSubscriber& subscriber = local.subscriber;
 
   const int port = free_port();
   const fs::path state = dir.path() / "state";

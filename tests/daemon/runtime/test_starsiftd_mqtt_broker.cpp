@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "test_starsiftd_mqtt_broker.hpp"
 
+#include <catch2/catch.hpp>
+
+#include "daemon_process.hpp"
+
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pwd.h>
@@ -268,6 +272,11 @@ std::vector<std::string> first_copies(const std::vector<std::string>& received,
     }
   }
   return out;
+}
+
+BrokerAndSubscriber::BrokerAndSubscriber(const fs::path& dir, const std::string& topic)
+    : broker(dir / "broker", free_port()), subscriber(dir, (broker.start(), broker.port()), topic) {
+  REQUIRE(subscriber.wait_subscribed(std::chrono::seconds(10)));
 }
 
 }  // namespace starsift::test

@@ -106,6 +106,14 @@ class MqttSubscriber {
   std::optional<ChildProcess> process_;
 };
 
+// What most tests start with: a broker on a free port under `dir`/broker, started, and a
+// subscriber to `topic` on it, subscribed (REQUIREd).
+struct BrokerAndSubscriber {
+  BrokerAndSubscriber(const std::filesystem::path& dir, const std::string& topic);
+  MosquittoBroker broker;
+  MqttSubscriber subscriber;
+};
+
 // The lines of a JSON-lines file as they were written, without their newlines.
 std::vector<std::string> text_lines(const std::filesystem::path& path);
 

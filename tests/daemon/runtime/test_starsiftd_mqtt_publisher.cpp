@@ -92,10 +92,9 @@ TEST_CASE("every line pushed reaches a subscriber, in order", "[mqtt][publish][b
     return;
   }
   TempDir dir;
-  MosquittoBroker broker(dir.path() / "broker", free_port());
-  broker.start();
-  MqttSubscriber subscriber(dir.path(), broker.port(), "starsift/#");
-  REQUIRE(subscriber.wait_subscribed(10s));
+  BrokerAndSubscriber local(dir.path(), "starsift/#");
+  MosquittoBroker& broker = local.broker;
+  MqttSubscriber& subscriber = local.subscriber;
 
   PublishCounters counters;
   const MqttPublisherSettings settings = local_settings(broker.port(), 1000);
@@ -126,10 +125,9 @@ TEST_CASE("while the broker is away lines wait in the queue, and what does not f
   const std::size_t queue = tiny ? 5 : 1000;
   INFO("queue " << queue);
   TempDir dir;
-  MosquittoBroker broker(dir.path() / "broker", free_port());
-  broker.start();
-  MqttSubscriber subscriber(dir.path(), broker.port(), "starsift/#");
-  REQUIRE(subscriber.wait_subscribed(10s));
+  BrokerAndSubscriber local(dir.path(), "starsift/#");
+  MosquittoBroker& broker = local.broker;
+  MqttSubscriber& subscriber = local.subscriber;
   PublishCounters counters;
   const MqttPublisherSettings settings = local_settings(broker.port(), queue);
   MqttPublisher publisher(settings, counters, nullptr);
@@ -189,10 +187,9 @@ TEST_CASE("lines in flight when the broker dies are sent again before the queued
     return;
   }
   TempDir dir;
-  MosquittoBroker broker(dir.path() / "broker", free_port());
-  broker.start();
-  MqttSubscriber subscriber(dir.path(), broker.port(), "starsift/#");
-  REQUIRE(subscriber.wait_subscribed(10s));
+  BrokerAndSubscriber local(dir.path(), "starsift/#");
+  MosquittoBroker& broker = local.broker;
+  MqttSubscriber& subscriber = local.subscriber;
   PublishCounters counters;
   const MqttPublisherSettings settings = local_settings(broker.port(), 1000);
   MqttPublisher publisher(settings, counters, nullptr);
