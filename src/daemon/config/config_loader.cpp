@@ -4,8 +4,6 @@
 // which records a refusal and lets reading go on.
 #include "daemon/config/config_loader.hpp"
 
-#include <arpa/inet.h>
-
 #include <map>
 #include <optional>
 #include <span>
@@ -15,6 +13,7 @@
 #include "daemon/config/config_names.hpp"
 #include "daemon/config/config_reader.hpp"
 #include "daemon/config/mqtt_section.hpp"
+#include "daemon/config/rtsp_section.hpp"
 #include "daemon/config/source_section.hpp"
 #include "pipeline/engine/streaming_chain.hpp"
 #include "pipeline/param_checks.hpp"
@@ -24,7 +23,7 @@ namespace starsift::daemon {
 namespace {
 
 constexpr std::string_view kTopKeys[] = {"state-directory",    "log",       "metrics", "disk",
-                                         "shutdown-timeout-s", "pipelines", "mqtt"};
+                                         "shutdown-timeout-s", "pipelines", "mqtt",    "rtsp"};
 constexpr std::string_view kLogKeys[] = {"level"};
 constexpr std::string_view kMetricsKeys[] = {"address", "port"};
 constexpr std::string_view kDiskKeys[] = {"min-free", "keep-nights"};
@@ -35,7 +34,8 @@ constexpr std::string_view kPipelineKeys[] = {"name",    "source", "chain",     
 constexpr std::string_view kRestartKeys[] = {"initial-s", "max-s"};
 constexpr std::string_view kTrackerKeys[] = {"gate",      "confirm",   "coast",
                                              "min-speed", "max-speed", "merge-streaks"};
-constexpr std::string_view kOutputsKeys[] = {"detections", "fits", "video", "preview", "mqtt"};
+constexpr std::string_view kOutputsKeys[] = {"detections", "fits", "video",
+                                             "preview",    "mqtt", "rtsp"};
 constexpr std::string_view kMqttOutputKeys[] = {"enabled"};
 constexpr std::string_view kDetectionsKeys[] = {"enabled"};
 constexpr std::string_view kFitsKeys[] = {"every-s", "on-detection", "max-per-hour"};
@@ -48,8 +48,6 @@ constexpr double kMaxStallTimeoutS = 3600.0;
 constexpr double kMaxRestartS = 3600.0;
 constexpr double kDay = 86400.0;
 constexpr int kMaxFitsPerHour = 100000;
-constexpr int kMinBitrateKbps = 100;
-constexpr int kMaxBitrateKbps = 200000;
 
 std::string keys_text(std::span<const std::string_view> keys) {
   return join_names(std::vector<std::string_view>(keys.begin(), keys.end()));
@@ -72,12 +70,6 @@ std::string name_allowed() {
   return "1 to " + std::to_string(kMaxPipelineNameLength) +
          " characters a-z, 0-9, '_' and '-', the first a letter or digit (it names the "
          "pipeline's directories, metrics labels and log fields)";
-}
-
-bool is_ip_address(const std::string& text) {
-  unsigned char address[sizeof(struct in6_addr)];
-  return ::inet_pton(AF_INET, text.c_str(), address) == 1 ||
-         ::inet_pton(AF_INET6, text.c_str(), address) == 1;
 }
 
 class DaemonReader {
@@ -118,6 +110,7 @@ class DaemonReader {
         read_pipelines(*pipelines, config);
       }
       check_mqtt_outputs();
+      resolve_rtsp_outputs(config);
     }
     if (!reader_.problems().empty()) throw ConfigErrors(reader_.problems().in_file_order());
     return config;
@@ -148,6 +141,10 @@ class DaemonReader {
       mqtt_given_ = true;
       config.mqtt = read_mqtt(reader_, *v, base_directory_);
     }
+    if (const auto v = map.find("rtsp")) {
+      rtsp_given_ = true;
+      config.rtsp = read_rtsp(reader_, *v);
+    }
   }
 
   // A pipeline that asks to publish (`outputs.mqtt.enabled: true` written out) needs a broker.
@@ -160,20 +157,27 @@ class DaemonReader {
     }
   }
 
-  void read_metrics(const Value& value, MetricsConfig& metrics) {
-    MapReader map(reader_, value, kMetricsKeys, "the metrics settings");
-    if (const auto v = map.find("address")) {
-      const std::string allowed =
-          "an IPv4 or IPv6 address: 127.0.0.1 or ::1 (this host only), 0.0.0.0 or :: (every "
-          "interface), or one of the host's";
-      if (const auto text = reader_.text(*v, allowed)) {
-        if (is_ip_address(*text)) {
-          metrics.address = *text;
-        } else {
-          reader_.refuse(*v, quote_value(*text) + " is not an IP address", allowed);
+  // Without a top-level `rtsp`, a pipeline that names views is refused; with one, a pipeline
+  // that names none serves every view.
+  void resolve_rtsp_outputs(DaemonConfig& config) {
+    for (std::size_t i = 0; i < config.pipelines.size(); ++i) {
+      RtspOutput& rtsp = config.pipelines[i].outputs.rtsp;
+      const std::optional<Value>& given = rtsp_streams_at_[i];
+      if (!rtsp_given_) {
+        if (given && !rtsp.streams.empty()) {
+          reader_.refuse(*given, "views to serve, but the config has no rtsp section",
+                         "a top-level 'rtsp:' (docs/publishing.md), or streams: []");
         }
+        rtsp.streams.clear();
+      } else if (!given) {
+        rtsp.streams = {StreamView::Raw, StreamView::Whitened, StreamView::Detections};
       }
     }
+  }
+
+  void read_metrics(const Value& value, MetricsConfig& metrics) {
+    MapReader map(reader_, value, kMetricsKeys, "the metrics settings");
+    read_listen_address(reader_, map, metrics.address);
     map.read("port", metrics.port, 0, 65535, "0 (no metrics endpoint) or 1..65535");
   }
 
@@ -202,8 +206,10 @@ class DaemonReader {
     std::map<std::string, std::string> named;
     for (std::size_t i = 0; i < node.size(); ++i) {
       const Value item = reader_.value(node[i], pipelines.where, pipelines.item(i));
+      rtsp_streams_.reset();
       if (auto pipeline = read_pipeline(item, named)) {
         config.pipelines.push_back(std::move(*pipeline));
+        rtsp_streams_at_.push_back(rtsp_streams_);
       }
     }
   }
@@ -322,6 +328,9 @@ class DaemonReader {
       MapReader preview(reader_, *v, kPreviewKeys, "the preview output");
       preview.read("every-s", outputs.preview.every_s, 0.0, false, kDay, "s (0: no preview)");
     }
+    if (const auto v = map.find("rtsp")) {
+      rtsp_streams_ = read_rtsp_output(reader_, *v, outputs.rtsp);
+    }
     if (const auto v = map.find("mqtt")) {
       MapReader mqtt(reader_, *v, kMqttOutputKeys, "the MQTT output");
       mqtt.read("enabled", outputs.mqtt.enabled);
@@ -351,6 +360,11 @@ class DaemonReader {
   std::filesystem::path base_directory_;
   bool mqtt_given_ = false;             // the file has a top-level `mqtt`
   std::vector<Value> mqtt_enabled_at_;  // each `outputs.mqtt.enabled: true` written out
+  bool rtsp_given_ = false;             // the file has a top-level `rtsp`
+  // Each pipeline's `outputs.rtsp.streams` when written out: of the one being read, and of
+  // each read (in the order of config.pipelines).
+  std::optional<Value> rtsp_streams_;
+  std::vector<std::optional<Value>> rtsp_streams_at_;
 };
 
 }  // namespace

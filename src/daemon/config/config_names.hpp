@@ -14,6 +14,7 @@ std::span<const Named<LogLevel>> log_level_names() noexcept;
 std::span<const Named<Backend>> backend_names() noexcept;
 std::span<const Named<RtspTransport>> rtsp_transport_names() noexcept;
 std::span<const Named<VideoEncoder>> video_encoder_names() noexcept;
+std::span<const Named<StreamView>> stream_view_names() noexcept;
 std::span<const Named<PsfKind>> psf_names() noexcept;
 // The formats the sky source renders through siftskysrc's caps.
 std::span<const Named<PixelFormat>> sky_format_names() noexcept;

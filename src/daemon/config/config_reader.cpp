@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "daemon/config/config_reader.hpp"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -395,6 +397,27 @@ void MapReader::read(std::string_view key, double& field, double min, bool min_o
 void MapReader::read(std::string_view key, bool& field) {
   if (const auto v = find(key)) {
     if (const auto parsed = reader_.boolean(*v)) field = *parsed;
+  }
+}
+
+bool is_ip_address(const std::string& text) {
+  unsigned char address[sizeof(struct in6_addr)];
+  return ::inet_pton(AF_INET, text.c_str(), address) == 1 ||
+         ::inet_pton(AF_INET6, text.c_str(), address) == 1;
+}
+
+void read_listen_address(ConfigReader& reader, MapReader& map, std::string& field) {
+  const auto v = map.find("address");
+  if (!v) return;
+  const std::string allowed =
+      "an IPv4 or IPv6 address: 127.0.0.1 or ::1 (this host only), 0.0.0.0 or :: (every "
+      "interface), or one of the host's";
+  if (const auto text = reader.text(*v, allowed)) {
+    if (is_ip_address(*text)) {
+      field = *text;
+    } else {
+      reader.refuse(*v, quote_value(*text) + " is not an IP address", allowed);
+    }
   }
 }
 

@@ -40,6 +40,7 @@ class Problems {
   // `anchor` places a problem found in another file (a chain file) where it is referred to.
   void add(ConfigProblem problem, SourceLocation anchor);
   bool empty() const noexcept { return entries_.empty(); }
+  std::size_t size() const noexcept { return entries_.size(); }
   // In file order (by line and column, a problem of another file at its anchor); problems at
   // the same place keep the order they were found in.
   std::vector<ConfigProblem> in_file_order() const;
@@ -162,5 +163,11 @@ std::optional<Enum> ConfigReader::choice(const Value& value, std::span<const Nam
   }
   return std::nullopt;
 }
+
+// An IPv4 or IPv6 address literal (inet_pton's forms).
+bool is_ip_address(const std::string& text);
+
+// A server's `address` key (metrics, rtsp), when given: an IP address of this host to listen on.
+void read_listen_address(ConfigReader& reader, MapReader& map, std::string& field);
 
 }  // namespace starsift::daemon

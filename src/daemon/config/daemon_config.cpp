@@ -18,6 +18,9 @@ constexpr Named<RtspTransport> kTransports[] = {
     {"tcp", RtspTransport::Tcp}, {"udp", RtspTransport::Udp}, {"auto", RtspTransport::Auto}};
 constexpr Named<VideoEncoder> kEncoders[] = {
     {"auto", VideoEncoder::Auto}, {"x264", VideoEncoder::X264}, {"nvenc", VideoEncoder::Nvenc}};
+constexpr Named<StreamView> kViewNames[] = {{"raw", StreamView::Raw},
+                                            {"whitened", StreamView::Whitened},
+                                            {"detections", StreamView::Detections}};
 constexpr Named<PsfKind> kPsfs[] = {{"gaussian", PsfKind::Gaussian}, {"moffat", PsfKind::Moffat}};
 constexpr Named<PixelFormat> kSkyFormats[] = {{"GRAY16_LE", PixelFormat::Gray16},
                                               {"GRAY8", PixelFormat::Gray8}};
@@ -35,6 +38,9 @@ std::span<const Named<RtspTransport>> rtsp_transport_names() noexcept {
 }
 std::span<const Named<VideoEncoder>> video_encoder_names() noexcept {
   return kEncoders;
+}
+std::span<const Named<StreamView>> stream_view_names() noexcept {
+  return kViewNames;
 }
 std::span<const Named<PsfKind>> psf_names() noexcept {
   return kPsfs;
@@ -54,6 +60,10 @@ std::string_view to_string(LogLevel level) noexcept {
 
 std::string_view to_string(RtspTransport transport) noexcept {
   return name_of(rtsp_transport_names(), transport);
+}
+
+std::string_view to_string(StreamView view) noexcept {
+  return name_of(stream_view_names(), view);
 }
 
 std::string_view to_string(VideoEncoder encoder) noexcept {

@@ -200,6 +200,8 @@ struct FitsOutput {
 };
 
 enum class VideoEncoder { Auto, X264, Nvenc };
+inline constexpr int kMinBitrateKbps = 100;  // an encoder's bitrate-kbps
+inline constexpr int kMaxBitrateKbps = 200000;
 std::string_view to_string(VideoEncoder encoder) noexcept;
 
 // Segmented video recordings of the source.
@@ -224,12 +226,28 @@ struct MqttOutput {
   bool operator==(const MqttOutput&) const = default;
 };
 
+// The live pictures a pipeline can be watched through (docs/publishing.md), each an 8-bit view:
+// the camera's frame, the chain's output before detection, and that output with the
+// detections and movers drawn on it.
+enum class StreamView { Raw, Whitened, Detections };
+inline constexpr int kStreamViews = 3;
+std::string_view to_string(StreamView view) noexcept;
+
+// The pipeline's views served by the host's RTSP server (`rtsp` below), as
+// rtsp://<address>:<port>/<pipeline>/<view>. With a top-level `rtsp` section and no
+// `outputs.rtsp`, every view is served; without one, none (the loader resolves this).
+struct RtspOutput {
+  std::vector<StreamView> streams;  // `streams`: raw, whitened, detections; [] = none
+  bool operator==(const RtspOutput&) const = default;
+};
+
 struct OutputsConfig {
   DetectionsOutput detections;  // `detections`
   FitsOutput fits;              // `fits`
   VideoOutput video;            // `video`
   PreviewOutput preview;        // `preview`
   MqttOutput mqtt;              // `mqtt`
+  RtspOutput rtsp;              // `rtsp`
   bool operator==(const OutputsConfig&) const = default;
 };
 
@@ -276,6 +294,19 @@ struct MqttConfig {
   bool operator==(const MqttConfig&) const = default;
 };
 
+// The host's RTSP server (gst-rtsp-server): one for all pipelines, each view a mount with one
+// shared encoder however many clients watch it; nothing is encoded while nobody watches.
+struct RtspConfig {
+  static constexpr int kDefaultPort = 8554;
+  std::string address = "127.0.0.1";          // `address`: an IP address to listen on
+  int port = kDefaultPort;                    // `port`: 1..65535
+  std::string username;                       // `username`: with `password`, Basic auth
+  std::string password;                       // `password`
+  VideoEncoder encoder = VideoEncoder::Auto;  // `encoder`: auto (NVENC when present), x264, nvenc
+  int bitrate_kbps = 2000;                    // `bitrate-kbps`: 100..200000, per view
+  bool operator==(const RtspConfig&) const = default;
+};
+
 // ---- pipelines and the whole file --------------------------------------------------------
 
 inline constexpr int kMaxPipelineNameLength = 32;
@@ -309,6 +340,7 @@ struct DaemonConfig {
       10.0;  // `shutdown-timeout-s`: SIGTERM to exit, files finalised; 0.1..600
   std::vector<PipelineConfig> pipelines;  // `pipelines`: 1..kMaxPipelines, names unique
   std::optional<MqttConfig> mqtt;         // `mqtt`: the broker; none = nothing published
+  std::optional<RtspConfig> rtsp;         // `rtsp`: the RTSP server; none = not served
 
   // The pipeline called `name`, or nullptr.
   const PipelineConfig* find_pipeline(std::string_view name) const noexcept;

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "daemon/config/mqtt_section.hpp"
 
-#include <arpa/inet.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,12 +22,6 @@ constexpr int kMinKeepaliveS = 5;  // libmosquitto refuses less
 constexpr int kMaxKeepaliveS = 3600;
 constexpr std::size_t kMaxHostBytes = 253;          // a DNS name
 constexpr std::size_t kMaxCredentialBytes = 65535;  // an MQTT string
-
-bool is_ip_address(const std::string& text) {
-  unsigned char address[sizeof(struct in6_addr)];
-  return ::inet_pton(AF_INET, text.c_str(), address) == 1 ||
-         ::inet_pton(AF_INET6, text.c_str(), address) == 1;
-}
 
 // A DNS name: labels of letters, digits and '-', separated by dots.
 bool is_dns_name(std::string_view name) {

@@ -47,6 +47,7 @@ Daemon::~Daemon() {
   if (duration_source_ != 0) g_source_remove(duration_source_);
   runners_.clear();
   retiring_.clear();
+  rtsp_.reset();
   if (disk_thread_.joinable()) disk_thread_.join();
   metrics_.reset();
   g_main_loop_unref(loop_);
@@ -58,7 +59,28 @@ RunnerContext Daemon::runner_context() const {
   c.plan_options.nvenc_available = nvenc_available();
   c.teardowns = const_cast<std::vector<std::shared_ptr<Teardown>>*>(&teardowns_);
   c.mqtt = config_.mqtt;
+  c.rtsp = rtsp_;
   return c;
+}
+
+void Daemon::start_rtsp() {
+  rtsp_.reset();  // the old server first: a new one may want its port
+  if (!config_.rtsp) return;
+  const RtspConfig& rtsp = *config_.rtsp;
+  PlanOptions options;
+  options.nvenc_available = nvenc_available();
+  // A key frame every 2 s for the clients already watching; a client that comes asks for one.
+  const std::string encoder =
+      launch_text({h264_encoder(rtsp.encoder, rtsp.bitrate_kbps, key_frame_interval(0, 2.0), options)});
+  try {
+    rtsp_ = std::make_shared<RtspServer>(rtsp, encoder);
+    spdlog::info("rtsp: live views on rtsp://{}:{}/<pipeline>/<view> ({}{})", rtsp.address,
+                 rtsp_->port(), encoder.substr(0, encoder.find(' ')),
+                 rtsp.username.empty() ? "" : ", with a user name and password");
+  } catch (const Error& e) {
+    // The pipelines matter more than their live views: they run on without them.
+    spdlog::error("{}; allowed: {} (running without live views)", e.problem(), e.allowed());
+  }
 }
 
 void Daemon::start_pipeline(const PipelineConfig& config) {
@@ -90,6 +112,7 @@ int Daemon::run() {
   }
   clock_ = read_clock_state();
   start_metrics();
+  start_rtsp();
   sources_.push_back(g_unix_signal_add(SIGTERM, &Daemon::on_stop_signal, this));
   sources_.push_back(g_unix_signal_add(SIGINT, &Daemon::on_stop_signal, this));
   sources_.push_back(g_unix_signal_add(SIGHUP, &Daemon::on_hup_signal, this));
@@ -286,12 +309,19 @@ void Daemon::reload() {
   const bool metrics_changed = !(next.metrics == config_.metrics);
   const bool new_state_dir = next.state_directory != config_.state_directory;
   const bool mqtt_changed = !(next.mqtt == config_.mqtt);
+  const bool rtsp_changed = !(next.rtsp == config_.rtsp);
   const std::vector<PipelineChange> changes = plan_reload(config_, next);
   config_ = std::move(next);
   if (mqtt_changed) {
     // Before the pipelines' own changes, which may turn their publishing on or off.
     spdlog::info("reload: mqtt: the broker settings changed; publishers connect again");
     for (auto& r : runners_) r->set_mqtt(config_.mqtt);
+  }
+  if (rtsp_changed) {
+    // A new server: its clients connect again (a player does by itself).
+    spdlog::info("reload: rtsp: the server settings changed; it starts again");
+    start_rtsp();
+    for (auto& r : runners_) r->set_rtsp(rtsp_);
   }
   if (new_state_dir) {
     try {
@@ -328,6 +358,7 @@ void Daemon::reload() {
         }
         break;
       case PipelineChangeKind::Remove:
+        if (rtsp_) rtsp_->unmount(change.name);
         (*it)->stop();
         retiring_.push_back(std::move(*it));
         runners_.erase(it);
@@ -444,11 +475,25 @@ DaemonSnapshot Daemon::snapshot() const {
       p.zero_copy = times->zero_copy;
       p.copied = times->copied;
     }
+    for (int v = 0; v < kStreamViews; ++v) {
+      if (const auto& feed = r->views()[v]) {
+        const ViewFeedCounts counts = feed->counts();
+        p.views.push_back(ViewSnapshot{std::string(to_string(static_cast<StreamView>(v))),
+                                       rtsp_ ? rtsp_->url(r->name(), static_cast<StreamView>(v))
+                                             : std::string(),
+                                       counts.sinks > 0, counts.frames, counts.dropped});
+      }
+    }
     s.pipelines.push_back(std::move(p));
   }
   s.clock = clock_;
   s.reloads = reloads_;
   s.reload_failures = reload_failures_;
+  if (rtsp_) {
+    s.rtsp = true;
+    s.rtsp_clients = rtsp_->counts().clients;
+    s.rtsp_connections = rtsp_->counts().connections;
+  }
   s.uptime_s = static_cast<double>(now_us() - started_us_) * 1e-6;
   s.ready = ready_;
   s.stopping = stopping_;

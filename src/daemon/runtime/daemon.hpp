@@ -67,6 +67,7 @@ class Daemon {
   RunnerContext runner_context() const;
   void start_pipeline(const PipelineConfig& config);
   void start_metrics();
+  void start_rtsp();  // (again) from config_.rtsp; none: not served
   void reload();
   void begin_shutdown(const char* why);
   void tick();
@@ -86,6 +87,7 @@ class Daemon {
   std::vector<std::unique_ptr<PipelineRunner>> retiring_;  // removed by a reload, stopping
   std::vector<std::shared_ptr<Teardown>> teardowns_;
   std::unique_ptr<MetricsServer> metrics_;
+  std::shared_ptr<RtspServer> rtsp_;  // the live views' server; null: none
   std::vector<guint> sources_;  // signal handlers and timers, removed at the end
   guint duration_source_ = 0;   // --duration's timer while pending
   ClockState clock_;

@@ -140,6 +140,12 @@ bool FrameOutputs::find_source(std::int64_t pts_ns, SourceEntry* entry) const {
   return false;
 }
 
+std::optional<std::int64_t> FrameOutputs::source_utc_us(std::int64_t pts_ns) const {
+  SourceEntry entry;
+  if (!find_source(pts_ns, &entry)) return std::nullopt;
+  return entry.utc_us;
+}
+
 void FrameOutputs::on_raw_frame(ConstImageView image, std::int64_t pts_ns,
                                 std::int64_t duration_ns) {
   FitsOutput fits;

@@ -93,6 +93,8 @@ class FrameOutputs {
   };
   Stamp on_source_frame(std::int64_t pts_ns, std::int64_t utc_us);
 
+  // The UTC of a recent source frame by its timestamp; nothing when it is not recent.
+  std::optional<std::int64_t> source_utc_us(std::int64_t pts_ns) const;
   // ---- the frames branch ----
   // A raw frame (as it enters the chain). Copied when FITS or the preview may want it.
   void on_raw_frame(ConstImageView image, std::int64_t pts_ns, std::int64_t duration_ns);

@@ -137,6 +137,31 @@ std::string metrics_text(const DaemonSnapshot& s) {
     }
   }
   f.push_back(std::move(stages));
+  const auto per_view = [&](const char* name, const char* help, MetricType type,
+                            double (*value)(const ViewSnapshot&)) {
+    MetricFamily family{name, help, type, {}};
+    for (const P& p : s.pipelines) {
+      for (const ViewSnapshot& v : p.views) {
+        ClientMetric m;
+        m.label = {{"pipeline", p.name}, {"view", v.view}};
+        (type == C ? m.counter.value : m.gauge.value) = value(v);
+        family.metric.push_back(std::move(m));
+      }
+    }
+    f.push_back(std::move(family));
+  };
+  per_view("starsift_view_frames_total", "Live view frames handed to the encoder", C,
+           [](const ViewSnapshot& v) { return static_cast<double>(v.frames); });
+  per_view("starsift_view_dropped_total", "Live view frames dropped because the encoder was behind",
+           C, [](const ViewSnapshot& v) { return static_cast<double>(v.dropped); });
+  per_view("starsift_view_watched", "1 while an RTSP client watches the view", G,
+           [](const ViewSnapshot& v) { return v.watched ? 1.0 : 0.0; });
+  if (s.rtsp) {
+    f.push_back(single("starsift_rtsp_clients", "RTSP clients connected now", G,
+                       static_cast<double>(s.rtsp_clients)));
+    f.push_back(single("starsift_rtsp_connections_total", "RTSP client connections since the start",
+                       C, static_cast<double>(s.rtsp_connections)));
+  }
   f.push_back(single("starsift_clock_synchronised",
                      "The kernel says the host clock is synchronised (1) or not (0)", G,
                      s.clock.synchronised ? 1.0 : 0.0));

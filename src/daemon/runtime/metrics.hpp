@@ -15,6 +15,14 @@ namespace starsift::daemon {
 
 // One pipeline as the metrics and /healthz see it.
 struct PipelineSnapshot {
+// A live view served over RTSP.
+struct ViewSnapshot {
+  std::string view;  // raw, whitened, detections
+  std::string url;
+  bool watched = false;  // a client watches it now
+  std::uint64_t frames = 0, dropped = 0;
+};
+
   std::string name;
   std::string state;     // RunnerState's name
   bool flowing = false;  // frames come out of the chain
@@ -37,6 +45,7 @@ struct PipelineSnapshot {
                 mqtt_connections = 0;
   double upload_s = 0.0, download_s = 0.0;
   std::uint64_t zero_copy = 0, copied = 0;
+  std::vector<ViewSnapshot> views;  // the live views served
 };
 
 struct DaemonSnapshot {
@@ -50,6 +59,9 @@ struct DaemonSnapshot {
 
 // The metrics as Prometheus text (version 0.0.4), names starting with starsift_.
 std::string metrics_text(const DaemonSnapshot& snapshot);
+  bool rtsp = false;  // the RTSP server runs
+  int rtsp_clients = 0;
+  std::uint64_t rtsp_connections = 0;
 
 // /healthz: healthy when every pipeline passes frames (a file that ended counts as done, not
 // failed). `body` gets one line per pipeline.

@@ -6,10 +6,15 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
+#include <array>
+#include <cstdlib>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "daemon/runtime/chain_text.hpp"
+#include "daemon/runtime/view_render.hpp"
+#include "daemon/stream/view_stamp.hpp"
 #include "pipeline/error.hpp"
 #include "plugins/common/result_meta.hpp"
 #include "plugins/common/sky_truth_meta.hpp"
@@ -131,6 +136,11 @@ struct PipelineInstance::ProbeContext {
   bool live = true;
   std::atomic<std::int64_t> start_utc_us{0};
   std::atomic<bool> active{true};
+  // The live views: where their frames go (a reload may swap the server), and each view's
+  // renderer, used only by that view's appsink thread.
+  std::mutex views_mutex;
+  ViewFeeds views;
+  std::array<ViewRenderer, kStreamViews> renderers;
 };
 
 namespace {
@@ -193,6 +203,36 @@ GstPadProbeReturn on_source_buffer(GstPad* pad, GstPadProbeInfo* info, gpointer 
   return GST_PAD_PROBE_OK;
 }
 
+// A GRAY8 or GRAY16 frame of a buffer, mapped for reading while the object lives.
+class MappedGrayFrame {
+ public:
+  MappedGrayFrame(GstBuffer* buffer, GstCaps* caps) {
+    GstVideoInfo info;
+    if (buffer == nullptr || caps == nullptr || !gst_video_info_from_caps(&info, caps)) return;
+    const GstVideoFormat f = GST_VIDEO_INFO_FORMAT(&info);
+    if (f != GST_VIDEO_FORMAT_GRAY8 && f != GST_VIDEO_FORMAT_GRAY16_LE) return;
+    if (!gst_video_frame_map(&frame_, &info, buffer, GST_MAP_READ)) return;
+    mapped_ = true;
+    view_ = ConstImageView{static_cast<const std::byte*>(GST_VIDEO_FRAME_PLANE_DATA(&frame_, 0)),
+                           GST_VIDEO_FRAME_WIDTH(&frame_), GST_VIDEO_FRAME_HEIGHT(&frame_),
+                           GST_VIDEO_FRAME_PLANE_STRIDE(&frame_, 0),
+                           f == GST_VIDEO_FORMAT_GRAY8 ? PixelFormat::Gray8 : PixelFormat::Gray16};
+  }
+  ~MappedGrayFrame() {
+    if (mapped_) gst_video_frame_unmap(&frame_);
+  }
+  MappedGrayFrame(const MappedGrayFrame&) = delete;
+  MappedGrayFrame& operator=(const MappedGrayFrame&) = delete;
+
+  bool ok() const noexcept { return mapped_; }
+  const ConstImageView& view() const noexcept { return view_; }
+
+ private:
+  GstVideoFrame frame_{};
+  ConstImageView view_;
+  bool mapped_ = false;
+};
+
 // The last result of `kind` on the buffer: the catalogue of the final detect stage.
 std::optional<gst::BufferResult> last_result(const std::vector<gst::BufferResult>& results,
                                              std::string_view kind) {
@@ -219,29 +259,14 @@ GstPadProbeReturn on_chain_buffer(GstPad* pad, GstPadProbeInfo* info, gpointer d
     frame.truth = &truth->truth;
   }
   // The frame's pixels only when a preview is due.
-  GstVideoFrame mapped;
-  bool is_mapped = false;
-  ConstImageView view;
+  std::optional<MappedGrayFrame> mapped;
   if (ctx->outputs->wants_processed_frame()) {
     GstCaps* caps = gst_pad_get_current_caps(pad);
-    GstVideoInfo vinfo;
-    if (caps != nullptr && gst_video_info_from_caps(&vinfo, caps)) {
-      const GstVideoFormat f = GST_VIDEO_INFO_FORMAT(&vinfo);
-      if ((f == GST_VIDEO_FORMAT_GRAY8 || f == GST_VIDEO_FORMAT_GRAY16_LE) &&
-          gst_video_frame_map(&mapped, &vinfo, buffer, GST_MAP_READ)) {
-        is_mapped = true;
-        view =
-            ConstImageView{static_cast<const std::byte*>(GST_VIDEO_FRAME_PLANE_DATA(&mapped, 0)),
-                           GST_VIDEO_FRAME_WIDTH(&mapped), GST_VIDEO_FRAME_HEIGHT(&mapped),
-                           GST_VIDEO_FRAME_PLANE_STRIDE(&mapped, 0),
-                           f == GST_VIDEO_FORMAT_GRAY8 ? PixelFormat::Gray8 : PixelFormat::Gray16};
-        frame.processed = &view;
-      }
-    }
+    mapped.emplace(buffer, caps);
     if (caps != nullptr) gst_caps_unref(caps);
+    if (mapped->ok()) frame.processed = &mapped->view();
   }
   ctx->outputs->on_chain_frame(frame);
-  if (is_mapped) gst_video_frame_unmap(&mapped);
   return GST_PAD_PROBE_OK;
 }
 
@@ -251,24 +276,68 @@ GstFlowReturn on_raw_sample(GstAppSink* sink, gpointer data) {
   if (sample == nullptr) return GST_FLOW_EOS;
   if (ctx->active.load(std::memory_order_relaxed)) {
     GstBuffer* buffer = gst_sample_get_buffer(sample);
-    GstVideoInfo vinfo;
-    GstVideoFrame mapped;
-    if (buffer != nullptr && gst_video_info_from_caps(&vinfo, gst_sample_get_caps(sample))) {
-      const GstVideoFormat f = GST_VIDEO_INFO_FORMAT(&vinfo);
-      if ((f == GST_VIDEO_FORMAT_GRAY8 || f == GST_VIDEO_FORMAT_GRAY16_LE) &&
-          gst_video_frame_map(&mapped, &vinfo, buffer, GST_MAP_READ)) {
-        const ConstImageView view{
-            static_cast<const std::byte*>(GST_VIDEO_FRAME_PLANE_DATA(&mapped, 0)),
-            GST_VIDEO_FRAME_WIDTH(&mapped), GST_VIDEO_FRAME_HEIGHT(&mapped),
-            GST_VIDEO_FRAME_PLANE_STRIDE(&mapped, 0),
-            f == GST_VIDEO_FORMAT_GRAY8 ? PixelFormat::Gray8 : PixelFormat::Gray16};
-        try {
-          ctx->outputs->on_raw_frame(view, to_ns(GST_BUFFER_PTS(buffer)),
-                                     to_ns(GST_BUFFER_DURATION(buffer)));
-        } catch (const std::exception& e) {
-          spdlog::error("{}: raw frame: {}", ctx->outputs->name(), e.what());
-        }
-        gst_video_frame_unmap(&mapped);
+    const MappedGrayFrame mapped(buffer, gst_sample_get_caps(sample));
+    if (mapped.ok()) {
+      try {
+        ctx->outputs->on_raw_frame(mapped.view(), to_ns(GST_BUFFER_PTS(buffer)),
+                                   to_ns(GST_BUFFER_DURATION(buffer)));
+      } catch (const std::exception& e) {
+        spdlog::error("{}: raw frame: {}", ctx->outputs->name(), e.what());
+      }
+    }
+  }
+  gst_sample_unref(sample);
+  return GST_FLOW_OK;
+}
+
+// STARSIFT_VIEW_STAMP=1: each view carries its frame's UTC as a stamp (view_stamp.hpp), for
+// measuring the latency to a client.
+bool stamp_views() {
+  static const bool stamp = [] {
+    const char* v = std::getenv("STARSIFT_VIEW_STAMP");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return stamp;
+}
+
+struct ViewSinkData {
+  Context context;
+  StreamView view;
+};
+
+// A live view's frame: rendered into its feed while someone watches, else let go at once.
+GstFlowReturn on_view_sample(GstAppSink* sink, gpointer data) {
+  const auto& [ctx, view] = *static_cast<ViewSinkData*>(data);
+  GstSample* sample = gst_app_sink_pull_sample(sink);
+  if (sample == nullptr) return GST_FLOW_EOS;
+  std::shared_ptr<ViewFeed> feed;
+  if (ctx->active.load(std::memory_order_relaxed)) {
+    std::lock_guard lock(ctx->views_mutex);
+    feed = ctx->views[static_cast<int>(view)];
+  }
+  GstBuffer* buffer = gst_sample_get_buffer(sample);
+  if (feed && feed->watched()) {
+    const MappedGrayFrame mapped(buffer, gst_sample_get_caps(sample));
+    if (mapped.ok()) {
+      std::span<const DetectedObject> objects;
+      std::span<const Track> movers;
+      std::vector<gst::BufferResult> results;
+      if (view == StreamView::Detections) {
+        results = gst::buffer_results(buffer);
+        if (const auto c = last_result(results, "catalogue")) objects = c->as<DetectedObject>();
+        if (const auto t = last_result(results, "tracks")) movers = t->as<Track>();
+      }
+      std::optional<std::int64_t> utc;
+      if (stamp_views()) utc = ctx->outputs->source_utc_us(to_ns(GST_BUFFER_PTS(buffer)));
+      ViewRenderer& renderer = ctx->renderers[static_cast<int>(view)];
+      const ConstImageView& frame = mapped.view();
+      try {
+        feed->push(frame.width, frame.height, [&](ImageView out) {
+          renderer.render(frame, objects, movers, g_get_monotonic_time(), out);
+          if (utc) write_view_stamp(out, static_cast<std::uint64_t>(*utc));
+        });
+      } catch (const std::exception& e) {
+        spdlog::error("{}: live view {}: {}", ctx->outputs->name(), to_string(view), e.what());
       }
     }
   }
@@ -290,9 +359,11 @@ gchar* on_video_location(GstElement*, guint, GstSample*, gpointer data) {
 
 // ---- PipelineInstance --------------------------------------------------------------------
 
-PipelineInstance::PipelineInstance(const PipelinePlan& plan, std::shared_ptr<FrameOutputs> outputs)
+PipelineInstance::PipelineInstance(const PipelinePlan& plan, std::shared_ptr<FrameOutputs> outputs,
+                                   ViewFeeds views)
     : name_(plan.name), context_(std::make_shared<ProbeContext>()) {
   context_->outputs = std::move(outputs);
+  context_->views = std::move(views);
   context_->live = plan.live;
   pipeline_ = gst_pipeline_new(plan.name.c_str());
   gst_object_ref_sink(pipeline_);
@@ -334,6 +405,15 @@ PipelineInstance::PipelineInstance(const PipelinePlan& plan, std::shared_ptr<Fra
         throw Error("cannot link the raw tee to " + std::string(GST_ELEMENT_NAME(first)));
       }
     }
+    // The live views, each from its tap (the raw tee, or a tee on the chain line).
+    for (const ViewBranch& branch : plan.view_branches) {
+      const auto [first, last] = add_line(GST_BIN(pipeline_), branch.elements);
+      GstElement* tap = gst_bin_get_by_name(GST_BIN(pipeline_), branch.tap.c_str());
+      const bool linked = tap != nullptr && gst_element_link(tap, first);
+      if (tap != nullptr) gst_object_unref(tap);
+      if (!linked)
+        throw Error("cannot link the tee " + branch.tap + " to " + GST_ELEMENT_NAME(first));
+    }
     add_probes(plan);
   } catch (...) {
     gst_object_unref(pipeline_);
@@ -354,9 +434,8 @@ void PipelineInstance::add_probes(const PipelinePlan& plan) {
   gst_object_unref(tee_sink);
   gst_object_unref(tee);
 
-  // The chain's output: the last element before the sink.
-  const ElementSpec& last = plan.chain_line[plan.chain_line.size() - 2];
-  GstElement* out = gst_bin_get_by_name(GST_BIN(pipeline_), last.name.c_str());
+  // The chain's output.
+  GstElement* out = gst_bin_get_by_name(GST_BIN(pipeline_), plan.chain_output.c_str());
   GstPad* out_pad = gst_element_get_static_pad(out, "src");
   gst_pad_add_probe(out_pad, GST_PAD_PROBE_TYPE_BUFFER, on_chain_buffer, new Context(context_),
                     free_context);
@@ -368,6 +447,16 @@ void PipelineInstance::add_probes(const PipelinePlan& plan) {
     GstAppSinkCallbacks callbacks{};
     callbacks.new_sample = on_raw_sample;
     gst_app_sink_set_callbacks(GST_APP_SINK(sink), &callbacks, new Context(context_), free_context);
+    gst_object_unref(sink);
+  }
+  for (const ViewBranch& branch : plan.view_branches) {
+    GstElement* sink =
+        gst_bin_get_by_name(GST_BIN(pipeline_), std::string(view_sink_name(branch.view)).c_str());
+    GstAppSinkCallbacks callbacks{};
+    callbacks.new_sample = on_view_sample;
+    gst_app_sink_set_callbacks(GST_APP_SINK(sink), &callbacks,
+                               new ViewSinkData{context_, branch.view},
+                               [](gpointer d) { delete static_cast<ViewSinkData*>(d); });
     gst_object_unref(sink);
   }
   if (!plan.video_branch.empty()) {
@@ -400,6 +489,11 @@ void PipelineInstance::play() {
     gst_object_unref(bus);
     throw Error("pipeline '" + name_ + "' could not start: " + why);
   }
+}
+
+void PipelineInstance::set_views(const ViewFeeds& views) {
+  std::lock_guard lock(context_->views_mutex);
+  context_->views = views;
 }
 
 void PipelineInstance::send_eos() {

@@ -23,6 +23,7 @@
 
 #include "daemon/runtime/frame_outputs.hpp"
 #include "daemon/runtime/pipeline_plan.hpp"
+#include "daemon/stream/rtsp_server.hpp"
 
 namespace starsift::daemon {
 
@@ -57,7 +58,8 @@ class PipelineInstance {
  public:
   // Builds every element of `plan` and links them; throws Error naming what failed (a missing
   // element with the package that has it, a source description that does not parse).
-  PipelineInstance(const PipelinePlan& plan, std::shared_ptr<FrameOutputs> outputs);
+  PipelineInstance(const PipelinePlan& plan, std::shared_ptr<FrameOutputs> outputs,
+                   ViewFeeds views = {});
   ~PipelineInstance();  // release()s when not released yet, and waits for nothing
   PipelineInstance(const PipelineInstance&) = delete;
   PipelineInstance& operator=(const PipelineInstance&) = delete;
@@ -69,6 +71,9 @@ class PipelineInstance {
   void send_eos();
   // A video file played again from its start.
   void rewind();
+
+  // The live views' frames go to these feeds from the next frame (a new RTSP server).
+  void set_views(const ViewFeeds& views);
 
   // Live changes: siftchain's chain (flow YAML) and siftdetect's properties.
   void set_chain(const std::string& flow_yaml);

@@ -197,43 +197,15 @@ void add_engine_properties(ElementSpec& e, const PipelineConfig& config, int bit
   if (bit_depth > 0) e.set("bit-depth", std::to_string(bit_depth));
 }
 
-std::string encoder_factory(const VideoOutput& video, const PlanOptions& options) {
-  switch (video.encoder) {
-    case VideoEncoder::X264:
-      return "x264enc";
-    case VideoEncoder::Nvenc:
-      return "nvh264enc";
-    case VideoEncoder::Auto:
-      break;
-  }
-  return options.nvenc_available ? "nvh264enc" : "x264enc";
-}
-
-double nominal_fps(const SourceConfig& source) {
-  return std::visit(
-      [](const auto& s) -> double {
-        if constexpr (requires { s.fps; }) return s.fps.fps();
-        return 0.0;
-      },
-      source);
-}
-
 std::vector<ElementSpec> video_branch(const PipelineConfig& config, const PlanOptions& options) {
   const VideoOutput& video = config.outputs.video;
   ElementSpec queue{"queue", "video-queue", {}};
   queue.set("leaky", "downstream").set("max-size-buffers", "8");
   queue.set("max-size-bytes", "0").set("max-size-time", "0");
-  ElementSpec encoder{encoder_factory(video, options), "encoder", {}};
-  encoder.set("bitrate", std::to_string(video.bitrate_kbps));
   // A key frame at least every 2 s, so each segment starts close to its nominal time.
-  const double fps = nominal_fps(config.source);
-  const int key_interval = fps > 0 ? std::max(1, static_cast<int>(std::lround(2 * fps))) : 50;
-  if (encoder.factory == "x264enc") {
-    encoder.set("tune", "zerolatency").set("speed-preset", "ultrafast");
-    encoder.set("key-int-max", std::to_string(key_interval));
-  } else {
-    encoder.set("gop-size", std::to_string(key_interval));
-  }
+  ElementSpec encoder = h264_encoder(video.encoder, video.bitrate_kbps,
+                                     key_frame_interval(nominal_fps(config.source), 2.0), options);
+  encoder.name = "encoder";
   ElementSpec mux{"splitmuxsink", kRecorderName, {}};
   // Matroska: a file cut short by a power failure still plays up to the cut (MP4 does not).
   mux.set("muxer-factory", "matroskamux");
@@ -244,7 +216,74 @@ std::vector<ElementSpec> video_branch(const PipelineConfig& config, const PlanOp
           mux};
 }
 
+// A queue that drops the oldest frame rather than make the tee wait, then an appsink that
+// hands each frame to the runtime: a live view's frames.
+std::vector<ElementSpec> view_branch(StreamView view) {
+  ElementSpec queue{"queue", std::string(view_queue_name(view)), {}};
+  queue.set("leaky", "downstream").set("max-size-buffers", "1");
+  queue.set("max-size-bytes", "0").set("max-size-time", "0");
+  ElementSpec sink{"appsink", std::string(view_sink_name(view)), {}};
+  sink.set("sync", "false").set("async", "false").set("max-buffers", "1");
+  sink.set("drop", "true").set("enable-last-sample", "false");
+  return {queue, sink};
+}
+
 }  // namespace
+
+std::string_view view_queue_name(StreamView view) noexcept {
+  switch (view) {
+    case StreamView::Raw:
+      return "view-raw-queue";
+    case StreamView::Whitened:
+      return "view-whitened-queue";
+    case StreamView::Detections:
+      break;
+  }
+  return "view-detections-queue";
+}
+
+std::string_view view_sink_name(StreamView view) noexcept {
+  switch (view) {
+    case StreamView::Raw:
+      return "view-raw";
+    case StreamView::Whitened:
+      return "view-whitened";
+    case StreamView::Detections:
+      break;
+  }
+  return "view-detections";
+}
+
+ElementSpec h264_encoder(VideoEncoder choice, int bitrate_kbps, int key_interval,
+                         const PlanOptions& options) {
+  const bool nvenc =
+      choice == VideoEncoder::Nvenc || (choice == VideoEncoder::Auto && options.nvenc_available);
+  ElementSpec encoder{nvenc ? "nvh264enc" : "x264enc", {}, {}};
+  encoder.set("bitrate", std::to_string(bitrate_kbps));
+  if (nvenc) {
+    encoder.set("gop-size", std::to_string(key_interval));
+    encoder.set("zerolatency", "true").set("bframes", "0");
+  } else {
+    // No B-frames and no look-ahead: a frame leaves the encoder as soon as it is coded.
+    encoder.set("tune", "zerolatency").set("speed-preset", "ultrafast");
+    encoder.set("key-int-max", std::to_string(key_interval));
+  }
+  return encoder;
+}
+
+int key_frame_interval(double fps, double seconds) {
+  return fps > 0 ? std::max(1, static_cast<int>(std::lround(seconds * fps)))
+                 : static_cast<int>(std::lround(25 * seconds));
+}
+
+double nominal_fps(const SourceConfig& source) {
+  return std::visit(
+      [](const auto& s) -> double {
+        if constexpr (requires { s.fps; }) return s.fps.fps();
+        return 0.0;
+      },
+      source);
+}
 
 std::string fraction_text(const FrameRate& rate) {
   return std::to_string(rate.num) + "/" + std::to_string(rate.den);
@@ -322,11 +361,24 @@ PipelinePlan plan_pipeline(const PipelineConfig& config, const PlanOptions& opti
 
   const int bit_depth = source_bit_depth(config.source);
   const ChainSplit split = split_chain(config.chain.config);
+  const auto wants = [&](StreamView view) {
+    const auto& streams = config.outputs.rtsp.streams;
+    return std::find(streams.begin(), streams.end(), view) != streams.end();
+  };
+  // Each live view taps the line where its frames are: the raw tee, a tee after siftchain
+  // (the chain's output before detection), a tee after siftdetect (its output carries the
+  // catalogue and the movers as metas). A view whose point is missing taps the one before.
+  std::string whitened_tap = kRawTeeName;
+  std::string detections_tap = kRawTeeName;
   if (!split.chain.empty()) {
     ElementSpec chain{"siftchain", kChainName, {}};
     chain.set("chain", chain_flow_yaml(split.chain));
     add_engine_properties(chain, config, bit_depth);
     plan.chain_line.push_back(chain);
+    if (wants(StreamView::Whitened) || (wants(StreamView::Detections) && !split.detect)) {
+      plan.chain_line.push_back(ElementSpec{"tee", kWhitenedTeeName, {}});
+      whitened_tap = detections_tap = kWhitenedTeeName;
+    }
   }
   if (split.detect) {
     ElementSpec detect{"siftdetect", kDetectName, {}};
@@ -344,8 +396,26 @@ PipelinePlan plan_pipeline(const PipelineConfig& config, const PlanOptions& opti
     detect.set("roi-metas", "false").set("post-messages", "false");
     plan.chain_line.push_back(detect);
     plan.has_detect = true;
+    if (wants(StreamView::Detections)) {
+      plan.chain_line.push_back(ElementSpec{"tee", kDetectedTeeName, {}});
+      detections_tap = kDetectedTeeName;
+    }
+  }
+  for (const StreamView view : config.outputs.rtsp.streams) {
+    const std::string tap = view == StreamView::Raw        ? std::string(kRawTeeName)
+                            : view == StreamView::Whitened ? whitened_tap
+                                                           : detections_tap;
+    plan.view_branches.push_back(ViewBranch{view, tap, view_branch(view)});
   }
   ElementSpec sink{"fakesink", kSinkName, {}};
+  // The chain's output, read by the runtime's probe: the last element before the sink that
+  // is not a tee.
+  for (auto it = plan.chain_line.rbegin(); it != plan.chain_line.rend(); ++it) {
+    if (it->factory != "tee") {
+      plan.chain_output = it->name;
+      break;
+    }
+  }
   sink.set("sync", "false").set("async", "false").set("enable-last-sample", "false");
   plan.chain_line.push_back(sink);
 
@@ -369,12 +439,18 @@ std::string PipelinePlan::describe() const {
   text += " ! tee name=raw ! " + launch_text(chain_line);
   if (!frames_branch.empty()) text += "  raw. ! " + launch_text(frames_branch);
   if (!video_branch.empty()) text += "  raw. ! " + launch_text(video_branch);
+  for (const ViewBranch& b : view_branches) text += "  " + b.tap + ". ! " + launch_text(b.elements);
   return text;
 }
 
 const ElementSpec* PipelinePlan::find(const std::string& element) const {
   for (const auto* list : {&chain_line, &frames_branch, &video_branch, &convert}) {
     for (const ElementSpec& e : *list) {
+      if (e.name == element) return &e;
+    }
+  }
+  for (const ViewBranch& b : view_branches) {
+    for (const ElementSpec& e : b.elements) {
       if (e.name == element) return &e;
     }
   }

@@ -8,6 +8,8 @@
 //   raw. ! queue name=chain-queue ! [siftchain] ! [siftdetect] ! fakesink name=sink
 //   raw. ! queue leaky ! appsink name=frames          FITS frames and the preview's raw panel
 //   raw. ! queue leaky ! videoconvert ! x264enc ! splitmuxsink    recordings, when enabled
+//   <tap>. ! queue leaky ! appsink name=view-<view>    each live view served (RTSP), where
+//            <tap> is raw, a tee after siftchain (whitened) or after siftdetect (detections)
 //
 // The chain's stages before a final `detect` run in one siftchain (one pass over the frame);
 // the final detect stage is siftdetect, whose tracker links the movers, with the stage's keys
@@ -18,6 +20,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "daemon/config/daemon_config.hpp"
@@ -34,10 +37,23 @@ inline constexpr const char* kDetectName = "detect";
 inline constexpr const char* kSinkName = "sink";
 inline constexpr const char* kFramesSinkName = "frames";
 inline constexpr const char* kRecorderName = "recorder";
+inline constexpr const char* kWhitenedTeeName = "whitened";  // after siftchain
+inline constexpr const char* kDetectedTeeName = "detected";  // after siftdetect
+
+// The names of a live view's queue and appsink.
+std::string_view view_queue_name(StreamView view) noexcept;
+std::string_view view_sink_name(StreamView view) noexcept;
 
 // What the host offers that a plan may use.
 struct PlanOptions {
   bool nvenc_available = false;  // nvh264enc is registered (VideoEncoder::Auto picks it)
+};
+
+// A live view's branch: its queue and appsink, linked to the tee named `tap`.
+struct ViewBranch {
+  StreamView view = StreamView::Raw;
+  std::string tap;
+  std::vector<ElementSpec> elements;
 };
 
 struct PipelinePlan {
@@ -52,6 +68,8 @@ struct PipelinePlan {
   std::vector<ElementSpec> chain_line;     // chain-queue, [siftchain], [siftdetect], sink
   std::vector<ElementSpec> frames_branch;  // queue ! appsink: empty when no output needs frames
   std::vector<ElementSpec> video_branch;   // queue ! videoconvert ! encoder ! splitmuxsink
+  std::vector<ViewBranch> view_branches;   // one per live view served
+  std::string chain_output;                // the element whose src pad is the chain's output
   bool has_detect = false;                 // the chain ends with detect: detections are written
 
   // The main line as one gst-launch-1.0 text, for the log.
@@ -76,6 +94,16 @@ ChainSplit split_chain(const ChainConfig& chain);
 
 // siftdetect's properties for `params` (the detect stage's keys; the names are the same).
 std::vector<std::pair<std::string, std::string>> detect_properties(const DetectParams& params);
+
+// An H.264 encoder for `choice` (auto: NVENC when the host has it, else x264), tuned for
+// latency: no B-frames, no look-ahead, a key frame at least every `key_interval` frames.
+ElementSpec h264_encoder(VideoEncoder choice, int bitrate_kbps, int key_interval,
+                         const PlanOptions& options);
+// Frames in `seconds` at `fps` (25 fps when the rate is not known), at least 1.
+int key_frame_interval(double fps, double seconds);
+
+// The frame rate the source's config names; 0 when it names none (the camera's own).
+double nominal_fps(const SourceConfig& source);
 
 // The caps text of a frame rate: "25/1", "30000/1001".
 std::string fraction_text(const FrameRate& rate);

@@ -56,15 +56,6 @@ std::string source_description(const SourceConfig& source) {
   return "gst";
 }
 
-double nominal_fps(const SourceConfig& source) {
-  return std::visit(
-      [](const auto& s) -> double {
-        if constexpr (requires { s.fps; }) return s.fps.fps();
-        return 0.0;
-      },
-      source);
-}
-
 bool mentions_cuda(const std::string& text) {
   return text.find("CUDA") != std::string::npos || text.find("cuda") != std::string::npos;
 }
@@ -95,6 +86,18 @@ void PipelineRunner::set_mqtt(std::optional<MqttConfig> broker) {
   update_publisher();
 }
 
+void PipelineRunner::set_rtsp(std::shared_ptr<RtspServer> server) {
+  context_.rtsp = std::move(server);
+  mount_views();
+}
+
+void PipelineRunner::mount_views() {
+  views_ = context_.rtsp ? context_.rtsp->mount(config_.name, config_.outputs.rtsp.streams,
+                                                nominal_fps(config_.source))
+                         : ViewFeeds{};
+  if (instance_) instance_->set_views(views_);
+}
+
 void PipelineRunner::update_publisher() {
   std::optional<MqttPublisherSettings> settings;
   if (context_.mqtt && config_.outputs.mqtt.enabled) {
@@ -122,7 +125,8 @@ void PipelineRunner::start_instance() {
     if (force_cpu_) effective.backend = Backend::Cpu;
     plan_ = plan_pipeline(effective, context_.plan_options);
     log_->info("starting: {}", plan_.describe());
-    instance_ = std::make_unique<PipelineInstance>(plan_, outputs_);
+    mount_views();
+    instance_ = std::make_unique<PipelineInstance>(plan_, outputs_, views_);
     outputs_->new_stream();
     GstBus* bus = gst_element_get_bus(instance_->pipeline());
     bus_watch_ = gst_bus_add_watch(bus, &PipelineRunner::bus_callback, this);

@@ -27,6 +27,7 @@
 #include "daemon/runtime/pipeline_counters.hpp"
 #include "daemon/runtime/pipeline_instance.hpp"
 #include "daemon/runtime/pipeline_plan.hpp"
+#include "daemon/stream/rtsp_server.hpp"
 
 namespace starsift::daemon {
 
@@ -45,7 +46,8 @@ struct RunnerContext {
   NightLayout layout;
   PlanOptions plan_options;
   std::vector<std::shared_ptr<Teardown>>* teardowns = nullptr;
-  std::optional<MqttConfig> mqtt;  // the broker detections are published to; none: not published
+  std::optional<MqttConfig> mqtt;    // the broker detections are published to; none: not published
+  std::shared_ptr<RtspServer> rtsp;  // where the live views are served; none: not served
 };
 
 class PipelineRunner {
@@ -74,6 +76,10 @@ class PipelineRunner {
   // A reload's broker settings: a change reconnects this pipeline's publisher, the same
   // settings keep its connection.
   void set_mqtt(std::optional<MqttConfig> broker);
+  // The RTSP server to serve the live views on (none: not served), from the next frame.
+  void set_rtsp(std::shared_ptr<RtspServer> server);
+  // The live views' feeds (null where a view is not served).
+  const ViewFeeds& views() const noexcept { return views_; }
 
   const std::string& name() const noexcept { return config_.name; }
   const PipelineConfig& config() const noexcept { return config_; }
@@ -107,6 +113,7 @@ class PipelineRunner {
   FitsPipelineInfo fits_info() const;
   std::shared_ptr<FrameOutputs> make_outputs() const;
   void update_publisher();  // the broker and outputs.mqtt -> the outputs' publisher
+  void mount_views();       // the server and outputs.rtsp -> views_, handed to the instance
 
   PipelineConfig config_;
   RunnerContext context_;
@@ -114,6 +121,7 @@ class PipelineRunner {
   std::unique_ptr<PipelineCounters> counters_;
   std::shared_ptr<FrameOutputs> outputs_;
   std::unique_ptr<PipelineInstance> instance_;
+  ViewFeeds views_;
   PipelinePlan plan_;
   RunnerState state_ = RunnerState::Stopped;
   guint bus_watch_ = 0;

@@ -7,6 +7,7 @@
 #include <system_error>
 #include <vector>
 
+#include "app/detection_marks.hpp"
 #include "app/label.hpp"
 #include "app/png_writer.hpp"
 #include "app/stretch.hpp"
@@ -18,10 +19,8 @@ namespace {
 
 constexpr int kGap = 8;  // pixels between panels
 constexpr std::uint8_t kGapGrey = 128;
-constexpr std::uint8_t kMark = 255;
 constexpr int kLabelMargin = 8;
 constexpr int kPixelsPerFontPixel = 340;
-constexpr int kMoverRing = 9;  // px: the ring drawn around a mover
 
 ImageView panel(ImageView all, int x, int width, int height) {
   return {all.data + static_cast<std::ptrdiff_t>(x), width, height, all.stride, PixelFormat::Gray8};
@@ -52,31 +51,6 @@ void stretch_into(ConstImageView frame, ImageView out) {
   app::apply_stretch(app::fit_asinh_stretch(frame), frame, out);
 }
 
-void put(ImageView image, int x, int y) {
-  if (x < 0 || y < 0 || x >= image.width || y >= image.height) return;
-  image.row_as<std::uint8_t>(y)[x] = kMark;
-}
-
-void draw_box(ImageView image, int x0, int y0, int x1, int y1) {
-  for (int x = x0; x <= x1; ++x) {
-    put(image, x, y0);
-    put(image, x, y1);
-  }
-  for (int y = y0; y <= y1; ++y) {
-    put(image, x0, y);
-    put(image, x1, y);
-  }
-}
-
-void draw_ring(ImageView image, float cx, float cy, int radius) {
-  const int steps = 8 * radius;
-  for (int i = 0; i < steps; ++i) {
-    const double a = 2.0 * M_PI * i / steps;
-    put(image, static_cast<int>(std::lround(cx + radius * std::cos(a))),
-        static_cast<int>(std::lround(cy + radius * std::sin(a))));
-  }
-}
-
 }  // namespace
 
 app::HostImage make_preview(ConstImageView raw, ConstImageView whitened,
@@ -98,9 +72,7 @@ app::HostImage make_preview(ConstImageView raw, ConstImageView whitened,
   for (int y = 0; y < whitened.height; ++y) {
     std::copy_n(middle.row_as<std::uint8_t>(y), w, right.row_as<std::uint8_t>(y));
   }
-  for (const DetectedObject& o : objects)
-    draw_box(right, o.xmin - 2, o.ymin - 2, o.xmax + 2, o.ymax + 2);
-  for (const Track& t : movers) draw_ring(right, t.x, t.y, kMoverRing);
+  app::draw_detection_marks(right, objects, movers);
 
   const int scale = std::clamp(w / kPixelsPerFontPixel, 1, 4);
   app::draw_label(left, kLabelMargin, kLabelMargin, raw.width > 0 ? "RAW" : "RAW (NONE YET)",

@@ -75,6 +75,8 @@ PipelineChange plan_pipeline_change(const PipelineConfig& from, const PipelineCo
   // siftdetect takes the tracker's settings in READY: a new tracker, starting over.
   if (!(from.tracker == to.tracker)) return rebuild("tracker");
   if (!(from.outputs.video == to.outputs.video)) return rebuild("outputs.video");
+  // Each live view is a branch of its own.
+  if (!(from.outputs.rtsp == to.outputs.rtsp)) return rebuild("outputs.rtsp: the views served");
   // The frames branch exists only when FITS or the preview want frames.
   const auto wants_frames = [](const OutputsConfig& o) {
     return o.fits.every_s > 0 || o.fits.on_detection || o.preview.every_s > 0;
