@@ -41,6 +41,7 @@ PACKAGES=(
   libmosquitto-dev                 # starsiftd: detections published to an MQTT broker (src/daemon/publish)
   mosquitto                        # the MQTT broker starsiftd's publishing tests start on 127.0.0.1
   mosquitto-clients                # mosquitto_sub: the subscriber those tests read detections with
+  chromium                         # headless browser: starsiftd's tests render its status page in it
 )
 
 log() { printf 'setup: %s\n' "$*"; }

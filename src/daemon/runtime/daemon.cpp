@@ -484,6 +484,8 @@ DaemonSnapshot Daemon::snapshot() const {
                                        counts.sinks > 0, counts.frames, counts.dropped});
       }
     }
+    p.preview = r->outputs().paths().preview;
+    p.recent_movers = r->outputs().recent_movers();
     s.pipelines.push_back(std::move(p));
   }
   s.clock = clock_;

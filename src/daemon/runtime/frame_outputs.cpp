@@ -319,6 +319,7 @@ void FrameOutputs::on_chain_frame(const ChainFrame& frame) {
                          outputs.detections.enabled);
   }
   if (frame.truth != nullptr) score_truth(frame);
+  if (!frame.movers.empty()) remember_movers(number, utc, frame.movers);
 
   // FITS of the raw frame in which something was found, at most max-per-hour an hour.
   if (outputs.fits.on_detection && !frame.objects.empty()) {
@@ -438,6 +439,22 @@ TruthSummary FrameOutputs::truth_summary() const {
   s.mover_frames = counters_.truth_mover_frames.load();
   s.matched_frames = counters_.truth_matched.load();
   return s;
+}
+
+void FrameOutputs::remember_movers(std::uint64_t frame, std::int64_t utc_us,
+                                   std::span<const Track> movers) {
+  const std::lock_guard lock(movers_mutex_);
+  for (const Track& t : movers) {
+    std::erase_if(recent_movers_, [&](const MoverReport& r) { return r.track == t.id; });
+    if (recent_movers_.size() >= kRecentMovers) recent_movers_.pop_front();
+    recent_movers_.push_back(MoverReport{t.id, frame, utc_us, t.x, t.y, t.vx, t.vy, t.vx_s, t.vy_s,
+                                         t.mean_flux, t.detections});
+  }
+}
+
+std::vector<MoverReport> FrameOutputs::recent_movers() const {
+  const std::lock_guard lock(movers_mutex_);
+  return {recent_movers_.begin(), recent_movers_.end()};
 }
 
 OutputPaths FrameOutputs::paths() const {

@@ -37,6 +37,7 @@
 #include "daemon/runtime/file_worker.hpp"
 #include "daemon/runtime/frame_copy.hpp"
 #include "daemon/runtime/frame_timing.hpp"
+#include "daemon/runtime/mover_report.hpp"
 #include "daemon/runtime/pipeline_counters.hpp"
 #include "daemon/runtime/truth_tally.hpp"
 #include "pipeline/detect/catalogue.hpp"
@@ -92,9 +93,9 @@ class FrameOutputs {
     std::uint64_t missing = 0;  // frames missing just before it
   };
   Stamp on_source_frame(std::int64_t pts_ns, std::int64_t utc_us);
-
   // The UTC of a recent source frame by its timestamp; nothing when it is not recent.
   std::optional<std::int64_t> source_utc_us(std::int64_t pts_ns) const;
+
   // ---- the frames branch ----
   // A raw frame (as it enters the chain). Copied when FITS or the preview may want it.
   void on_raw_frame(ConstImageView image, std::int64_t pts_ns, std::int64_t duration_ns);
@@ -120,6 +121,10 @@ class FrameOutputs {
 
   TruthSummary truth_summary() const;
   OutputPaths paths() const;
+  // The latest report of each of the last kRecentMovers tracks reported, oldest first (the
+  // status page's list: one row per track, not the same few tracks frame after frame).
+  static constexpr std::size_t kRecentMovers = 10;
+  std::vector<MoverReport> recent_movers() const;
   const std::string& name() const noexcept { return pipeline_; }
 
  private:
@@ -171,6 +176,10 @@ class FrameOutputs {
 
   mutable std::mutex paths_mutex_;
   OutputPaths paths_;
+
+  mutable std::mutex movers_mutex_;
+  std::deque<MoverReport> recent_movers_;  // at most kRecentMovers, one per track, newest last
+  void remember_movers(std::uint64_t frame, std::int64_t utc_us, std::span<const Track> movers);
 
   // Written only on the detections worker.
   std::unique_ptr<DetectionsFile> detections_;

@@ -5,16 +5,16 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "daemon/outputs/clock_state.hpp"
+#include "daemon/runtime/mover_report.hpp"
 
 namespace starsift::daemon {
 
-// One pipeline as the metrics and /healthz see it.
-struct PipelineSnapshot {
 // A live view served over RTSP.
 struct ViewSnapshot {
   std::string view;  // raw, whitened, detections
@@ -23,6 +23,8 @@ struct ViewSnapshot {
   std::uint64_t frames = 0, dropped = 0;
 };
 
+// One pipeline as the metrics and /healthz see it.
+struct PipelineSnapshot {
   std::string name;
   std::string state;     // RunnerState's name
   bool flowing = false;  // frames come out of the chain
@@ -43,9 +45,13 @@ struct ViewSnapshot {
   bool mqtt = false, mqtt_connected = false;
   std::uint64_t mqtt_published = 0, mqtt_dropped = 0, mqtt_failed = 0, mqtt_queued = 0,
                 mqtt_connections = 0;
+  std::vector<ViewSnapshot> views;  // the live views served
   double upload_s = 0.0, download_s = 0.0;
   std::uint64_t zero_copy = 0, copied = 0;
-  std::vector<ViewSnapshot> views;  // the live views served
+  // For the status page: the preview PNG the pipeline wrote (empty before its first), and
+  // the latest report of each of its most recent movers, oldest first.
+  std::filesystem::path preview;
+  std::vector<MoverReport> recent_movers;
 };
 
 struct DaemonSnapshot {
@@ -53,15 +59,15 @@ struct DaemonSnapshot {
   ClockState clock;
   std::uint64_t reloads = 0, reload_failures = 0;
   double uptime_s = 0.0;
+  bool rtsp = false;  // the RTSP server runs
+  int rtsp_clients = 0;
+  std::uint64_t rtsp_connections = 0;
   bool ready = false;  // READY=1 was sent
   bool stopping = false;
 };
 
 // The metrics as Prometheus text (version 0.0.4), names starting with starsift_.
 std::string metrics_text(const DaemonSnapshot& snapshot);
-  bool rtsp = false;  // the RTSP server runs
-  int rtsp_clients = 0;
-  std::uint64_t rtsp_connections = 0;
 
 // /healthz: healthy when every pipeline passes frames (a file that ended counts as done, not
 // failed). `body` gets one line per pipeline.

@@ -3,6 +3,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "daemon/runtime/status_page.hpp"
 #include "pipeline/error.hpp"
 
 namespace starsift::daemon {
@@ -13,13 +18,39 @@ constexpr int kThreads = 4;                // connections served at once
 constexpr std::size_t kMaxRequest = 8192;  // bytes of request head read at most
 constexpr guint kTimeoutS = 5;             // a client silent this long is dropped
 
-void respond(GOutputStream* out, const char* status, const char* type, const std::string& body) {
+// Every answer: its length, never cached (each is a snapshot of now), never sniffed as
+// another type, and the connection closed after it. HEAD gets the head alone.
+void respond(GOutputStream* out, bool head_only, const char* status, const char* type,
+             const std::string& body, const char* extra_headers = "") {
   const std::string head = std::string("HTTP/1.0 ") + status + "\r\nContent-Type: " + type +
                            "\r\nContent-Length: " + std::to_string(body.size()) +
-                           "\r\nConnection: close\r\n\r\n";
+                           "\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n" +
+                           extra_headers + "Connection: close\r\n\r\n";
   gsize written = 0;
   g_output_stream_write_all(out, head.data(), head.size(), &written, nullptr, nullptr);
+  if (head_only) return;
   g_output_stream_write_all(out, body.data(), body.size(), &written, nullptr, nullptr);
+}
+
+// The status page runs its own inline script and style and loads only from this server.
+constexpr const char* kPageHeaders =
+    "Content-Security-Policy: default-src 'none'; script-src 'unsafe-inline'; "
+    "style-src 'unsafe-inline'; img-src 'self'; connect-src 'self'\r\n";
+
+constexpr std::uintmax_t kMaxPreviewBytes = 64u << 20;  // a preview PNG is a few MB at most
+
+// The file's bytes, or nothing when it cannot be read (not written yet, removed meanwhile).
+std::optional<std::string> read_small_file(const std::filesystem::path& path) {
+  std::error_code error;
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (error || size > kMaxPreviewBytes) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  if (bytes.empty()) return std::nullopt;
+  return bytes;
 }
 
 }  // namespace
@@ -94,8 +125,10 @@ void MetricsServer::serve(GSocketConnection* connection) {
     path = line.substr(sp + 1, sp2 == std::string::npos ? std::string::npos : sp2 - sp - 1);
   }
   if (const auto q = path.find('?'); q != std::string::npos) path.resize(q);
-  if (method != "GET" && method != "HEAD") {
-    respond(out, "405 Method Not Allowed", "text/plain", "GET /metrics or /healthz\n");
+  const bool head_only = method == "HEAD";
+  if (method != "GET" && !head_only) {
+    respond(out, false, "405 Method Not Allowed", "text/plain; charset=utf-8",
+            "starsiftd answers GET (and HEAD) only\n", "Allow: GET, HEAD\r\n");
     return;
   }
   DaemonSnapshot snapshot;
@@ -104,15 +137,34 @@ void MetricsServer::serve(GSocketConnection* connection) {
     snapshot = snapshot_;
   }
   if (path == "/metrics") {
-    const std::string body = metrics_text(snapshot);
-    respond(out, "200 OK", "text/plain; version=0.0.4; charset=utf-8",
-            method == "HEAD" ? std::string{} : body);
+    respond(out, head_only, "200 OK", "text/plain; version=0.0.4; charset=utf-8",
+            metrics_text(snapshot));
   } else if (path == "/healthz") {
     std::string body;
     const bool ok = healthy(snapshot, &body);
-    respond(out, ok ? "200 OK" : "503 Service Unavailable", "text/plain; charset=utf-8", body);
+    respond(out, head_only, ok ? "200 OK" : "503 Service Unavailable", "text/plain; charset=utf-8",
+            body);
+  } else if (path == "/" || path == "/index.html") {
+    respond(out, head_only, "200 OK", "text/html; charset=utf-8", status_html(snapshot),
+            kPageHeaders);
+  } else if (path == "/status.json") {
+    respond(out, head_only, "200 OK", "application/json", status_json(snapshot));
+  } else if (const auto name = preview_request(path)) {
+    // Only a pipeline of the snapshot, and only the file the daemon itself wrote for it: the
+    // request names a pipeline, never a file.
+    std::optional<std::string> png;
+    for (const PipelineSnapshot& p : snapshot.pipelines) {
+      if (p.name == *name && !p.preview.empty()) png = read_small_file(p.preview);
+    }
+    if (png) {
+      respond(out, head_only, "200 OK", "image/png", *png);
+    } else {
+      respond(out, head_only, "404 Not Found", "text/plain; charset=utf-8",
+              "no preview of that pipeline (not a pipeline, or none written yet)\n");
+    }
   } else {
-    respond(out, "404 Not Found", "text/plain", "starsiftd serves /metrics and /healthz\n");
+    respond(out, head_only, "404 Not Found", "text/plain; charset=utf-8",
+            "starsiftd serves /, /status.json, /preview/<pipeline>.png, /metrics and /healthz\n");
   }
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// /metrics and /healthz over HTTP/1.0 on metrics.address:port (127.0.0.1:9464 by default).
+// /metrics, /healthz and the status page (/, /status.json, /preview/<pipeline>.png;
+// status_page.hpp) over HTTP/1.0 on metrics.address:port (127.0.0.1:9464 by default).
 //
 // prometheus-cpp's own server (prometheus-cpp-pull's Exposer, civetweb) answers only with
-// metrics, always 200; /healthz must answer 503 when a pipeline is down, so the two pages are
+// metrics, always 200; /healthz must answer 503 when a pipeline is down, so the pages are
 // served here by GIO's GThreadedSocketService (GLib, which the daemon runs on already): each
 // connection on a thread of a small pool, never on the main loop, with a bounded request
 // size and a read timeout so a slow client holds nothing. The metrics text itself is
