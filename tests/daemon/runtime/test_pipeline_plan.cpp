@@ -265,6 +265,85 @@ TEST_CASE("recordings: x264 by default, NVENC when auto finds it", "[plan]") {
   CHECK(element(nvenc, "encoder").factory == "nvh264enc");
 }
 
+TEST_CASE("live views tap the raw tee, a tee after siftchain and one after siftdetect",
+          "[plan][rtsp]") {
+  const auto views_of = [](const std::string& chain, const std::string& streams) {
+    const std::string text =
+        "state-directory: /tmp/starsift-plan\nrtsp: {}\npipelines:\n"
+        "  - name: v\n    source: {sky: {}}\n    chain: " +
+        chain + "\n    outputs: {rtsp: {streams: " + streams + "}}\n";
+    return plan_pipeline(parse_daemon_config(text, "test.yaml").pipelines.at(0));
+  };
+  const auto taps = [](const PipelinePlan& plan) {
+    std::vector<std::string> out;
+    for (const ViewBranch& b : plan.view_branches) {
+      out.push_back(std::string(to_string(b.view)) + "<-" + b.tap);
+    }
+    return out;
+  };
+  const auto factories = [](const PipelinePlan& plan) {
+    std::vector<std::string> out;
+    for (const ElementSpec& e : plan.chain_line) out.push_back(e.factory);
+    return out;
+  };
+
+  SECTION("whiten then detect: all three views") {
+    const PipelinePlan plan =
+        views_of("[{whiten: {}}, {detect: {}}]", "[raw, whitened, detections]");
+    CHECK(taps(plan) ==
+          std::vector<std::string>{"raw<-raw", "whitened<-whitened", "detections<-detected"});
+    CHECK(factories(plan) ==
+          std::vector<std::string>{"queue", "siftchain", "tee", "siftdetect", "tee", "fakesink"});
+    CHECK(plan.chain_output == kDetectName);  // the probe reads detect's output, not a tee's
+    // Each branch: a leaky queue of one frame, then the appsink; neither makes the line wait.
+    const ViewBranch& b = plan.view_branches.front();
+    REQUIRE(b.elements.size() == 2);
+    CHECK(b.elements[0].property("leaky") == "downstream");
+    CHECK(b.elements[0].property("max-size-buffers") == "1");
+    CHECK(b.elements[1].name == view_sink_name(StreamView::Raw));
+    CHECK(b.elements[1].property("drop") == "true");
+    CHECK(plan.describe().find("  detected. ! queue name=view-detections-queue") !=
+          std::string::npos);
+  }
+  SECTION("only the detections view: no whitened tee") {
+    const PipelinePlan plan = views_of("[{whiten: {}}, {detect: {}}]", "[detections]");
+    CHECK(taps(plan) == std::vector<std::string>{"detections<-detected"});
+    CHECK(factories(plan) ==
+          std::vector<std::string>{"queue", "siftchain", "siftdetect", "tee", "fakesink"});
+  }
+  SECTION("no detect stage: the detections view is the chain's output") {
+    const PipelinePlan plan = views_of("[{whiten: {}}]", "[detections]");
+    CHECK(taps(plan) == std::vector<std::string>{"detections<-whitened"});
+    CHECK(plan.chain_output == kChainName);
+  }
+  SECTION("detect alone: whitened and detections from the raw tee and detect's tee") {
+    const PipelinePlan plan = views_of("[{detect: {}}]", "[whitened, detections]");
+    CHECK(taps(plan) == std::vector<std::string>{"whitened<-raw", "detections<-detected"});
+  }
+  SECTION("no views: no branches, no tees") {
+    const PipelinePlan plan = views_of("[{whiten: {}}, {detect: {}}]", "[]");
+    CHECK(plan.view_branches.empty());
+    CHECK(factories(plan) ==
+          std::vector<std::string>{"queue", "siftchain", "siftdetect", "fakesink"});
+  }
+}
+
+TEST_CASE("the H.264 encoder: tuned for latency, a key frame interval in frames", "[plan]") {
+  const ElementSpec x264 = h264_encoder(VideoEncoder::Auto, 1500, 50, PlanOptions{false});
+  CHECK(x264.factory == "x264enc");
+  CHECK(x264.property("tune") == "zerolatency");
+  CHECK(x264.property("key-int-max") == "50");
+  CHECK(x264.property("bitrate") == "1500");
+  const ElementSpec nvenc = h264_encoder(VideoEncoder::Auto, 1500, 50, PlanOptions{true});
+  CHECK(nvenc.factory == "nvh264enc");
+  CHECK(nvenc.property("gop-size") == "50");
+  CHECK(nvenc.property("bframes") == "0");
+  CHECK(h264_encoder(VideoEncoder::X264, 100, 1, PlanOptions{true}).factory == "x264enc");
+  CHECK(key_frame_interval(25, 2.0) == 50);
+  CHECK(key_frame_interval(0, 2.0) == 50);  // no nominal rate: 25 fps assumed
+  CHECK(key_frame_interval(0.1, 2.0) == 1);
+}
+
 TEST_CASE("launch_quote leaves words alone and quotes the rest", "[plan]") {
   CHECK(launch_quote("GRAY16_LE") == "GRAY16_LE");
   CHECK(launch_quote("/dev/video0") == "/dev/video0");
