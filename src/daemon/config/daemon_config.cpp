@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "daemon/config/daemon_config.hpp"
 
+#include <algorithm>
 #include <type_traits>
 
 #include "daemon/config/config_names.hpp"
@@ -60,6 +61,16 @@ std::string_view to_string(LogLevel level) noexcept {
 
 std::string_view to_string(RtspTransport transport) noexcept {
   return name_of(rtsp_transport_names(), transport);
+}
+
+std::vector<StreamView> views_wanted(const OutputsConfig& outputs) {
+  std::vector<StreamView> views;
+  for (int v = 0; v < kStreamViews; ++v) {
+    const auto view = static_cast<StreamView>(v);
+    const auto& rtsp = outputs.rtsp.streams;
+    if (std::find(rtsp.begin(), rtsp.end(), view) != rtsp.end()) views.push_back(view);
+  }
+  return views;
 }
 
 std::string_view to_string(StreamView view) noexcept {

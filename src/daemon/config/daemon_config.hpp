@@ -241,6 +241,11 @@ struct RtspOutput {
   bool operator==(const RtspOutput&) const = default;
 };
 
+struct OutputsConfig;
+// Every live view some output of the pipeline takes (RTSP, ...), each once, in StreamView's
+// order: each is a branch of the pipeline and a feed.
+std::vector<StreamView> views_wanted(const OutputsConfig& outputs);
+
 struct OutputsConfig {
   DetectionsOutput detections;  // `detections`
   FitsOutput fits;              // `fits`

@@ -361,9 +361,9 @@ PipelinePlan plan_pipeline(const PipelineConfig& config, const PlanOptions& opti
 
   const int bit_depth = source_bit_depth(config.source);
   const ChainSplit split = split_chain(config.chain.config);
+  const std::vector<StreamView> views = views_wanted(config.outputs);
   const auto wants = [&](StreamView view) {
-    const auto& streams = config.outputs.rtsp.streams;
-    return std::find(streams.begin(), streams.end(), view) != streams.end();
+    return std::find(views.begin(), views.end(), view) != views.end();
   };
   // Each live view taps the line where its frames are: the raw tee, a tee after siftchain
   // (the chain's output before detection), a tee after siftdetect (its output carries the
@@ -401,7 +401,7 @@ PipelinePlan plan_pipeline(const PipelineConfig& config, const PlanOptions& opti
       detections_tap = kDetectedTeeName;
     }
   }
-  for (const StreamView view : config.outputs.rtsp.streams) {
+  for (const StreamView view : views) {
     const std::string tap = view == StreamView::Raw        ? std::string(kRawTeeName)
                             : view == StreamView::Whitened ? whitened_tap
                                                            : detections_tap;

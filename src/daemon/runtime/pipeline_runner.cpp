@@ -92,9 +92,18 @@ void PipelineRunner::set_rtsp(std::shared_ptr<RtspServer> server) {
 }
 
 void PipelineRunner::mount_views() {
-  views_ = context_.rtsp ? context_.rtsp->mount(config_.name, config_.outputs.rtsp.streams,
-                                                nominal_fps(config_.source))
-                         : ViewFeeds{};
+  // A feed lives as long as its view is taken, across restarts and rebuilds: its clients stay.
+  const std::vector<StreamView> wanted = views_wanted(config_.outputs);
+  for (int v = 0; v < kStreamViews; ++v) {
+    const auto view = static_cast<StreamView>(v);
+    if (std::find(wanted.begin(), wanted.end(), view) == wanted.end()) {
+      if (views_[v]) views_[v]->end();
+      views_[v].reset();
+    } else if (!views_[v]) {
+      views_[v] = std::make_shared<ViewFeed>(config_.name, view, nominal_fps(config_.source));
+    }
+  }
+  if (context_.rtsp) context_.rtsp->mount(config_.name, views_, config_.outputs.rtsp.streams);
   if (instance_) instance_->set_views(views_);
 }
 

@@ -76,7 +76,9 @@ PipelineChange plan_pipeline_change(const PipelineConfig& from, const PipelineCo
   if (!(from.tracker == to.tracker)) return rebuild("tracker");
   if (!(from.outputs.video == to.outputs.video)) return rebuild("outputs.video");
   // Each live view is a branch of its own.
-  if (!(from.outputs.rtsp == to.outputs.rtsp)) return rebuild("outputs.rtsp: the views served");
+  if (views_wanted(from.outputs) != views_wanted(to.outputs)) {
+    return rebuild("outputs: the live views taken");
+  }
   // The frames branch exists only when FITS or the preview want frames.
   const auto wants_frames = [](const OutputsConfig& o) {
     return o.fits.every_s > 0 || o.fits.on_detection || o.preview.every_s > 0;

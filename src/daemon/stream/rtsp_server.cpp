@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "daemon/stream/rtsp_server.hpp"
 
+#include <gst/app/gstappsrc.h>
 #include <gst/video/video.h>
 #include <spdlog/spdlog.h>
 
@@ -15,41 +16,39 @@ namespace {
 constexpr const char* kViewerRole = "viewer";
 constexpr guint kSessionCleanupS = 2;  // sessions of clients that vanished are dropped
 
-// The feed a media-configure handler attaches the media's appsrc to.
+// The feed a media-configure handler attaches the media's appsrc to, and the server's record
+// of the attachments.
 struct MountData {
   std::weak_ptr<ViewFeed> feed;
+  std::shared_ptr<RtspAttachments> attachments;
 };
 
-// What an unprepared handler detaches: the feed and the media's appsrc (referenced).
-struct Attachment {
-  std::weak_ptr<ViewFeed> feed;
-  GstElement* appsrc = nullptr;
+// What an unprepared handler detaches.
+struct Unprepared {
+  std::shared_ptr<RtspAttachments> attachments;
+  GstElement* appsrc = nullptr;  // not referenced: only compared
 };
 
 void on_unprepared(GstRTSPMedia*, gpointer data) {
-  auto* a = static_cast<Attachment*>(data);
-  if (auto feed = a->feed.lock()) feed->detach(a->appsrc);
-}
-
-void free_attachment(gpointer data, GClosure*) {
-  auto* a = static_cast<Attachment*>(data);
-  if (auto feed = a->feed.lock()) feed->detach(a->appsrc);
-  gst_object_unref(a->appsrc);
-  delete a;
+  const auto* u = static_cast<Unprepared*>(data);
+  u->attachments->remove(u->appsrc, false);
 }
 
 // A new shared media (the first client of a mount): its appsrc joins the view's feed.
 void on_media_configure(GstRTSPMediaFactory*, GstRTSPMedia* media, gpointer data) {
-  const auto feed = static_cast<MountData*>(data)->feed.lock();
+  const auto* mount = static_cast<MountData*>(data);
+  const auto feed = mount->feed.lock();
   if (!feed) return;
   GstElement* element = gst_rtsp_media_get_element(media);
   GstElement* appsrc = gst_bin_get_by_name_recurse_up(GST_BIN(element), "frames");
   gst_object_unref(element);
   if (appsrc == nullptr) return;
-  feed->attach(appsrc);
-  g_signal_connect_data(media, "unprepared", G_CALLBACK(on_unprepared),
-                        new Attachment{feed, appsrc}, free_attachment,
-                        static_cast<GConnectFlags>(0));
+  mount->attachments->add(feed, appsrc);
+  g_signal_connect_data(
+      media, "unprepared", G_CALLBACK(on_unprepared), new Unprepared{mount->attachments, appsrc},
+      [](gpointer d, GClosure*) { delete static_cast<Unprepared*>(d); },
+      static_cast<GConnectFlags>(0));
+  gst_object_unref(appsrc);  // the attachment holds its own reference
 }
 
 // A client starts to play: the encoder makes a key frame now, so the picture starts at once.
@@ -85,6 +84,41 @@ GstRTSPFilterResult remove_client(GstRTSPServer*, GstRTSPClient*, gpointer) {
 }
 
 }  // namespace
+
+// ---- RtspAttachments -----------------------------------------------------------------------
+
+void RtspAttachments::add(const std::shared_ptr<ViewFeed>& feed, GstElement* appsrc) {
+  std::lock_guard lock(mutex_);
+  feed->attach(appsrc);
+  list_.push_back({feed, GST_ELEMENT(gst_object_ref(appsrc))});
+}
+
+void RtspAttachments::remove(GstElement* appsrc, bool end) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(list_, [&](Entry& e) {
+    if (e.appsrc != appsrc) return false;
+    release(e, end);
+    return true;
+  });
+}
+
+void RtspAttachments::end(const ViewFeed* feed) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(list_, [&](Entry& e) {
+    const auto f = e.feed.lock();
+    if (feed != nullptr && f.get() != feed) return false;
+    release(e, true);
+    return true;
+  });
+}
+
+void RtspAttachments::release(Entry& e, bool end) {
+  if (const auto feed = e.feed.lock()) feed->detach(e.appsrc);
+  if (end) gst_app_src_end_of_stream(GST_APP_SRC(e.appsrc));
+  gst_object_unref(e.appsrc);
+}
+
+// ---- RtspServer ----------------------------------------------------------------------------
 
 void RtspServer::on_client_connected(GstRTSPServer*, GstRTSPClient* client, gpointer self) {
   auto* server = static_cast<RtspServer*>(self);
@@ -147,10 +181,8 @@ RtspServer::RtspServer(const RtspConfig& config, std::string encoder_launch)
 
 RtspServer::~RtspServer() {
   gst_rtsp_server_client_filter(server_, remove_client, nullptr);
-  {
-    std::lock_guard lock(mutex_);
-    for (auto& [path, feed] : feeds_) feed->end();
-  }
+  // The feeds go on (other outputs may take them); this server's medias let go of them.
+  attachments_->end(nullptr);
   g_main_loop_quit(loop_);
   if (thread_.joinable()) thread_.join();
   g_source_destroy(cleanup_source_);
@@ -182,7 +214,7 @@ void RtspServer::add_mount(const std::string& mount_path, const std::shared_ptr<
                                     G_TYPE_BOOLEAN, TRUE, nullptr);
   }
   g_signal_connect_data(
-      factory, "media-configure", G_CALLBACK(on_media_configure), new MountData{feed},
+      factory, "media-configure", G_CALLBACK(on_media_configure), new MountData{feed, attachments_},
       [](gpointer d, GClosure*) { delete static_cast<MountData*>(d); },
       static_cast<GConnectFlags>(0));
   GstRTSPMountPoints* mounts = gst_rtsp_server_get_mount_points(server_);
@@ -196,34 +228,29 @@ void RtspServer::remove_mount(const std::string& mount_path) {
   g_object_unref(mounts);
 }
 
-ViewFeeds RtspServer::mount(const std::string& pipeline, const std::vector<StreamView>& views,
-                            double fps) {
-  ViewFeeds feeds;
+void RtspServer::mount(const std::string& pipeline, const ViewFeeds& feeds,
+                       const std::vector<StreamView>& views) {
   std::lock_guard lock(mutex_);
   for (int v = 0; v < kStreamViews; ++v) {
     const auto view = static_cast<StreamView>(v);
     const std::string p = path(pipeline, view);
-    const bool wanted = std::find(views.begin(), views.end(), view) != views.end();
+    const bool wanted = feeds[v] && std::find(views.begin(), views.end(), view) != views.end();
     const auto it = feeds_.find(p);
-    if (wanted && it != feeds_.end()) {
-      feeds[v] = it->second;
-    } else if (wanted) {
-      auto feed = std::make_shared<ViewFeed>(pipeline, view, fps);
-      add_mount(p, feed);
-      feeds_.emplace(p, feed);
-      feeds[v] = feed;
-      spdlog::info("{}: live view {} at {}", pipeline, to_string(view), url(pipeline, view));
-    } else if (it != feeds_.end()) {
+    if (it != feeds_.end() && (!wanted || it->second != feeds[v])) {
       remove_mount(p);
-      it->second->end();
+      attachments_->end(it->second.get());  // its clients get the end of the stream
       feeds_.erase(it);
     }
+    if (wanted && feeds_.find(p) == feeds_.end()) {
+      add_mount(p, feeds[v]);
+      feeds_.emplace(p, feeds[v]);
+      spdlog::info("{}: live view {} at {}", pipeline, to_string(view), url(pipeline, view));
+    }
   }
-  return feeds;
 }
 
 void RtspServer::unmount(const std::string& pipeline) {
-  mount(pipeline, {}, 0.0);
+  mount(pipeline, ViewFeeds{}, {});
 }
 
 }  // namespace starsift::daemon

@@ -40,6 +40,28 @@ struct RtspCounts {
   std::uint64_t connections = 0;  // since the start
 };
 
+// The appsrcs of the server's medias attached to feeds, so that the server can let go of them
+// itself (a mount removed, the server replaced) whether or not their medias end. Shared with
+// the medias' signal handlers.
+class RtspAttachments {
+ public:
+  ~RtspAttachments() { end(nullptr); }
+  void add(const std::shared_ptr<ViewFeed>& feed, GstElement* appsrc);  // attaches it
+  // Detaches `appsrc`; with `end`, it gets the end of the stream too.
+  void remove(GstElement* appsrc, bool end);
+  // Detaches and ends every appsrc of `feed` (nullptr: of every feed).
+  void end(const ViewFeed* feed);
+
+ private:
+  struct Entry {
+    std::weak_ptr<ViewFeed> feed;
+    GstElement* appsrc = nullptr;  // referenced
+  };
+  void release(Entry& e, bool end);
+  std::mutex mutex_;
+  std::vector<Entry> list_;
+};
+
 class RtspServer {
  public:
   // Listens on config.address:config.port; throws Error naming the address and the reason
@@ -50,10 +72,11 @@ class RtspServer {
   RtspServer(const RtspServer&) = delete;
   RtspServer& operator=(const RtspServer&) = delete;
 
-  // `pipeline`'s feeds for `views`: mounts that exist are kept (with their clients), missing
-  // ones are made, and the pipeline's mounts not in `views` are removed (their clients get
-  // the end of the stream).
-  ViewFeeds mount(const std::string& pipeline, const std::vector<StreamView>& views, double fps);
+  // Mounts `pipeline`'s feeds of `views` (each must be in `feeds`): a mount that serves the
+  // same feed already is kept, with its clients; the pipeline's other mounts are removed
+  // (their clients get the end of the stream).
+  void mount(const std::string& pipeline, const ViewFeeds& feeds,
+             const std::vector<StreamView>& views);
   void unmount(const std::string& pipeline);
 
   const RtspConfig& config() const noexcept { return config_; }
@@ -81,6 +104,7 @@ class RtspServer {
 
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<ViewFeed>> feeds_;  // by mount path
+  std::shared_ptr<RtspAttachments> attachments_ = std::make_shared<RtspAttachments>();
 
   // Shared with the clients' signal handlers, which a client may outlive the server with.
   struct Counters {
