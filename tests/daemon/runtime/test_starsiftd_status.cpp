@@ -133,12 +133,12 @@ std::string read_file(const fs::path& path) {
   return text.str();
 }
 
-// The Chromium to render with: $STARSIFT_CHROMIUM, else Debian's; empty when there is none.
+// The Chromium to render with: $STARSIFT_CHROMIUM when set, else Debian's; empty when it is
+// not an executable file.
 std::string chromium_path() {
-  if (const char* env = std::getenv("STARSIFT_CHROMIUM"); env != nullptr && *env != '\0') {
-    return env;
-  }
-  return access("/usr/bin/chromium", X_OK) == 0 ? "/usr/bin/chromium" : "";
+  const char* env = std::getenv("STARSIFT_CHROMIUM");
+  const std::string path = env != nullptr && *env != '\0' ? env : "/usr/bin/chromium";
+  return access(path.c_str(), X_OK) == 0 ? path : "";
 }
 
 // Runs Chromium headless with `args` and its own profile under `dir`, stdout to `out`;
