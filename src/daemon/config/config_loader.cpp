@@ -11,6 +11,7 @@
 #include "daemon/config/chain_section.hpp"
 #include "daemon/config/config_file.hpp"
 #include "daemon/config/config_names.hpp"
+#include "daemon/config/clips_section.hpp"
 #include "daemon/config/config_reader.hpp"
 #include "daemon/config/mqtt_section.hpp"
 #include "daemon/config/rtsp_section.hpp"
@@ -34,8 +35,8 @@ constexpr std::string_view kPipelineKeys[] = {"name",    "source", "chain",     
 constexpr std::string_view kRestartKeys[] = {"initial-s", "max-s"};
 constexpr std::string_view kTrackerKeys[] = {"gate",      "confirm",   "coast",
                                              "min-speed", "max-speed", "merge-streaks"};
-constexpr std::string_view kOutputsKeys[] = {"detections", "fits", "video",
-                                             "preview",    "mqtt", "rtsp"};
+constexpr std::string_view kOutputsKeys[] = {"detections", "fits", "video", "preview",
+                                             "mqtt",       "rtsp", "clips"};
 constexpr std::string_view kMqttOutputKeys[] = {"enabled"};
 constexpr std::string_view kDetectionsKeys[] = {"enabled"};
 constexpr std::string_view kFitsKeys[] = {"every-s", "on-detection", "max-per-hour"};
@@ -328,6 +329,7 @@ class DaemonReader {
       MapReader preview(reader_, *v, kPreviewKeys, "the preview output");
       preview.read("every-s", outputs.preview.every_s, 0.0, false, kDay, "s (0: no preview)");
     }
+    if (const auto v = map.find("clips")) read_clips(reader_, *v, outputs.clips);
     if (const auto v = map.find("rtsp")) {
       rtsp_streams_ = read_rtsp_output(reader_, *v, outputs.rtsp);
     }

@@ -68,7 +68,10 @@ std::vector<StreamView> views_wanted(const OutputsConfig& outputs) {
   for (int v = 0; v < kStreamViews; ++v) {
     const auto view = static_cast<StreamView>(v);
     const auto& rtsp = outputs.rtsp.streams;
-    if (std::find(rtsp.begin(), rtsp.end(), view) != rtsp.end()) views.push_back(view);
+    const bool clipped = outputs.clips.enabled && outputs.clips.view == view;
+    if (clipped || std::find(rtsp.begin(), rtsp.end(), view) != rtsp.end()) {
+      views.push_back(view);
+    }
   }
   return views;
 }

@@ -213,6 +213,34 @@ struct VideoOutput {
   bool operator==(const VideoOutput&) const = default;
 };
 
+// The live pictures a pipeline can be watched through (docs/live-video.md), each an 8-bit view:
+// the camera's frame, the chain's output before detection, and that output with the
+// detections and movers drawn on it.
+enum class StreamView { Raw, Whitened, Detections };
+inline constexpr int kStreamViews = 3;
+std::string_view to_string(StreamView view) noexcept;
+
+// Event clips (docs/live-video.md, "Event clips"): a view's video from before-s ahead of each
+// event (a track confirmed, or with min-flux > 0 a detection that bright) to after-s past it,
+// a Matroska file and its JSON in <night>/clips/. Off by default: the view is then encoded
+// all the time.
+struct ClipsOutput {
+  static constexpr double kMaxBeforeS = 60.0;  // the ring's memory: ~1 MB a second at 2 Mb/s
+  static constexpr double kMaxAfterS = 600.0;
+  static constexpr double kMaxClipS = 3600.0;
+  static constexpr int kMaxPerHour = 3600;
+  bool enabled = false;                       // `enabled`
+  StreamView view = StreamView::Detections;   // `view`
+  double before_s = 5.0;                      // `before-s`: 0..60
+  double after_s = 5.0;                       // `after-s`: 0..600
+  double max_s = 60.0;                        // `max-s`: a clip's longest, later events included
+  double min_flux = 0.0;                      // `min-flux`: 0 = tracks only
+  int max_per_hour = 60;                      // `max-per-hour`: 0 = no limit
+  VideoEncoder encoder = VideoEncoder::Auto;  // `encoder`
+  int bitrate_kbps = 4000;                    // `bitrate-kbps`: 100..200000
+  bool operator==(const ClipsOutput&) const = default;
+};
+
 // A preview PNG (raw | whitened | detections) a person can open, rewritten in place.
 struct PreviewOutput {
   double every_s = 5.0;  // `every-s`: 0 = none
@@ -225,13 +253,6 @@ struct MqttOutput {
   bool enabled = true;  // `enabled`; true without a top-level `mqtt` section is refused
   bool operator==(const MqttOutput&) const = default;
 };
-
-// The live pictures a pipeline can be watched through (docs/publishing.md), each an 8-bit view:
-// the camera's frame, the chain's output before detection, and that output with the
-// detections and movers drawn on it.
-enum class StreamView { Raw, Whitened, Detections };
-inline constexpr int kStreamViews = 3;
-std::string_view to_string(StreamView view) noexcept;
 
 // The pipeline's views served by the host's RTSP server (`rtsp` below), as
 // rtsp://<address>:<port>/<pipeline>/<view>. With a top-level `rtsp` section and no
@@ -251,6 +272,7 @@ struct OutputsConfig {
   FitsOutput fits;              // `fits`
   VideoOutput video;            // `video`
   PreviewOutput preview;        // `preview`
+  ClipsOutput clips;            // `clips`
   MqttOutput mqtt;              // `mqtt`
   RtspOutput rtsp;              // `rtsp`
   bool operator==(const OutputsConfig&) const = default;

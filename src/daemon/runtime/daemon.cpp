@@ -457,6 +457,10 @@ DaemonSnapshot Daemon::snapshot() const {
     p.fits_failures = c.fits_failures;
     p.previews = c.previews;
     p.video_segments = c.video_segments;
+    p.clip_events = c.clips.events;
+    p.clips = c.clips.clips;
+    p.clips_limited = c.clips.limited;
+    p.clip_failures = c.clips.failures;
     p.objects = c.last_objects;
     p.movers = c.last_movers;
     p.fps = c.fps;
@@ -561,6 +565,15 @@ void Daemon::print_summary(std::ostream& out) const {
                     static_cast<unsigned long long>(c.mqtt.dropped.load()),
                     static_cast<unsigned long long>(c.mqtt.failed.load()),
                     static_cast<unsigned long long>(c.mqtt.queued.load()));
+      out << line;
+    }
+    if (r->config().outputs.clips.enabled) {
+      std::snprintf(line, sizeof line,
+                    "  clips       %llu written, %llu events, %llu over max-per-hour, %llu failed\n",
+                    static_cast<unsigned long long>(c.clips.clips.load()),
+                    static_cast<unsigned long long>(c.clips.events.load()),
+                    static_cast<unsigned long long>(c.clips.limited.load()),
+                    static_cast<unsigned long long>(c.clips.failures.load()));
       out << line;
     }
     if (r->config().outputs.video.enabled) {

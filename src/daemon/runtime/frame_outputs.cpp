@@ -140,6 +140,11 @@ bool FrameOutputs::find_source(std::int64_t pts_ns, SourceEntry* entry) const {
   return false;
 }
 
+void FrameOutputs::clip_to(std::shared_ptr<ClipRecorder> clips) {
+  const std::lock_guard lock(settings_mutex_);
+  clips_ = std::move(clips);
+}
+
 std::optional<std::int64_t> FrameOutputs::source_utc_us(std::int64_t pts_ns) const {
   SourceEntry entry;
   if (!find_source(pts_ns, &entry)) return std::nullopt;
@@ -308,11 +313,20 @@ void FrameOutputs::on_chain_frame(const ChainFrame& frame) {
   counters_.latency_s.store(static_cast<double>(utc_now_us() - utc) * 1e-6,
                             std::memory_order_relaxed);
 
-  OutputsConfig outputs;
+  // The settings this frame needs, copied field by field: the whole OutputsConfig holds
+  // vectors, and a frame allocates nothing.
+  struct {
+    DetectionsOutput detections;
+    FitsOutput fits;
+    PreviewOutput preview;
+  } outputs;
+  std::shared_ptr<ClipRecorder> clips;
   {
     const std::lock_guard lock(settings_mutex_);
-    outputs = outputs_;
+    outputs = {outputs_.detections, outputs_.fits, outputs_.preview};
+    clips = clips_;
   }
+  if (clips) clips->on_frame(number, utc, frame.objects, frame.movers);
   if (outputs.detections.enabled || publish_wanted_.load()) {
     write_detections_job(number, frame.pts_ns, utc, {frame.objects.begin(), frame.objects.end()},
                          frame.overflow, {frame.movers.begin(), frame.movers.end()}, fps,

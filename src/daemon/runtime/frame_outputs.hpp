@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/clips/clip_recorder.hpp"
 #include "daemon/config/daemon_config.hpp"
 #include "daemon/outputs/clock_state.hpp"
 #include "daemon/outputs/detections_file.hpp"
@@ -80,6 +81,8 @@ class FrameOutputs {
   void publish_to(const std::optional<MqttPublisherSettings>& settings,
                   std::shared_ptr<spdlog::logger> log);
   bool publishing() const;
+  // Each frame's detections handed to `clips` from the next frame (none: no event clips).
+  void clip_to(std::shared_ptr<ClipRecorder> clips);
   // The host clock's state recorded with the frames from now on (the daemon reads it once a
   // second: a system call and a few stat()s are not for every frame).
   void set_clock(ClockState clock);
@@ -151,6 +154,7 @@ class FrameOutputs {
   FitsPipelineInfo fits_info_;
   std::shared_ptr<const ClockState> clock_;
   std::shared_ptr<MqttPublisher> publisher_;  // null: not published; set on the detections worker
+  std::shared_ptr<ClipRecorder> clips_;       // null: no event clips (settings_mutex_)
   std::atomic<bool> publish_wanted_{false};   // the latest publish_to() asked for a publisher
 
   // The source side's state: timing, and the recent frames' numbers and times by timestamp,

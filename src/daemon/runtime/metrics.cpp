@@ -87,6 +87,13 @@ std::string metrics_text(const DaemonSnapshot& s) {
   counter("starsift_fits_files_total", "FITS frames written", &P::fits_files);
   counter("starsift_fits_failures_total", "FITS frames lost (disk, full queue)", &P::fits_failures);
   counter("starsift_video_segments_total", "Recording segments opened", &P::video_segments);
+  counter("starsift_clip_events_total", "Events seen by event clips (tracks confirmed, bright)",
+          &P::clip_events);
+  counter("starsift_clips_total", "Event clips written (video and JSON)", &P::clips);
+  counter("starsift_clips_limited_total", "Events not clipped: max-per-hour reached",
+          &P::clips_limited);
+  counter("starsift_clip_failures_total", "Event clips not written (disk, muxer, encoder)",
+          &P::clip_failures);
   f.push_back(per_pipeline(s, "starsift_fps", "Frame rate measured from the source's timestamps", G,
                            [](const P& p) { return p.fps; }));
   f.push_back(per_pipeline(s, "starsift_latency_seconds",

@@ -46,6 +46,7 @@ struct PipelineSnapshot {
   std::uint64_t mqtt_published = 0, mqtt_dropped = 0, mqtt_failed = 0, mqtt_queued = 0,
                 mqtt_connections = 0;
   std::vector<ViewSnapshot> views;  // the live views served
+  std::uint64_t clip_events = 0, clips = 0, clips_limited = 0, clip_failures = 0;
   double upload_s = 0.0, download_s = 0.0;
   std::uint64_t zero_copy = 0, copied = 0;
   // For the status page: the preview PNG the pipeline wrote (empty before its first), and

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "daemon/clips/clip_counters.hpp"
 #include "daemon/publish/publish_counters.hpp"
 
 namespace starsift::daemon {
@@ -40,6 +41,7 @@ struct PipelineCounters {
   std::atomic<std::int64_t> last_frame_in_us{0};  // g_get_monotonic_time() of the latest
   std::atomic<std::int64_t> last_frame_out_us{0};
   PublishCounters mqtt;  // the detections lines published to the MQTT broker
+  ClipCounters clips;    // event clips
 };
 
 // A detection this close to a mover of the sky's truth (px) found it.

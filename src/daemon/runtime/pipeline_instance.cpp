@@ -327,14 +327,14 @@ GstFlowReturn on_view_sample(GstAppSink* sink, gpointer data) {
         if (const auto c = last_result(results, "catalogue")) objects = c->as<DetectedObject>();
         if (const auto t = last_result(results, "tracks")) movers = t->as<Track>();
       }
-      std::optional<std::int64_t> utc;
-      if (stamp_views()) utc = ctx->outputs->source_utc_us(to_ns(GST_BUFFER_PTS(buffer)));
+      const std::optional<std::int64_t> utc =
+          ctx->outputs->source_utc_us(to_ns(GST_BUFFER_PTS(buffer)));
       ViewRenderer& renderer = ctx->renderers[static_cast<int>(view)];
       const ConstImageView& frame = mapped.view();
       try {
-        feed->push(frame.width, frame.height, [&](ImageView out) {
+        feed->push(frame.width, frame.height, utc.value_or(-1), [&](ImageView out) {
           renderer.render(frame, objects, movers, g_get_monotonic_time(), out);
-          if (utc) write_view_stamp(out, static_cast<std::uint64_t>(*utc));
+          if (utc && stamp_views()) write_view_stamp(out, static_cast<std::uint64_t>(*utc));
         });
       } catch (const std::exception& e) {
         spdlog::error("{}: live view {}: {}", ctx->outputs->name(), to_string(view), e.what());

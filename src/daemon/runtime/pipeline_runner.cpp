@@ -105,6 +105,34 @@ void PipelineRunner::mount_views() {
   }
   if (context_.rtsp) context_.rtsp->mount(config_.name, views_, config_.outputs.rtsp.streams);
   if (instance_) instance_->set_views(views_);
+  update_clips();
+}
+
+void PipelineRunner::update_clips() {
+  const ClipsOutput& wanted = config_.outputs.clips;
+  const auto& feed = views_[static_cast<int>(wanted.view)];
+  if (!wanted.enabled || !feed) {
+    outputs_->clip_to(nullptr);
+    clips_.reset();  // an open clip is finished with what it has
+    return;
+  }
+  if (clips_ && clips_->settings().clips == wanted && clips_->feed() == feed) return;
+  const double fps = nominal_fps(config_.source);
+  ClipRecorderSettings settings{
+      config_.name, context_.layout, wanted,
+      launch_text({h264_encoder(wanted.encoder, wanted.bitrate_kbps, key_frame_interval(fps, 1.0),
+                                context_.plan_options)})};
+  outputs_->clip_to(nullptr);
+  clips_.reset();
+  try {
+    clips_ = std::make_shared<ClipRecorder>(std::move(settings), feed, counters_->clips);
+    outputs_->clip_to(clips_);
+    log_->info("event clips of the {} view: {} s before, {} s after each event", to_string(wanted.view),
+               wanted.before_s, wanted.after_s);
+  } catch (const std::exception& e) {
+    log_->error("{} (no event clips)", e.what());
+    counters_->clips.failures.fetch_add(1);
+  }
 }
 
 void PipelineRunner::update_publisher() {
@@ -372,6 +400,9 @@ void PipelineRunner::force_stop() {
 }
 
 void PipelineRunner::finish_outputs() {
+  // An open clip is finished with what it has, before the files are synced.
+  outputs_->clip_to(nullptr);
+  clips_.reset();
   outputs_->finish();
 }
 

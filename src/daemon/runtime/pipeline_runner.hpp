@@ -114,6 +114,7 @@ class PipelineRunner {
   std::shared_ptr<FrameOutputs> make_outputs() const;
   void update_publisher();  // the broker and outputs.mqtt -> the outputs' publisher
   void mount_views();       // the server and outputs.rtsp -> views_, handed to the instance
+  void update_clips();      // outputs.clips -> clips_, handed to the outputs
 
   PipelineConfig config_;
   RunnerContext context_;
@@ -122,6 +123,7 @@ class PipelineRunner {
   std::shared_ptr<FrameOutputs> outputs_;
   std::unique_ptr<PipelineInstance> instance_;
   ViewFeeds views_;
+  std::shared_ptr<ClipRecorder> clips_;  // event clips; null when off
   PipelinePlan plan_;
   RunnerState state_ = RunnerState::Stopped;
   guint bus_watch_ = 0;

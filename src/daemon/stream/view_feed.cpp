@@ -85,7 +85,17 @@ void ViewFeed::hand_to(GstElement* appsrc, GstBuffer* frame) {
   gst_app_src_push_buffer(GST_APP_SRC(appsrc), frame);
 }
 
-void ViewFeed::push(int width, int height, const std::function<void(ImageView)>& fill) {
+void ViewFeed::stamp(GstBuffer* frame, std::int64_t utc_us) {
+  if (utc_us < 0) return;
+  static GstStaticCaps unix_time = GST_STATIC_CAPS("timestamp/x-unix");
+  GstCaps* caps = gst_static_caps_get(&unix_time);
+  gst_buffer_add_reference_timestamp_meta(
+      frame, caps, static_cast<GstClockTime>(utc_us) * GST_USECOND, GST_CLOCK_TIME_NONE);
+  gst_caps_unref(caps);
+}
+
+void ViewFeed::push(int width, int height, std::int64_t utc_us,
+                    const std::function<void(ImageView)>& fill) {
   std::lock_guard lock(mutex_);
   if (appsrcs_.empty() || width <= 0 || height <= 0) return;
   if (!ensure_pool(width, height)) return;
@@ -102,11 +112,14 @@ void ViewFeed::push(int width, int height, const std::function<void(ImageView)>&
                  GST_VIDEO_FRAME_PLANE_STRIDE(&mapped, 0), PixelFormat::Gray8});
   gst_video_frame_unmap(&mapped);
   // The latest picture, for a client that comes next; every further appsrc a copy of its own.
+  stamp(frame, utc_us);
   latest_.resize(gst_buffer_get_size(frame));
   gst_buffer_extract(frame, 0, latest_.data(), latest_.size());
+  latest_utc_us_ = utc_us;
   for (std::size_t i = 1; i < appsrcs_.size(); ++i) {
     if (GstBuffer* copy = acquire()) {
       gst_buffer_fill(copy, 0, latest_.data(), latest_.size());
+      stamp(copy, utc_us);
       hand_to(appsrcs_[i], copy);
     }
   }
@@ -121,6 +134,7 @@ void ViewFeed::attach(GstElement* appsrc) {
   if (!latest_.empty() && pool_ != nullptr) {
     if (GstBuffer* copy = acquire()) {
       gst_buffer_fill(copy, 0, latest_.data(), latest_.size());
+      stamp(copy, latest_utc_us_);
       hand_to(appsrc, copy);
     }
   }

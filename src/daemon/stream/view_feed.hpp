@@ -43,8 +43,10 @@ class ViewFeed {
   // True while an appsrc is attached: render and push() only then.
   bool watched() const noexcept { return sinks_.load(std::memory_order_relaxed) > 0; }
   // A GRAY8 frame of `width` x `height`, written by `fill` into a buffer of the feed's pool
-  // and handed to every attached appsrc. One streaming thread calls it.
-  void push(int width, int height, const std::function<void(ImageView)>& fill);
+  // and handed to every attached appsrc, with the frame's UTC (`utc_us`, µs; -1: not known)
+  // as a "timestamp/x-unix" reference timestamp meta, which encoders carry over to the
+  // coded frame. One streaming thread calls it.
+  void push(int width, int height, std::int64_t utc_us, const std::function<void(ImageView)>& fill);
 
   // The mount's media was made (a first client) or is gone (the last client left). `appsrc`
   // is referenced while attached; attach() hands it the latest frame at once.
@@ -58,6 +60,7 @@ class ViewFeed {
  private:
   bool ensure_pool(int width, int height);
   GstBuffer* acquire();  // from the pool; nullptr when it has none
+  static void stamp(GstBuffer* frame, std::int64_t utc_us);
   // Pushes `frame` (its only reference, taken) into `appsrc`.
   void hand_to(GstElement* appsrc, GstBuffer* frame);
 
@@ -70,6 +73,7 @@ class ViewFeed {
   GstCaps* caps_ = nullptr;           // of the current pool's frames
   GstBufferPool* pool_ = nullptr;
   std::vector<std::uint8_t> latest_;  // the latest frame's bytes (the pool's layout)
+  std::int64_t latest_utc_us_ = -1;
   int width_ = 0, height_ = 0;
   std::atomic<int> sinks_{0};
   std::atomic<std::uint64_t> frames_{0};
