@@ -127,3 +127,55 @@ TEST_CASE("rtsp: every mistake with its place", "[daemon][config][rtsp][errors]"
     CHECK(problems[1].problem == "raw is named twice");
   }
 }
+
+TEST_CASE("outputs.clips: defaults, every key, and its refusals", "[daemon][config][clips]") {
+  const std::string pipeline = kSkyPipeline.substr(0, kSkyPipeline.size() - 1);
+  SECTION("off by default; on, its defaults take the detections view") {
+    CHECK_FALSE(parsed(kSkyPipeline).pipelines[0].outputs.clips.enabled);
+    const DaemonConfig config = parsed(pipeline + "\n    outputs: {clips: {enabled: true}}\n");
+    const ClipsOutput& c = config.pipelines[0].outputs.clips;
+    CHECK(c.enabled);
+    CHECK(c.view == StreamView::Detections);
+    CHECK(c.before_s == 5.0);
+    CHECK(c.after_s == 5.0);
+    CHECK(c.max_s == 60.0);
+    CHECK(c.min_flux == 0.0);
+    CHECK(c.max_per_hour == 60);
+    CHECK(views_wanted(config.pipelines[0].outputs) ==
+          std::vector<StreamView>{StreamView::Detections});
+  }
+  SECTION("every key") {
+    const DaemonConfig config = parsed(
+        pipeline +
+        "\n    outputs: {clips: {enabled: true, view: raw, before-s: 10, after-s: 20, max-s: 120, "
+        "min-flux: 5000, max-per-hour: 0, encoder: x264, bitrate-kbps: 8000}}\n");
+    const ClipsOutput& c = config.pipelines[0].outputs.clips;
+    CHECK(c.view == StreamView::Raw);
+    CHECK(c.before_s == 10.0);
+    CHECK(c.after_s == 20.0);
+    CHECK(c.max_s == 120.0);
+    CHECK(c.min_flux == 5000.0);
+    CHECK(c.max_per_hour == 0);
+    CHECK(c.encoder == VideoEncoder::X264);
+    CHECK(c.bitrate_kbps == 8000);
+  }
+  SECTION("before-s beyond the ring's minute") {
+    const auto problems =
+        problems_of(pipeline + "\n    outputs: {clips: {enabled: true, before-s: 90}}\n");
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].key == "pipelines[0].outputs.clips.before-s");
+    CHECK(problems[0].allowed.find("60") != std::string::npos);
+  }
+  SECTION("max-s shorter than one event's clip") {
+    const auto problems =
+        problems_of(pipeline + "\n    outputs: {clips: {before-s: 5, after-s: 10, max-s: 12}}\n");
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].key == "pipelines[0].outputs.clips.max-s");
+    CHECK(problems[0].problem == "12 s is shorter than before-s + after-s (15 s)");
+  }
+  SECTION("a view that does not exist") {
+    const auto problems = problems_of(pipeline + "\n    outputs: {clips: {view: overlay}}\n");
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].key == "pipelines[0].outputs.clips.view");
+  }
+}
