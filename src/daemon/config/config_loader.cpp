@@ -16,6 +16,7 @@
 #include "daemon/config/mqtt_section.hpp"
 #include "daemon/config/rtsp_section.hpp"
 #include "daemon/config/source_section.hpp"
+#include "daemon/config/view_outputs_section.hpp"
 #include "pipeline/engine/streaming_chain.hpp"
 #include "pipeline/param_checks.hpp"
 
@@ -35,8 +36,8 @@ constexpr std::string_view kPipelineKeys[] = {"name",    "source", "chain",     
 constexpr std::string_view kRestartKeys[] = {"initial-s", "max-s"};
 constexpr std::string_view kTrackerKeys[] = {"gate",      "confirm",   "coast",
                                              "min-speed", "max-speed", "merge-streaks"};
-constexpr std::string_view kOutputsKeys[] = {"detections", "fits", "video", "preview",
-                                             "mqtt",       "rtsp", "clips"};
+constexpr std::string_view kOutputsKeys[] = {"detections", "fits", "video", "preview", "mqtt",
+                                             "rtsp",       "rtp",  "shm",   "clips"};
 constexpr std::string_view kMqttOutputKeys[] = {"enabled"};
 constexpr std::string_view kDetectionsKeys[] = {"enabled"};
 constexpr std::string_view kFitsKeys[] = {"every-s", "on-detection", "max-per-hour"};
@@ -332,6 +333,10 @@ class DaemonReader {
     if (const auto v = map.find("clips")) read_clips(reader_, *v, outputs.clips);
     if (const auto v = map.find("rtsp")) {
       rtsp_streams_ = read_rtsp_output(reader_, *v, outputs.rtsp);
+    }
+    if (const auto v = map.find("rtp")) outputs.rtp = read_rtp_output(reader_, *v);
+    if (const auto v = map.find("shm")) {
+      outputs.shm = read_shm_output(reader_, *v, base_directory_);
     }
     if (const auto v = map.find("mqtt")) {
       MapReader mqtt(reader_, *v, kMqttOutputKeys, "the MQTT output");

@@ -68,8 +68,10 @@ std::vector<StreamView> views_wanted(const OutputsConfig& outputs) {
   for (int v = 0; v < kStreamViews; ++v) {
     const auto view = static_cast<StreamView>(v);
     const auto& rtsp = outputs.rtsp.streams;
+    const bool sent =
+        (outputs.rtp && outputs.rtp->view == view) || (outputs.shm && outputs.shm->view == view);
     const bool clipped = outputs.clips.enabled && outputs.clips.view == view;
-    if (clipped || std::find(rtsp.begin(), rtsp.end(), view) != rtsp.end()) {
+    if (sent || clipped || std::find(rtsp.begin(), rtsp.end(), view) != rtsp.end()) {
       views.push_back(view);
     }
   }

@@ -268,6 +268,30 @@ struct OutputsConfig;
 std::vector<StreamView> views_wanted(const OutputsConfig& outputs);
 
 struct OutputsConfig {
+// `rtp`: one view's H.264 over RTP to a UDP address, unicast or multicast, sent whether or not
+// anyone listens (UDP knows no receivers); an SDP file next to the pipeline's files describes
+// it to a player. The section given means on.
+struct RtpOutput {
+  static constexpr int kDefaultBitrateKbps = 2000;
+  StreamView view = StreamView::Detections;   // `view`
+  std::string host;                           // `host`: required; an IP address, not 0.0.0.0/::
+  int port = 0;                               // `port`: required; 1..65535
+  VideoEncoder encoder = VideoEncoder::Auto;  // `encoder`: auto (NVENC when present), x264, nvenc
+  int bitrate_kbps = kDefaultBitrateKbps;     // `bitrate-kbps`: 100..200000
+  int ttl = 1;                                // `ttl`: hops of a multicast packet, 1..255
+  bool operator==(const RtpOutput&) const = default;
+};
+
+// `shm`: one view's GRAY8 frames through GStreamer's shmsink, for a consumer on this host
+// (shmsrc). The section given means on.
+struct ShmOutput {
+  StreamView view = StreamView::Raw;  // `view`
+  // `socket-path`: required; relative to the config file's directory; its directory must
+  // exist and be writable.
+  std::filesystem::path socket_path;
+  bool operator==(const ShmOutput&) const = default;
+};
+
   DetectionsOutput detections;  // `detections`
   FitsOutput fits;              // `fits`
   VideoOutput video;            // `video`
@@ -281,6 +305,9 @@ struct OutputsConfig {
 // ---- publishing --------------------------------------------------------------------------
 
 // TLS to the MQTT broker: its certificate checked against `ca-file`; `cert-file` and
+  // `rtp`, `shm`: none = not sent, not shared
+  std::optional<RtpOutput> rtp;
+  std::optional<ShmOutput> shm;
 // `key-file` (both or neither) give this host a certificate of its own.
 struct MqttTlsConfig {
   std::filesystem::path ca_file;    // `ca-file`: required in `tls`; PEM
