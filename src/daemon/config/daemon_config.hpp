@@ -262,12 +262,6 @@ struct RtspOutput {
   bool operator==(const RtspOutput&) const = default;
 };
 
-struct OutputsConfig;
-// Every live view some output of the pipeline takes (RTSP, ...), each once, in StreamView's
-// order: each is a branch of the pipeline and a feed.
-std::vector<StreamView> views_wanted(const OutputsConfig& outputs);
-
-struct OutputsConfig {
 // `rtp`: one view's H.264 over RTP to a UDP address, unicast or multicast, sent whether or not
 // anyone listens (UDP knows no receivers); an SDP file next to the pipeline's files describes
 // it to a player. The section given means on.
@@ -292,6 +286,12 @@ struct ShmOutput {
   bool operator==(const ShmOutput&) const = default;
 };
 
+struct OutputsConfig;
+// Every live view some output of the pipeline takes (RTSP, ...), each once, in StreamView's
+// order: each is a branch of the pipeline and a feed.
+std::vector<StreamView> views_wanted(const OutputsConfig& outputs);
+
+struct OutputsConfig {
   DetectionsOutput detections;  // `detections`
   FitsOutput fits;              // `fits`
   VideoOutput video;            // `video`
@@ -299,15 +299,15 @@ struct ShmOutput {
   ClipsOutput clips;            // `clips`
   MqttOutput mqtt;              // `mqtt`
   RtspOutput rtsp;              // `rtsp`
+  // `rtp`, `shm`: none = not sent, not shared
+  std::optional<RtpOutput> rtp;
+  std::optional<ShmOutput> shm;
   bool operator==(const OutputsConfig&) const = default;
 };
 
 // ---- publishing --------------------------------------------------------------------------
 
 // TLS to the MQTT broker: its certificate checked against `ca-file`; `cert-file` and
-  // `rtp`, `shm`: none = not sent, not shared
-  std::optional<RtpOutput> rtp;
-  std::optional<ShmOutput> shm;
 // `key-file` (both or neither) give this host a certificate of its own.
 struct MqttTlsConfig {
   std::filesystem::path ca_file;    // `ca-file`: required in `tls`; PEM
