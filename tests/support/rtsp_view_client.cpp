@@ -17,12 +17,21 @@ RtspViewClient::RtspViewClient(const std::string& url, const std::string& user,
   launch +=
       " ! rtph264depay ! avdec_h264 max-threads=1 ! videoconvert ! video/x-raw,format=GRAY8 ! "
       "appsink name=out sync=false max-buffers=8 drop=false";
+  start(launch);
+}
+
+RtspViewClient::RtspViewClient(const Launch& launch) {
+  if (!gst_is_initialized()) gst_init(nullptr, nullptr);
+  start(launch.text);
+}
+
+void RtspViewClient::start(const std::string& launch) {
   GError* error = nullptr;
   pipeline_ = gst_parse_launch(launch.c_str(), &error);
   if (pipeline_ == nullptr) {
     const std::string why = error != nullptr ? error->message : "unknown";
     g_clear_error(&error);
-    throw std::runtime_error("RTSP client: " + why);
+    throw std::runtime_error("view client: " + why);
   }
   g_clear_error(&error);
   sink_ = gst_bin_get_by_name(GST_BIN(pipeline_), "out");

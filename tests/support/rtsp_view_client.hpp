@@ -32,6 +32,12 @@ class RtspViewClient {
   // Starts playing `url`; with `user`, Basic auth with `password`.
   explicit RtspViewClient(const std::string& url, const std::string& user = {},
                           const std::string& password = {});
+  // A viewer of another transport (RTP over UDP, shared memory): `launch` is its whole
+  // gst-launch description, ending in GRAY8 frames into "appsink name=out".
+  struct Launch {
+    std::string text;
+  };
+  explicit RtspViewClient(const Launch& launch);
   ~RtspViewClient();  // stopped and freed
   RtspViewClient(const RtspViewClient&) = delete;
   RtspViewClient& operator=(const RtspViewClient&) = delete;
@@ -44,6 +50,7 @@ class RtspViewClient {
   bool ended();
 
  private:
+  void start(const std::string& launch);
   void drain_bus();
   GstElement* pipeline_ = nullptr;
   GstElement* sink_ = nullptr;

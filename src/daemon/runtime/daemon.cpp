@@ -488,6 +488,10 @@ DaemonSnapshot Daemon::snapshot() const {
                                        counts.sinks > 0, counts.frames, counts.dropped});
       }
     }
+    for (const SenderStatus& sender : r->senders()) {
+      p.senders.push_back(SenderSnapshot{sender.output, std::string(to_string(sender.view)),
+                                         sender.frames, sender.errors});
+    }
     p.preview = r->outputs().paths().preview;
     p.recent_movers = r->outputs().recent_movers();
     s.pipelines.push_back(std::move(p));

@@ -163,6 +163,24 @@ std::string metrics_text(const DaemonSnapshot& s) {
            C, [](const ViewSnapshot& v) { return static_cast<double>(v.dropped); });
   per_view("starsift_view_watched", "1 while an RTSP client watches the view", G,
            [](const ViewSnapshot& v) { return v.watched ? 1.0 : 0.0; });
+  const auto per_sender = [&](const char* name, const char* help,
+                              std::uint64_t SenderSnapshot::*value) {
+    MetricFamily family{name, help, C, {}};
+    for (const P& p : s.pipelines) {
+      for (const SenderSnapshot& v : p.senders) {
+        ClientMetric m;
+        m.label = {{"pipeline", p.name}, {"output", v.output}, {"view", v.view}};
+        m.counter.value = static_cast<double>(v.*value);
+        family.metric.push_back(std::move(m));
+      }
+    }
+    f.push_back(std::move(family));
+  };
+  per_sender("starsift_view_sender_frames_total", "Live view frames sent over RTP or shared memory",
+             &SenderSnapshot::frames);
+  per_sender("starsift_view_sender_errors_total",
+             "Errors of the senders of a live view over RTP or shared memory",
+             &SenderSnapshot::errors);
   if (s.rtsp) {
     f.push_back(single("starsift_rtsp_clients", "RTSP clients connected now", G,
                        static_cast<double>(s.rtsp_clients)));

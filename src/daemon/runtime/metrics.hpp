@@ -23,6 +23,13 @@ struct ViewSnapshot {
   std::uint64_t frames = 0, dropped = 0;
 };
 
+// A live view sent over RTP or shared memory.
+struct SenderSnapshot {
+  std::string output;  // rtp, shm
+  std::string view;
+  std::uint64_t frames = 0, errors = 0;
+};
+
 // One pipeline as the metrics and /healthz see it.
 struct PipelineSnapshot {
   std::string name;
@@ -46,6 +53,8 @@ struct PipelineSnapshot {
   std::uint64_t mqtt_published = 0, mqtt_dropped = 0, mqtt_failed = 0, mqtt_queued = 0,
                 mqtt_connections = 0;
   std::vector<ViewSnapshot> views;  // the live views served
+  // The live views sent over RTP and shared memory.
+  std::vector<SenderSnapshot> senders;
   std::uint64_t clip_events = 0, clips = 0, clips_limited = 0, clip_failures = 0;
   double upload_s = 0.0, download_s = 0.0;
   std::uint64_t zero_copy = 0, copied = 0;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <variant>
 
+#include "daemon/outputs/night_layout.hpp"
 #include "daemon/runtime/chain_text.hpp"
 #include "daemon/runtime/logging.hpp"
 #include "pipeline/error.hpp"
@@ -56,6 +57,10 @@ std::string source_description(const SourceConfig& source) {
   return "gst";
 }
 
+// A view sender that failed (a network that refuses, a consumer gone wrong) is made again
+// after this long, not at every tick.
+constexpr std::int64_t kSenderRetryUs = 10'000'000;
+
 bool mentions_cuda(const std::string& text) {
   return text.find("CUDA") != std::string::npos || text.find("cuda") != std::string::npos;
 }
@@ -103,6 +108,7 @@ void PipelineRunner::mount_views() {
       views_[v] = std::make_shared<ViewFeed>(config_.name, view, nominal_fps(config_.source));
     }
   }
+  mount_senders();
   if (context_.rtsp) context_.rtsp->mount(config_.name, views_, config_.outputs.rtsp.streams);
   if (instance_) instance_->set_views(views_);
   update_clips();
@@ -307,6 +313,7 @@ void PipelineRunner::on_eos() {
 
 void PipelineRunner::tick() {
   if (state_ != RunnerState::Starting && state_ != RunnerState::Running) return;
+  mount_senders();  // one that failed is made again, at most every kSenderRetryUs
   const std::int64_t now = now_us();
   if (state_ == RunnerState::Starting && counters_->frames_out.load() > frames_at_start_) {
     state_ = RunnerState::Running;
@@ -343,6 +350,7 @@ void PipelineRunner::apply_live(const PipelineConfig& next) {
   config_.stall_timeout_s = next.stall_timeout_s;
   outputs_->update(config_.outputs, fits_info());
   update_publisher();
+  mount_views();  // the same views (else a rebuild): the senders' and mounts' settings
   counters_->live_updates.fetch_add(1);
   if (!chain_changed || !instance_) return;  // the next start builds from config_
   try {
@@ -425,6 +433,77 @@ std::string PipelineRunner::status_text() const {
     default:
       return config_.name + ": " + std::string(to_string(state_));
   }
+}
+
+void PipelineRunner::mount_senders() {
+  const OutputsConfig& o = config_.outputs;
+  const std::filesystem::path sdp_dir = context_.layout.state_dir / config_.name;
+  const auto sdp_path = [&](const RtpOutput& rtp) {
+    return sdp_dir / (std::string(to_string(rtp.view)) + ".sdp");
+  };
+  if (rtp_sender_.rtp && !o.rtp) {
+    // A player given the file must not wait for a stream that no longer comes.
+    std::error_code ignored;
+    std::filesystem::remove(sdp_path(*rtp_sender_.rtp), ignored);
+  }
+  const bool rtp_changed = rtp_sender_.rtp != o.rtp;
+  rtp_sender_.rtp = o.rtp;
+  update_sender(
+      rtp_sender_, rtp_changed, o.rtp ? std::optional(o.rtp->view) : std::nullopt,
+      [&]() -> std::unique_ptr<ViewSender> {
+        const RtpOutput& rtp = *o.rtp;
+        const std::string encoder = launch_text({h264_encoder(
+            rtp.encoder, rtp.bitrate_kbps, key_frame_interval(nominal_fps(config_.source), 2.0),
+            context_.plan_options)});
+        ensure_directory(sdp_dir);
+        return ViewSender::rtp(config_.name, rtp, encoder, sdp_path(rtp),
+                               views_[static_cast<int>(rtp.view)], log_);
+      });
+  const bool shm_changed = shm_sender_.shm != o.shm;
+  shm_sender_.shm = o.shm;
+  update_sender(shm_sender_, shm_changed, o.shm ? std::optional(o.shm->view) : std::nullopt,
+                [&]() -> std::unique_ptr<ViewSender> {
+                  return ViewSender::shm(config_.name, *o.shm,
+                                         views_[static_cast<int>(o.shm->view)], log_);
+                });
+}
+
+void PipelineRunner::update_sender(SenderSlot& slot, bool changed, std::optional<StreamView> view,
+                                   const std::function<std::unique_ptr<ViewSender>()>& make) {
+  const std::shared_ptr<ViewFeed> feed = view ? views_[static_cast<int>(*view)] : nullptr;
+  const bool moved = slot.sender && slot.sender->feed() != feed;
+  const bool failed = slot.sender ? slot.sender->failed() : feed != nullptr;
+  if (!changed && !moved && !failed) return;
+  if (!changed && !moved && now_us() < slot.retry_at_us) return;
+  if (slot.sender) {
+    const ViewSenderCounts counts = slot.sender->counts();
+    slot.frames += counts.frames;
+    slot.errors += counts.errors;
+    slot.sender.reset();  // first: the new one may want its socket or port
+  }
+  if (!feed) return;
+  try {
+    slot.sender = make();
+  } catch (const std::exception& e) {
+    log_->error("{} (not sent)", e.what());
+    ++slot.errors;
+  }
+  slot.retry_at_us = now_us() + kSenderRetryUs;
+}
+
+std::vector<SenderStatus> PipelineRunner::senders() const {
+  std::vector<SenderStatus> list;
+  const auto add = [&](const SenderSlot& slot, const char* output, StreamView view) {
+    SenderStatus status{output, view, slot.frames, slot.errors};
+    if (slot.sender) {
+      status.frames += slot.sender->counts().frames;
+      status.errors += slot.sender->counts().errors;
+    }
+    list.push_back(std::move(status));
+  };
+  if (config_.outputs.rtp) add(rtp_sender_, "rtp", config_.outputs.rtp->view);
+  if (config_.outputs.shm) add(shm_sender_, "shm", config_.outputs.shm->view);
+  return list;
 }
 
 }  // namespace starsift::daemon

@@ -28,6 +28,7 @@
 #include "daemon/runtime/pipeline_instance.hpp"
 #include "daemon/runtime/pipeline_plan.hpp"
 #include "daemon/stream/rtsp_server.hpp"
+#include "daemon/stream/view_sender.hpp"
 
 namespace starsift::daemon {
 
@@ -48,6 +49,14 @@ struct RunnerContext {
   std::vector<std::shared_ptr<Teardown>>* teardowns = nullptr;
   std::optional<MqttConfig> mqtt;    // the broker detections are published to; none: not published
   std::shared_ptr<RtspServer> rtsp;  // where the live views are served; none: not served
+};
+
+// A view sent on without a server (outputs.rtp, outputs.shm): its counts over every sender
+// made for it since the start.
+struct SenderStatus {
+  std::string output;  // "rtp", "shm"
+  StreamView view = StreamView::Raw;
+  std::uint64_t frames = 0, errors = 0;
 };
 
 class PipelineRunner {
@@ -80,6 +89,8 @@ class PipelineRunner {
   void set_rtsp(std::shared_ptr<RtspServer> server);
   // The live views' feeds (null where a view is not served).
   const ViewFeeds& views() const noexcept { return views_; }
+  // The views sent over RTP and shared memory.
+  std::vector<SenderStatus> senders() const;
 
   const std::string& name() const noexcept { return config_.name; }
   const PipelineConfig& config() const noexcept { return config_; }
@@ -114,6 +125,19 @@ class PipelineRunner {
   std::shared_ptr<FrameOutputs> make_outputs() const;
   void update_publisher();  // the broker and outputs.mqtt -> the outputs' publisher
   void mount_views();       // the server and outputs.rtsp -> views_, handed to the instance
+  // A sender of outputs.rtp or outputs.shm and what it was made from.
+  struct SenderSlot {
+    std::unique_ptr<ViewSender> sender;
+    std::optional<RtpOutput> rtp;
+    std::optional<ShmOutput> shm;
+    std::uint64_t frames = 0, errors = 0;  // of the senders it held before
+    std::int64_t retry_at_us = 0;          // a sender that failed is made again from then
+  };
+  // outputs.rtp and outputs.shm -> senders: made, replaced when their settings changed or
+  // they failed, removed when left out.
+  void mount_senders();
+  void update_sender(SenderSlot& slot, bool changed, std::optional<StreamView> view,
+                     const std::function<std::unique_ptr<ViewSender>()>& make);
   void update_clips();      // outputs.clips -> clips_, handed to the outputs
 
   PipelineConfig config_;
@@ -123,6 +147,7 @@ class PipelineRunner {
   std::shared_ptr<FrameOutputs> outputs_;
   std::unique_ptr<PipelineInstance> instance_;
   ViewFeeds views_;
+  SenderSlot rtp_sender_, shm_sender_;
   std::shared_ptr<ClipRecorder> clips_;  // event clips; null when off
   PipelinePlan plan_;
   RunnerState state_ = RunnerState::Stopped;

@@ -72,6 +72,24 @@ TEST_CASE("outputs' schedules and the restart policy are changed in place", "[re
   CHECK(c.reason == "restart policy");
 }
 
+TEST_CASE("RTP settings of the same view change in place; another view rebuilds", "[reload]") {
+  const auto with_rtp = [](const std::string& rtp) {
+    return replace(kOne, "chain:", "outputs: {rtp: {" + rtp + "}}\n    chain:");
+  };
+  const std::string before = with_rtp("host: 127.0.0.1, port: 5004");
+  const auto c =
+      only(plan_reload(config(before), config(with_rtp("host: 127.0.0.1, port: 5006"))), "one");
+  CHECK(c.kind == PipelineChangeKind::Live);
+  CHECK(c.reason == "outputs");
+  // The view's branch is made when the pipeline is built.
+  const auto v =
+      only(plan_reload(config(before), config(with_rtp("view: raw, host: 127.0.0.1, port: 5004"))),
+           "one");
+  CHECK(v.kind == PipelineChangeKind::Rebuild);
+  CHECK(v.reason == "outputs: the live views taken");
+  CHECK(only(plan_reload(config(kOne), config(before)), "one").kind == PipelineChangeKind::Rebuild);
+}
+
 TEST_CASE("changes the running elements cannot take rebuild that pipeline alone", "[reload]") {
   const auto rebuilt = [&](const std::string& next) {
     const auto changes = plan_reload(config(kOne + kTwo), config(next + kTwo));
