@@ -165,6 +165,9 @@ std::optional<int> run_chromium(const std::string& chromium, const fs::path& dir
     const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (o >= 0) dup2(o, STDOUT_FILENO);
     if (e >= 0) dup2(e, STDERR_FILENO);
+    // Under scripts/test_sanitizers.sh the ASan runtime is preloaded for the programs built
+    // here; Chromium is not one of them and hangs with it.
+    unsetenv("LD_PRELOAD");
     std::vector<char*> c;
     for (auto& a : argv) c.push_back(a.data());
     c.push_back(nullptr);
