@@ -32,6 +32,7 @@ PACKAGES=(
   prometheus-cpp-dev               # starsiftd: the metrics' Prometheus text format
   gstreamer1.0-plugins-ugly        # starsiftd's recordings: x264enc
   gstreamer1.0-libav               # starsiftd's rtsp source: H.264/H.265 decoders for IP cameras
+  gstreamer1.0-plugins-bad         # starsiftd's outputs.shm: shmsink (and the tests' shmsrc)
   libgstrtspserver-1.0-dev         # the RTSP camera starsiftd's tests read (tests/support)
   libaravis-dev                    # siftcamsrc: GigE Vision / USB3 Vision cameras (libaravis-0.8-0 ships aravissrc too)
   libusb-1.0-0-dev                 # aravis-0.8.pc requires it; libaravis-dev does not pull it in
