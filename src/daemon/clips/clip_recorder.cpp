@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "daemon/outputs/clock_state.hpp"
 #include "daemon/outputs/json_text.hpp"
 #include "pipeline/detect/detections_json.hpp"
 #include "pipeline/error.hpp"
@@ -16,6 +17,10 @@ namespace starsift::daemon {
 namespace {
 
 constexpr auto kFinishTimeout = std::chrono::seconds(10);
+// Raw frames kept beyond the cube's half before the event: the frames branch runs ahead of
+// the chain's output by the frames in flight, so the event's frame and a few after it are in
+// the ring by the time the event is known.
+constexpr std::size_t kRawAhead = 16;
 
 std::int64_t monotonic_us() {
   return g_get_monotonic_time();
@@ -49,7 +54,7 @@ void append_number(std::string& out, double v) {
 
 // The clip's record, one JSON object (docs/live-video.md, "Event clips").
 std::string clip_json(const ClipRecorderSettings& s, const ClipWindow& window,
-                      const ClipWriter& writer) {
+                      const ClipWriter& writer, const std::string& cube, std::size_t cube_frames) {
   std::string j = "{\"pipeline\": ";
   append_json_string(j, s.pipeline);
   j += ", \"view\": ";
@@ -59,6 +64,11 @@ std::string clip_json(const ClipRecorderSettings& s, const ClipWindow& window,
   j += ", \"window_start_utc\": \"" + utc_text(window.start_us) + "\"";
   j += ", \"window_end_utc\": \"" + utc_text(window.end_us) + "\"";
   j += ", \"frames\": " + std::to_string(writer.frames());
+  if (!cube.empty()) {
+    j += ", \"fits\": ";
+    append_json_string(j, cube);
+    j += ", \"fits_frames\": " + std::to_string(cube_frames);
+  }
   j += ", \"first_frame_utc\": \"" + utc_text(writer.first_utc_us()) + "\"";
   j += ", \"last_frame_utc\": \"" + utc_text(writer.last_utc_us()) + "\"";
   j += ", \"events\": [";
@@ -205,6 +215,48 @@ void ClipRecorder::trim_ring() {
   }
 }
 
+void ClipRecorder::on_raw(ConstImageView image, std::uint64_t frame, std::int64_t utc_us) {
+  const auto half = static_cast<std::size_t>(settings_.clips.fits_frames / 2);
+  std::shared_ptr<FrameCopy> copy;
+  {
+    std::lock_guard lock(mutex_);
+    // The oldest frame's memory again, unless a cube being written still holds it.
+    if (raw_ring_.size() >= half + kRawAhead) {
+      copy = std::move(raw_ring_.front());
+      raw_ring_.pop_front();
+      if (copy.use_count() > 1) copy.reset();
+    }
+  }
+  if (!copy) copy = std::make_shared<FrameCopy>();
+  copy->assign(image);  // outside the lock: a frame's copy takes a while
+  copy->frame = frame;
+  copy->utc_us = utc_us;
+  std::lock_guard lock(mutex_);
+  raw_ring_.push_back(copy);
+  if (cube_open_ && schedule_.open() && utc_us <= schedule_.open()->end_us &&
+      cube_.size() < static_cast<std::size_t>(settings_.clips.fits_frames) &&
+      (cube_.empty() || utc_us > cube_.back()->utc_us)) {
+    cube_.push_back(std::move(copy));
+  }
+}
+
+void ClipRecorder::open_cube(const ClipEvent& event) {
+  cube_.clear();
+  cube_open_ = wants_raw();
+  if (!cube_open_) return;
+  const auto half = static_cast<std::size_t>(settings_.clips.fits_frames / 2);
+  std::size_t before = 0;
+  for (const auto& f : raw_ring_) before += f->utc_us < event.utc_us ? 1 : 0;
+  std::size_t skip = before > half ? before - half : 0;
+  for (const auto& f : raw_ring_) {
+    if (skip > 0) {
+      --skip;
+      continue;
+    }
+    if (cube_.size() < static_cast<std::size_t>(settings_.clips.fits_frames)) cube_.push_back(f);
+  }
+}
+
 void ClipRecorder::on_frame(std::uint64_t frame, std::int64_t utc_us,
                             std::span<const DetectedObject> objects,
                             std::span<const Track> movers) {
@@ -215,6 +267,7 @@ void ClipRecorder::on_frame(std::uint64_t frame, std::int64_t utc_us,
     switch (schedule_.on_event(event, monotonic_us())) {
       case ClipSchedule::Decision::Opened:
         open_writer();
+        open_cube(event);
         break;
       case ClipSchedule::Decision::Limited:
         counters_.limited.fetch_add(1, std::memory_order_relaxed);
@@ -258,18 +311,38 @@ void ClipRecorder::open_writer() {
 }
 
 void ClipRecorder::close_writer(const ClipWindow& window) {
+  std::vector<std::shared_ptr<FrameCopy>> cube = std::move(cube_);
+  cube_.clear();
+  cube_open_ = false;
   if (!writer_) return;
   auto done = std::make_shared<std::atomic<bool>>(false);
-  std::thread thread([writer = std::move(writer_), window, done, this]() mutable {
+  std::thread thread([writer = std::move(writer_), cube = std::move(cube), window, done,
+                      this]() mutable {
     std::string error;
     const std::filesystem::path json =
         std::filesystem::path(writer->path()).replace_extension(".json");
     try {
       if (!writer->finish(kFinishTimeout, &error)) throw Error(error);
-      write_text_file(json, clip_json(settings_, window, *writer));
+      std::string cube_name;
+      if (!cube.empty()) {
+        const std::filesystem::path path =
+            std::filesystem::path(writer->path()).replace_extension(".fits");
+        std::vector<FitsFrame> frames;
+        for (const auto& f : cube) {
+          FitsFrame frame;
+          frame.image = f->view();
+          frame.utc_us = f->utc_us;
+          frame.frame_number = f->frame;
+          frames.push_back(frame);
+        }
+        write_fits_cube(path, frames, settings_.fits_info, read_clock_state());
+        cube_name = path.filename().string();
+      }
+      write_text_file(json, clip_json(settings_, window, *writer, cube_name, cube.size()));
       counters_.clips.fetch_add(1, std::memory_order_relaxed);
-      spdlog::info("{}: event clip {} ({} frames, {} event(s))", settings_.pipeline,
-                   writer->path().string(), writer->frames(), window.events.size());
+      spdlog::info("{}: event clip {} ({} frames, {} event(s){})", settings_.pipeline,
+                   writer->path().string(), writer->frames(), window.events.size(),
+                   cube_name.empty() ? "" : ", raw frames in " + cube_name);
     } catch (const std::exception& e) {
       spdlog::error("{}: event clip {}: {}", settings_.pipeline, writer->path().string(), e.what());
       counters_.failures.fetch_add(1, std::memory_order_relaxed);

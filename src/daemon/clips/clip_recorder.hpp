@@ -33,6 +33,8 @@
 #include "daemon/clips/clip_events.hpp"
 #include "daemon/clips/clip_writer.hpp"
 #include "daemon/config/daemon_config.hpp"
+#include "daemon/outputs/fits_writer.hpp"
+#include "daemon/outputs/frame_copy.hpp"
 #include "daemon/outputs/night_layout.hpp"
 #include "daemon/stream/view_feed.hpp"
 
@@ -41,6 +43,7 @@ namespace starsift::daemon {
 struct ClipRecorderSettings {
   std::string pipeline;
   NightLayout layout;
+  FitsPipelineInfo fits_info;  // the cube's header
   ClipsOutput clips;
   std::string encoder_launch;  // the H.264 encoder, a key frame every second
 };
@@ -56,6 +59,10 @@ class ClipRecorder {
 
   const ClipRecorderSettings& settings() const noexcept { return settings_; }
   const std::shared_ptr<ViewFeed>& feed() const noexcept { return feed_; }
+  // True when the clips want the raw frames too (a FITS cube).
+  bool wants_raw() const noexcept { return settings_.clips.fits; }
+  // A raw frame from the frames branch (copied, into memory recycled from older frames).
+  void on_raw(ConstImageView image, std::uint64_t frame, std::int64_t utc_us);
   // The chain's output of one frame: may open or extend a clip.
   void on_frame(std::uint64_t frame, std::int64_t utc_us, std::span<const DetectedObject> objects,
                 std::span<const Track> movers);
@@ -72,6 +79,7 @@ class ClipRecorder {
   void trim_ring();
   void open_writer();                           // from the ring, for schedule_.open()
   void close_writer(const ClipWindow& window);  // hands the writer to a finishing thread
+  void open_cube(const ClipEvent& event);       // the raw ring's frames around the event
   void reap_finished();
 
   const ClipRecorderSettings settings_;
@@ -86,6 +94,11 @@ class ClipRecorder {
   std::vector<ClipEvent> events_;  // reused: one frame's events
   std::deque<Coded> ring_;
   std::unique_ptr<ClipWriter> writer_;  // the open clip's
+
+  // Raw frames (only with clips.fits): the latest ones, and the open clip's cube.
+  std::deque<std::shared_ptr<FrameCopy>> raw_ring_;
+  std::vector<std::shared_ptr<FrameCopy>> cube_;
+  bool cube_open_ = false;
 
   struct Finishing {
     std::thread thread;

@@ -7,9 +7,9 @@
 namespace starsift::daemon {
 
 namespace {
-constexpr std::string_view kClipsKeys[] = {"enabled",      "view",    "before-s",
-                                           "after-s",      "max-s",   "min-flux",
-                                           "max-per-hour", "encoder", "bitrate-kbps"};
+constexpr std::string_view kClipsKeys[] = {"enabled",      "view",     "before-s",     "after-s",
+                                           "max-s",        "min-flux", "max-per-hour", "encoder",
+                                           "bitrate-kbps", "fits",     "fits-frames"};
 }  // namespace
 
 void read_clips(ConfigReader& reader, const Value& value, ClipsOutput& clips) {
@@ -26,6 +26,8 @@ void read_clips(ConfigReader& reader, const Value& value, ClipsOutput& clips) {
            "0 (no limit) or 1.." + std::to_string(C::kMaxPerHour));
   map.read("encoder", clips.encoder, video_encoder_names());
   map.read("bitrate-kbps", clips.bitrate_kbps, kMinBitrateKbps, kMaxBitrateKbps);
+  map.read("fits", clips.fits);
+  map.read("fits-frames", clips.fits_frames, 2, C::kMaxFitsFrames);
   if (clips.max_s < clips.before_s + clips.after_s) {
     const auto max = map.find("max-s");
     reader.refuse(max ? max->where : value.where, value.child("max-s"),

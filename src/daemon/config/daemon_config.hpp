@@ -229,6 +229,7 @@ struct ClipsOutput {
   static constexpr double kMaxAfterS = 600.0;
   static constexpr double kMaxClipS = 3600.0;
   static constexpr int kMaxPerHour = 3600;
+  static constexpr int kMaxFitsFrames = 1000;
   bool enabled = false;                       // `enabled`
   StreamView view = StreamView::Detections;   // `view`
   double before_s = 5.0;                      // `before-s`: 0..60
@@ -238,6 +239,11 @@ struct ClipsOutput {
   int max_per_hour = 60;                      // `max-per-hour`: 0 = no limit
   VideoEncoder encoder = VideoEncoder::Auto;  // `encoder`
   int bitrate_kbps = 4000;                    // `bitrate-kbps`: 100..200000
+  // `fits`: the raw frames around the first event as a FITS cube too, at most `fits-frames`
+  // (2..1000) of them, half before the event: kept in memory, so 50 frames of 1024x1024x16
+  // bits are 100 MB.
+  bool fits = false;
+  int fits_frames = 50;
   bool operator==(const ClipsOutput&) const = default;
 };
 

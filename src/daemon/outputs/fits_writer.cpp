@@ -190,7 +190,8 @@ void write_header(PartFile& file, const FitsFrame& frame, const FitsPipelineInfo
   file.check(status, "write the chain (HISTORY)");
 }
 
-void write_pixels(PartFile& file, const ConstImageView& image, int data_type) {
+// `plane`: the cube's plane (0 for a frame).
+void write_pixels(PartFile& file, const ConstImageView& image, int data_type, long plane = 0) {
   std::vector<std::uint16_t> swapped;  // GRAY16 is little-endian; TUSHORT is the host's order
   for (int y = 0; y < image.height; ++y) {
     const void* row = image.row(y);
@@ -202,7 +203,7 @@ void write_pixels(PartFile& file, const ConstImageView& image, int data_type) {
         row = swapped.data();
       }
     }
-    LONGLONG first[2] = {1, static_cast<LONGLONG>(y) + 1};
+    LONGLONG first[3] = {1, static_cast<LONGLONG>(y) + 1, static_cast<LONGLONG>(plane) + 1};
     int status = 0;
     // cfitsio takes a non-const pointer but only reads from it.
     fits_write_pixll(file.fits(), data_type, first, image.width, const_cast<void*>(row), &status);
@@ -210,7 +211,60 @@ void write_pixels(PartFile& file, const ConstImageView& image, int data_type) {
   }
 }
 
+// The FRAMES table of a cube: each plane's frame number and UTC.
+void write_frames_table(PartFile& file, std::span<const FitsFrame> frames) {
+  char framenum[] = "FRAMENUM";
+  char date_obs[] = "DATE-OBS";
+  char k[] = "K";
+  char a26[] = "26A";
+  char* names[] = {framenum, date_obs};
+  char* forms[] = {k, a26};
+  int status = 0;
+  fits_create_tbl(file.fits(), BINARY_TBL, static_cast<LONGLONG>(frames.size()), 2, names, forms,
+                  nullptr, "FRAMES", &status);
+  file.check(status, "create the FRAMES table");
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    LONGLONG number = static_cast<LONGLONG>(frames[i].frame_number);
+    std::string utc = fits_date_obs(frames[i].utc_us);
+    char* text = utc.data();
+    const auto row = static_cast<LONGLONG>(i) + 1;
+    fits_write_col(file.fits(), TLONGLONG, 1, row, 1, 1, &number, &status);
+    fits_write_col(file.fits(), TSTRING, 2, row, 1, 1, &text, &status);
+  }
+  file.check(status, "write the FRAMES table");
+}
+
 }  // namespace
+
+void write_fits_cube(const fs::path& path, std::span<const FitsFrame> frames,
+                     const FitsPipelineInfo& info, const ClockState& clock,
+                     FitsWriteOptions options) {
+  if (frames.empty()) throw Error("FITS cube '" + path.string() + "': no frames");
+  const ConstImageView& first = frames.front().image;
+  const Layout layout = fits_layout(first.format);
+  for (const FitsFrame& f : frames) {
+    if (f.image.width != first.width || f.image.height != first.height ||
+        f.image.format != first.format || f.image.data == nullptr) {
+      throw Error("FITS cube '" + path.string() + "': frames of different sizes or formats",
+                  "frames of one size and format");
+    }
+  }
+  ensure_directory(path.parent_path());
+  PartFile file(path);
+  file.create();
+  long axes[3] = {first.width, first.height, static_cast<long>(frames.size())};
+  int status = 0;
+  fits_create_img(file.fits(), layout.image_type, 3, axes, &status);
+  file.check(status, "create the cube");
+  write_header(file, frames.front(), info, clock);
+  for (std::size_t z = 0; z < frames.size(); ++z) {
+    write_pixels(file, frames[z].image, layout.data_type, static_cast<long>(z));
+  }
+  write_frames_table(file, frames);
+  file.close();
+  if (options.sync) file.sync_part();
+  file.rename(options.sync);
+}
 
 const char* software_name_and_version() noexcept {
   return "starsift " STARSIFT_VERSION;

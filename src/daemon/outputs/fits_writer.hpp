@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <span>
 #include <string>
 
 #include "daemon/outputs/clock_state.hpp"
@@ -53,6 +54,15 @@ struct FitsWriteOptions {
 std::filesystem::path write_fits_frame(const std::filesystem::path& night_dir,
                                        const FitsFrame& frame, const FitsPipelineInfo& pipeline,
                                        const ClockState& clock, FitsWriteOptions options = {});
+
+// Frames of one size and format as one FITS cube (NAXIS3 = the frames, in order) at `path`,
+// its header the first frame's (DATE-OBS, FRAMENUM of the first), and a binary table
+// extension FRAMES with each plane's FRAMENUM and DATE-OBS (UTC to the microsecond): an event
+// clip's raw frames (docs/live-video.md, "Event clips"). Written as write_fits_frame() writes
+// a frame: a temporary name, synced, renamed. Throws Error naming the file and the reason.
+void write_fits_cube(const std::filesystem::path& path, std::span<const FitsFrame> frames,
+                     const FitsPipelineInfo& pipeline, const ClockState& clock,
+                     FitsWriteOptions options = {});
 
 // "starsift 0.1.0": CREATOR, the software and its version.
 const char* software_name_and_version() noexcept;

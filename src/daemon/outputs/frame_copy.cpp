@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#include "daemon/runtime/frame_copy.hpp"
+#include "daemon/outputs/frame_copy.hpp"
 
 #include <cstring>
 

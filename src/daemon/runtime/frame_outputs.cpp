@@ -155,14 +155,17 @@ void FrameOutputs::on_raw_frame(ConstImageView image, std::int64_t pts_ns,
                                 std::int64_t duration_ns) {
   FitsOutput fits;
   bool preview = false;
+  std::shared_ptr<ClipRecorder> clips;
   {
     const std::lock_guard lock(settings_mutex_);
     fits = outputs_.fits;
     preview = outputs_.preview.every_s > 0;
+    clips = clips_;
   }
   SourceEntry source;
   const bool known = find_source(pts_ns, &source);
   const std::int64_t utc = known ? source.utc_us : utc_now_us();
+  if (clips && clips->wants_raw()) clips->on_raw(image, known ? source.frame : 0, utc);
   const bool scheduled =
       fits.every_s > 0 && static_cast<double>(utc - last_scheduled_fits_utc_) >= fits.every_s * 1e6;
   if (!scheduled && !fits.on_detection && !preview) return;

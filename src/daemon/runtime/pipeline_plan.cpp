@@ -285,6 +285,11 @@ double nominal_fps(const SourceConfig& source) {
       source);
 }
 
+bool wants_raw_frames(const OutputsConfig& outputs) {
+  return outputs.fits.every_s > 0 || outputs.fits.on_detection || outputs.preview.every_s > 0 ||
+         (outputs.clips.enabled && outputs.clips.fits);
+}
+
 std::string fraction_text(const FrameRate& rate) {
   return std::to_string(rate.num) + "/" + std::to_string(rate.den);
 }
@@ -420,7 +425,7 @@ PipelinePlan plan_pipeline(const PipelineConfig& config, const PlanOptions& opti
   plan.chain_line.push_back(sink);
 
   const OutputsConfig& out = config.outputs;
-  if (out.fits.every_s > 0 || out.fits.on_detection || out.preview.every_s > 0) {
+  if (wants_raw_frames(out)) {
     ElementSpec fq{"queue", "frames-queue", {}};
     fq.set("leaky", "downstream").set("max-size-buffers", "2");
     fq.set("max-size-bytes", "0").set("max-size-time", "0");

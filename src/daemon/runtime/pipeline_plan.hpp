@@ -102,6 +102,10 @@ ElementSpec h264_encoder(VideoEncoder choice, int bitrate_kbps, int key_interval
 // Frames in `seconds` at `fps` (25 fps when the rate is not known), at least 1.
 int key_frame_interval(double fps, double seconds);
 
+// True when some output wants the raw frames (FITS, the preview, a clip's cube): the plan
+// then has a frames branch.
+bool wants_raw_frames(const OutputsConfig& outputs);
+
 // The frame rate the source's config names; 0 when it names none (the camera's own).
 double nominal_fps(const SourceConfig& source);
 

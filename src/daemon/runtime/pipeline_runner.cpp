@@ -125,7 +125,7 @@ void PipelineRunner::update_clips() {
   if (clips_ && clips_->settings().clips == wanted && clips_->feed() == feed) return;
   const double fps = nominal_fps(config_.source);
   ClipRecorderSettings settings{
-      config_.name, context_.layout, wanted,
+      config_.name, context_.layout, fits_info(), wanted,
       launch_text({h264_encoder(wanted.encoder, wanted.bitrate_kbps, key_frame_interval(fps, 1.0),
                                 context_.plan_options)})};
   outputs_->clip_to(nullptr);
@@ -133,8 +133,9 @@ void PipelineRunner::update_clips() {
   try {
     clips_ = std::make_shared<ClipRecorder>(std::move(settings), feed, counters_->clips);
     outputs_->clip_to(clips_);
-    log_->info("event clips of the {} view: {} s before, {} s after each event", to_string(wanted.view),
-               wanted.before_s, wanted.after_s);
+    log_->info("event clips of the {} view: {} s before, {} s after each event{}",
+               to_string(wanted.view), wanted.before_s, wanted.after_s,
+               wanted.fits ? ", raw frames as a FITS cube" : "");
   } catch (const std::exception& e) {
     log_->error("{} (no event clips)", e.what());
     counters_->clips.failures.fetch_add(1);

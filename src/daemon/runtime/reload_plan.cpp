@@ -79,12 +79,9 @@ PipelineChange plan_pipeline_change(const PipelineConfig& from, const PipelineCo
   if (views_wanted(from.outputs) != views_wanted(to.outputs)) {
     return rebuild("outputs: the live views taken");
   }
-  // The frames branch exists only when FITS or the preview want frames.
-  const auto wants_frames = [](const OutputsConfig& o) {
-    return o.fits.every_s > 0 || o.fits.on_detection || o.preview.every_s > 0;
-  };
-  if (wants_frames(from.outputs) != wants_frames(to.outputs)) {
-    return rebuild("outputs: frames for FITS or the preview turned on or off");
+  // The frames branch exists only when FITS, the preview or a clip's cube want frames.
+  if (wants_raw_frames(from.outputs) != wants_raw_frames(to.outputs)) {
+    return rebuild("outputs: frames for FITS, the preview or clips turned on or off");
   }
   bool chain_changed = false;
   const std::string reason =

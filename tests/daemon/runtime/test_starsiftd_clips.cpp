@@ -10,7 +10,9 @@
 #include <signal.h>
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,16 @@ using namespace starsift::test;
 namespace fs = std::filesystem;
 
 namespace {
+
+std::string run_output(const std::string& command) {
+  std::string out;
+  if (FILE* p = ::popen(command.c_str(), "r")) {
+    char buffer[256];
+    while (std::fgets(buffer, sizeof buffer, p) != nullptr) out += buffer;
+    ::pclose(p);
+  }
+  return out;
+}
 
 // The stamp of each frame of a Matroska H.264 file, in order; -1 where none reads.
 std::vector<std::int64_t> clip_stamps(const fs::path& file) {
@@ -87,7 +99,8 @@ pipelines:
     tracker: {confirm: 40}
     outputs:
       preview: {every-s: 0}
-      clips: {enabled: true, before-s: 2, after-s: 2, max-s: 6, max-per-hour: 2}
+      clips: {enabled: true, before-s: 2, after-s: 2, max-s: 6, max-per-hour: 2, fits: true,
+              fits-frames: 10}
 )");
   DaemonProcess daemon({"--config", config.string(), "--summary"}, dir.path() / "starsiftd.log");
   INFO(daemon.output());
@@ -141,4 +154,37 @@ pipelines:
   CHECK(has_event);
   CHECK(gaps <= 2);
   CHECK(metrics_text.find("clips ") != std::string::npos);
+
+  // The raw frames around the event as a FITS cube: 10 frames, 5 before the event's, each
+  // plane's UTC in the FRAMES table.
+  REQUIRE(clip["fits"]);
+  const fs::path cube = records.front().parent_path() / clip["fits"].as<std::string>();
+  REQUIRE(fs::exists(cube));
+  CHECK(clip["fits_frames"].as<int>() == 10);
+  // Read back by a second reader: astropy (Debian python3-astropy), as the FITS frames are.
+  if (run_output("/usr/bin/python3 -c 'import astropy.io.fits' 2>/dev/null && echo yes") !=
+      "yes\n") {
+    WARN("SKIPPED: the cube's reading by astropy (Debian python3-astropy is not installed)");
+    return;
+  }
+  const std::string python =
+      "import sys; from astropy.io import fits; h = fits.open(sys.argv[1]); "
+      "d = h[0].data; t = h['FRAMES'].data; "
+      "print(d.shape[0], d.shape[1], d.shape[2], len(t), t['DATE-OBS'][5], t['FRAMENUM'][5], "
+      "int(d.std() > 0))";
+  const std::string out = run_output("/usr/bin/python3 -c \"" + python + "\" " + cube.string());
+  INFO(out);
+  std::istringstream fields(out);
+  int planes = 0, rows = 0, columns = 0, table_rows = 0, varies = 0;
+  long sixth_frame = -1;
+  std::string sixth_utc;
+  fields >> planes >> rows >> columns >> table_rows >> sixth_utc >> sixth_frame >> varies;
+  CHECK(planes == 10);
+  CHECK(rows == 288);
+  CHECK(columns == 384);
+  CHECK(table_rows == 10);
+  CHECK(varies == 1);
+  // The sixth plane is the event's frame (FITS DATE-OBS has no 'Z').
+  CHECK(sixth_utc + "Z" == event["utc"].as<std::string>());
+  CHECK(sixth_frame == event["frame"].as<long>());
 }
