@@ -43,6 +43,7 @@ PACKAGES=(
   mosquitto                        # the MQTT broker starsiftd's publishing tests start on 127.0.0.1
   mosquitto-clients                # mosquitto_sub: the subscriber those tests read detections with
   chromium                         # headless browser: starsiftd's tests render its status page in it
+  ffmpeg                           # ffprobe: a second reader of starsiftd's RTSP and RTP views in its tests
 )
 
 log() { printf 'setup: %s\n' "$*"; }
