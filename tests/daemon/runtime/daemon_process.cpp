@@ -175,7 +175,7 @@ int free_port() {
   return ntohs(addr.sin_port);
 }
 
-HttpReply http_get(int port, const std::string& path) {
+HttpReply http_request(int port, const std::string& request) {
   HttpReply reply;
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
@@ -184,12 +184,8 @@ HttpReply http_get(int port, const std::string& path) {
   addr.sin_port = htons(static_cast<uint16_t>(port));
   timeval tv{5, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return reply;
-  }
-  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-  if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) < 0) {
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      send(fd, request.data(), request.size(), MSG_NOSIGNAL) < 0) {
     close(fd);
     return reply;
   }
@@ -202,9 +198,14 @@ HttpReply http_get(int port, const std::string& path) {
   }
   close(fd);
   if (text.rfind("HTTP/1.", 0) == 0 && text.size() > 12) reply.status = std::atoi(text.c_str() + 9);
-  const auto body = text.find("\r\n\r\n");
-  if (body != std::string::npos) reply.body = text.substr(body + 4);
+  const auto end = text.find("\r\n\r\n");
+  reply.head = text.substr(0, end);
+  if (end != std::string::npos) reply.body = text.substr(end + 4);
   return reply;
+}
+
+HttpReply http_get(int port, const std::string& path) {
+  return http_request(port, "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
 }
 
 double metric(const std::string& text, const std::string& name, const std::string& pipeline) {

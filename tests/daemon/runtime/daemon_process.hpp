@@ -92,9 +92,12 @@ int free_port();
 // cannot connect.
 struct HttpReply {
   int status = 0;
+  std::string head;  // the status line and headers
   std::string body;
 };
 HttpReply http_get(int port, const std::string& path);
+// One request as written (any method, any path), the answer split at the blank line.
+HttpReply http_request(int port, const std::string& request);
 
 // A metric's value for `pipeline` ("" for one without labels) in Prometheus text; NaN when
 // it is not there.

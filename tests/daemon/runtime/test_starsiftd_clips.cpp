@@ -17,22 +17,12 @@
 #include <vector>
 
 #include "daemon/stream/view_stamp.hpp"
-#include "daemon_process.hpp"
+#include "views_support.hpp"
 
 using namespace starsift::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string run_output(const std::string& command) {
-  std::string out;
-  if (FILE* p = ::popen(command.c_str(), "r")) {
-    char buffer[256];
-    while (std::fgets(buffer, sizeof buffer, p) != nullptr) out += buffer;
-    ::pclose(p);
-  }
-  return out;
-}
 
 // The stamp of each frame of a Matroska H.264 file, in order; -1 where none reads.
 std::vector<std::int64_t> clip_stamps(const fs::path& file) {
@@ -86,22 +76,11 @@ TEST_CASE("an event clip around a confirmed track holds the frames it should",
   const int port = free_port();
   const fs::path state = dir.path() / "state";
   const fs::path config = dir.path() / "starsiftd.yaml";
-  write_file(config, "state-directory: " + state.string() +
-                         "\nmetrics: {port: " + std::to_string(port) + R"(}
-pipelines:
-  - name: sky
-    source:
-      sky: {width: 384, height: 288, fps: 10, movers: 3, star-density: 300, seed: 11,
-            mover-snr-min: 20, mover-snr-max: 40}
-    chain: [{whiten: {history: 8}}, {detect: {}}]
-    depth: 2
-    # Confirmed after 4 s of detections: the ring then holds the 2 s before each event.
-    tracker: {confirm: 40}
-    outputs:
-      preview: {every-s: 0}
-      clips: {enabled: true, before-s: 2, after-s: 2, max-s: 6, max-per-hour: 2, fits: true,
-              fits-frames: 10}
-)");
+  // Tracks confirmed after 4 s of detections: the ring then holds the 2 s before each event.
+  write_file(config, view_sky_config(state, port, "",
+                                     "clips: {enabled: true, before-s: 2, after-s: 2, max-s: 6, "
+                                     "max-per-hour: 2, fits: true, fits-frames: 10}",
+                                     "    tracker: {confirm: 40}\n"));
   DaemonProcess daemon({"--config", config.string(), "--summary"}, dir.path() / "starsiftd.log");
   INFO(daemon.output());
   REQUIRE(eventually(
@@ -180,8 +159,8 @@ pipelines:
   std::string sixth_utc;
   fields >> planes >> rows >> columns >> table_rows >> sixth_utc >> sixth_frame >> varies;
   CHECK(planes == 10);
-  CHECK(rows == 288);
-  CHECK(columns == 384);
+  CHECK(rows == kViewHeight);
+  CHECK(columns == kViewWidth);
   CHECK(table_rows == 10);
   CHECK(varies == 1);
   // The sixth plane is the event's frame (FITS DATE-OBS has no 'Z').

@@ -53,47 +53,7 @@ pipelines:
 )";
 }
 
-struct RawReply {
-  int status = 0;
-  std::string head;  // the status line and headers
-  std::string body;
-};
-
-// One request as written (any method, any path), the answer split at the blank line.
-RawReply raw_request(int port, const std::string& request) {
-  RawReply reply;
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  timeval tv{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      send(fd, request.data(), request.size(), MSG_NOSIGNAL) < 0) {
-    close(fd);
-    return reply;
-  }
-  std::string text;
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = recv(fd, buffer, sizeof buffer, 0);
-    if (n <= 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  close(fd);
-  if (text.rfind("HTTP/1.", 0) == 0 && text.size() > 12) reply.status = std::atoi(text.c_str() + 9);
-  const auto end = text.find("\r\n\r\n");
-  reply.head = text.substr(0, end);
-  if (end != std::string::npos) reply.body = text.substr(end + 4);
-  return reply;
-}
-
-RawReply get(int port, const std::string& path) {
-  return raw_request(port, "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
-}
-
-bool has_header(const RawReply& r, const std::string& header) {
+bool has_header(const HttpReply& r, const std::string& header) {
   return r.head.find("\r\n" + header + "\r\n") != std::string::npos;
 }
 
@@ -239,14 +199,14 @@ TEST_CASE("starsiftd's status page: the page, its JSON and the preview over HTTP
   const int port = sky.port;
   INFO(sky.daemon->output());
 
-  const RawReply page = get(port, "/");
+  const HttpReply page = http_get(port, "/");
   CHECK(page.status == 200);
   CHECK(has_header(page, "Content-Type: text/html; charset=utf-8"));
   CHECK(has_header(page, "Cache-Control: no-store"));
   CHECK(page.head.find("Content-Security-Policy: default-src 'none'") != std::string::npos);
   CHECK(page.body.find("<span data-k=\"name\">sky</span>") != std::string::npos);
 
-  const RawReply json = get(port, "/status.json");
+  const HttpReply json = http_get(port, "/status.json");
   CHECK(json.status == 200);
   CHECK(has_header(json, "Content-Type: application/json"));
   CHECK(has_header(json, "Cache-Control: no-store"));
@@ -262,40 +222,41 @@ TEST_CASE("starsiftd's status page: the page, its JSON and the preview over HTTP
   CHECK(mover["x"].as<double>() >= -1);
   CHECK(mover["x"].as<double>() <= 160);
 
-  const RawReply png = get(port, "/preview/sky.png");
+  const HttpReply png = http_get(port, "/preview/sky.png");
   CHECK(png.status == 200);
   CHECK(has_header(png, "Content-Type: image/png"));
   CHECK(has_header(png, "Cache-Control: no-store"));
   CHECK(is_png(png.body));
   // The daemon's own file, byte for byte (rewritten once a second: one of two tries matches).
   const fs::path file = sky.dir.path() / "state" / "sky" / "preview.png";
-  CHECK((get(port, "/preview/sky.png").body == read_file(file) ||
-         get(port, "/preview/sky.png").body == read_file(file)));
-  CHECK(get(port, "/preview/sky.png?n=12").status == 200);  // a cache-busting query
+  CHECK((http_get(port, "/preview/sky.png").body == read_file(file) ||
+         http_get(port, "/preview/sky.png").body == read_file(file)));
+  CHECK(http_get(port, "/preview/sky.png?n=12").status == 200);  // a cache-busting query
 
-  const RawReply head = raw_request(port, "HEAD /status.json HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+  const HttpReply head =
+      http_request(port, "HEAD /status.json HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
   CHECK(head.status == 200);
   CHECK(head.body.empty());
   CHECK(head.head.find("Content-Length: 0\r\n") == std::string::npos);
 
   // Only the preview of a pipeline the daemon runs, whatever the path says; nothing else.
-  CHECK(get(port, "/preview/nope.png").status == 404);
-  CHECK(get(port, "/preview/..%2Fsky%2Fpreview.png").status == 404);
-  CHECK(get(port, "/preview/..%2F..%2Fstarsiftd.yaml%00.png").status == 404);
-  CHECK(get(port, "/preview/../sky.png").status == 404);
-  CHECK(get(port, "/preview/sky/../sky.png").status == 404);
-  CHECK(get(port, "/preview/SKY.png").status == 404);
-  CHECK(get(port, "/sky/preview.png").status == 404);
-  CHECK(get(port, "/state/sky/preview.png").status == 404);
-  CHECK(get(port, "/../../etc/passwd").status == 404);
-  const RawReply post =
-      raw_request(port, "POST / HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\nhi");
+  CHECK(http_get(port, "/preview/nope.png").status == 404);
+  CHECK(http_get(port, "/preview/..%2Fsky%2Fpreview.png").status == 404);
+  CHECK(http_get(port, "/preview/..%2F..%2Fstarsiftd.yaml%00.png").status == 404);
+  CHECK(http_get(port, "/preview/../sky.png").status == 404);
+  CHECK(http_get(port, "/preview/sky/../sky.png").status == 404);
+  CHECK(http_get(port, "/preview/SKY.png").status == 404);
+  CHECK(http_get(port, "/sky/preview.png").status == 404);
+  CHECK(http_get(port, "/state/sky/preview.png").status == 404);
+  CHECK(http_get(port, "/../../etc/passwd").status == 404);
+  const HttpReply post =
+      http_request(port, "POST / HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\nhi");
   CHECK(post.status == 405);
   CHECK(has_header(post, "Allow: GET, HEAD"));
-  CHECK(raw_request(port, "DELETE /status.json HTTP/1.0\r\n\r\n").status == 405);
+  CHECK(http_request(port, "DELETE /status.json HTTP/1.0\r\n\r\n").status == 405);
   // A request head larger than the server reads: it answers and closes (the reply may be lost
   // to the reset of the unread rest), and serves on.
-  raw_request(port, "GET /" + std::string(20000, 'a') + " HTTP/1.0\r\n\r\n");
+  http_request(port, "GET /" + std::string(20000, 'a') + " HTTP/1.0\r\n\r\n");
   CHECK(http_get(port, "/healthz").status == 200);
 
   sky.stop();

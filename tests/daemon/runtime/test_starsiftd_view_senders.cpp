@@ -15,31 +15,15 @@
 #include <sstream>
 #include <string>
 
-#include "daemon_process.hpp"
-#include "support/rtsp_view_client.hpp"
+#include "views_support.hpp"
 
 using namespace starsift::test;
 namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kWidth = 384;
-constexpr int kHeight = 288;
-
 std::string config_text(const fs::path& state, int metrics_port, const std::string& outputs) {
-  return "state-directory: " + state.string() +
-         "\nmetrics: {port: " + std::to_string(metrics_port) + R"(}
-shutdown-timeout-s: 5
-pipelines:
-  - name: sky
-    source:
-      sky: {width: 384, height: 288, fps: 10, movers: 4, star-density: 300, seed: 5,
-            mover-snr-min: 15, mover-snr-max: 30}
-    chain: [{whiten: {history: 8}}, {detect: {}}]
-    depth: 2
-    outputs: {preview: {every-s: 0}, )" +
-         outputs + R"(}
-)";
+  return view_sky_config(state, metrics_port, "", outputs);
 }
 
 // A UDP port of 127.0.0.1 nobody uses now.
@@ -55,21 +39,8 @@ int free_udp_port() {
   return ntohs(addr.sin_port);
 }
 
-// The value of `name` on the line whose labels hold each of `labels` ("output=\"rtp\"").
-double labelled(int port, const std::string& name, const std::vector<std::string>& labels) {
-  std::istringstream lines(http_get(port, "/metrics").body);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.rfind(name + "{", 0) != 0) continue;
-    bool all = true;
-    for (const auto& l : labels) all = all && line.find(l) != std::string::npos;
-    if (all) return std::strtod(line.c_str() + line.rfind(' ') + 1, nullptr);
-  }
-  return std::nan("");
-}
-
 double sender_metric(int port, const std::string& name, const std::string& output) {
-  return labelled(port, name, {"pipeline=\"sky\"", "output=\"" + output + "\""});
+  return labelled_metric(port, name, {"pipeline=\"sky\"", "output=\"" + output + "\""});
 }
 
 RtspViewClient::Launch rtp_receiver(int port) {
@@ -79,38 +50,11 @@ RtspViewClient::Launch rtp_receiver(int port) {
           "appsink name=out sync=false max-buffers=8 drop=false"};
 }
 
-double spread(const DecodedPicture& p) {
-  double sum = 0, sum2 = 0;
-  for (const std::uint8_t v : p.luma) {
-    sum += v;
-    sum2 += static_cast<double>(v) * v;
-  }
-  const double n = static_cast<double>(p.luma.size());
-  return std::sqrt(std::max(0.0, sum2 / n - (sum / n) * (sum / n)));
-}
-
-std::string run_output(const std::string& command) {
-  std::string out;
-  if (FILE* p = ::popen(command.c_str(), "r")) {
-    char buffer[256];
-    while (std::fgets(buffer, sizeof buffer, p) != nullptr) out += buffer;
-    ::pclose(p);
-  }
-  return out;
-}
-
 std::string read_text(const fs::path& path) {
   std::ifstream in(path);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-void stop(DaemonProcess& daemon) {
-  daemon.signal(SIGTERM);
-  const auto status = daemon.wait_exit(20s);
-  REQUIRE(status);
-  CHECK(*status == 0);
 }
 
 }  // namespace
@@ -135,13 +79,13 @@ TEST_CASE("starsiftd sends a view as H.264 over RTP/UDP, with an SDP file a play
     const auto picture = receiver.next(30s);
     INFO(receiver.error());
     REQUIRE(picture);
-    CHECK(picture->width == kWidth);
-    CHECK(picture->height == kHeight);
+    CHECK(picture->width == kViewWidth);
+    CHECK(picture->height == kViewHeight);
     CHECK(spread(*picture) > 5.0);
     for (int i = 0; i < 5; ++i) CHECK(receiver.next(10s));
   }
   CHECK(sender_metric(port, "starsift_view_sender_errors_total", "rtp") == 0.0);
-  CHECK(labelled(port, "starsift_view_sender_frames_total", {"view=\"detections\""}) > 5.0);
+  CHECK(labelled_metric(port, "starsift_view_sender_frames_total", {"view=\"detections\""}) > 5.0);
 
   const fs::path sdp = state / "sky" / "detections.sdp";
   REQUIRE(fs::exists(sdp));
@@ -157,9 +101,9 @@ TEST_CASE("starsiftd sends a view as H.264 over RTP/UDP, with an SDP file a play
         "timeout 30 ffprobe -v error -protocol_whitelist file,udp,rtp -select_streams v "
         "-show_entries stream=codec_name,width,height -of csv=p=0 " +
         sdp.string() + " 2>/dev/null");  // the decoder's complaints before the first key frame
-    CHECK(probe == "h264," + std::to_string(kWidth) + "," + std::to_string(kHeight) + "\n");
+    CHECK(probe == "h264," + std::to_string(kViewWidth) + "," + std::to_string(kViewHeight) + "\n");
   }
-  stop(daemon);
+  stop_cleanly(daemon);
 }
 
 TEST_CASE("A reload that changes only the RTP settings keeps the pipeline running",
@@ -191,7 +135,7 @@ TEST_CASE("A reload that changes only the RTP settings keeps the pipeline runnin
   const auto picture = receiver.next(30s);
   INFO(receiver.error());
   REQUIRE(picture);
-  CHECK(picture->width == kWidth);
+  CHECK(picture->width == kViewWidth);
   // The metrics are a snapshot of a moment ago.
   CHECK(eventually(
       [&] {
@@ -201,7 +145,7 @@ TEST_CASE("A reload that changes only the RTP settings keeps the pipeline runnin
   CHECK(metric(http_get(port, "/metrics").body, "starsift_rebuilds_total", "sky") == 0.0);
   CHECK(read_text(state / "sky" / "raw.sdp").find("m=video " + std::to_string(second)) !=
         std::string::npos);
-  stop(daemon);
+  stop_cleanly(daemon);
 }
 
 TEST_CASE("starsiftd shares a view's GRAY8 frames in shared memory, read by shmsrc",
@@ -228,13 +172,13 @@ TEST_CASE("starsiftd shares a view's GRAY8 frames in shared memory, read by shms
       const auto picture = consumer.next(20s);
       INFO(consumer.error());
       REQUIRE(picture);
-      CHECK(picture->width == kWidth);
-      CHECK(picture->height == kHeight);
+      CHECK(picture->width == kViewWidth);
+      CHECK(picture->height == kViewHeight);
       CHECK(spread(*picture) > 1.0);  // a sky, not one grey
     }
   }
   CHECK(sender_metric(port, "starsift_view_sender_errors_total", "shm") == 0.0);
-  stop(daemon);
+  stop_cleanly(daemon);
   CHECK_FALSE(fs::exists(socket));  // shmsink removes its socket when it stops
 }
 

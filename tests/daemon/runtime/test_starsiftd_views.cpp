@@ -15,55 +15,27 @@
 #include <iostream>
 #include <string>
 
-#include "daemon_process.hpp"
-#include "support/rtsp_view_client.hpp"
+#include "views_support.hpp"
 
 using namespace starsift::test;
 namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kWidth = 384;  // wide enough for a view stamp (72 cells of 4 px and more)
-constexpr int kHeight = 288;
-
+// The sky with an RTSP server on `rtsp_port`; `rtsp_more` adds keys to its section.
 std::string config_text(const fs::path& state, int metrics_port, int rtsp_port,
                         const std::string& rtsp_more = "", const std::string& detect = "{}") {
-  return "state-directory: " + state.string() +
-         "\nmetrics: {port: " + std::to_string(metrics_port) +
-         "}\nshutdown-timeout-s: 5\nrtsp: {port: " + std::to_string(rtsp_port) + rtsp_more + R"(}
-pipelines:
-  - name: sky
-    source:
-      sky: {width: 384, height: 288, fps: 10, movers: 4, star-density: 300, seed: 5,
-            mover-snr-min: 15, mover-snr-max: 30}
-    chain: [{whiten: {history: 8}}, {detect: )" +
-         detect + R"(}]
-    depth: 2
-    outputs: {preview: {every-s: 0}}
-)";
+  return view_sky_config(state, metrics_port,
+                         "rtsp: {port: " + std::to_string(rtsp_port) + rtsp_more + "}\n", "", "",
+                         detect);
 }
 
 std::string url(int port, const std::string& view) {
   return "rtsp://127.0.0.1:" + std::to_string(port) + "/sky/" + view;
 }
 
-double view_metric(int port, const std::string& name, const std::string& view) {
-  return metric(http_get(port, "/metrics").body, name, "sky\",view=\"" + view);
-}
-
 double scrape(int port, const char* name) {
   return metric(http_get(port, "/metrics").body, name, "");
-}
-
-// The spread of a picture's values: a decoded sky is not one flat grey.
-double spread(const DecodedPicture& p) {
-  double sum = 0, sum2 = 0;
-  for (const std::uint8_t v : p.luma) {
-    sum += v;
-    sum2 += static_cast<double>(v) * v;
-  }
-  const double n = static_cast<double>(p.luma.size());
-  return std::sqrt(std::max(0.0, sum2 / n - (sum / n) * (sum / n)));
 }
 
 // What a process holds: open descriptors, threads, resident memory (kB).
@@ -81,24 +53,6 @@ Holdings holdings(pid_t pid) {
     if (key == "VmRSS:") status >> h.rss_kb;
   }
   return h;
-}
-
-// `command`'s standard output, run through the shell.
-std::string run_output(const std::string& command) {
-  std::string out;
-  if (FILE* p = ::popen(command.c_str(), "r")) {
-    char buffer[256];
-    while (std::fgets(buffer, sizeof buffer, p) != nullptr) out += buffer;
-    ::pclose(p);
-  }
-  return out;
-}
-
-void stop(DaemonProcess& daemon) {
-  daemon.signal(SIGTERM);
-  const auto status = daemon.wait_exit(20s);
-  REQUIRE(status);
-  CHECK(*status == 0);
 }
 
 }  // namespace
@@ -122,8 +76,8 @@ TEST_CASE("starsiftd serves each view over RTSP, decodable at the frame's size",
     std::optional<DecodedPicture> picture = client.next(30s);
     INFO(client.error());
     REQUIRE(picture);
-    CHECK(picture->width == kWidth);
-    CHECK(picture->height == kHeight);
+    CHECK(picture->width == kViewWidth);
+    CHECK(picture->height == kViewHeight);
     CHECK(spread(*picture) > 5.0);
     for (int i = 0; i < 5; ++i) CHECK(client.next(10s));  // and frames go on coming
     CHECK(view_metric(port, "starsift_view_watched", view) == 1.0);
@@ -143,9 +97,9 @@ TEST_CASE("starsiftd serves each view over RTSP, decodable at the frame's size",
         "timeout 30 ffprobe -v error -rtsp_transport tcp -select_streams v -show_entries "
         "stream=codec_name,width,height -of csv=p=0 " +
         url(rtsp_port, "detections"));
-    CHECK(probe == "h264," + std::to_string(kWidth) + "," + std::to_string(kHeight) + "\n");
+    CHECK(probe == "h264," + std::to_string(kViewWidth) + "," + std::to_string(kViewHeight) + "\n");
   }
-  stop(daemon);
+  stop_cleanly(daemon);
 }
 
 TEST_CASE("RTSP clients that come and go 200 times leave no descriptors, threads or memory",
@@ -197,7 +151,7 @@ TEST_CASE("RTSP clients that come and go 200 times leave no descriptors, threads
   CHECK(after.fds <= before.fds + 2);
   CHECK(after.threads <= before.threads + 2);
   CHECK(after.rss_kb - before.rss_kb < 16 * 1024);
-  stop(daemon);
+  stop_cleanly(daemon);
 }
 
 TEST_CASE("An RTSP server with a user name refuses clients without it", "[starsiftd][rtsp]") {
@@ -223,7 +177,7 @@ TEST_CASE("An RTSP server with a user name refuses clients without it", "[starsi
   const auto picture = viewer.next(30s);
   INFO(viewer.error());
   CHECK(picture);
-  stop(daemon);
+  stop_cleanly(daemon);
 }
 
 TEST_CASE("A reload that changes parameters keeps RTSP clients watching", "[starsiftd][rtsp]") {
@@ -257,5 +211,5 @@ TEST_CASE("A reload that changes parameters keeps RTSP clients watching", "[star
   CHECK(metric(http_get(port, "/metrics").body, "starsift_live_updates_total", "sky") == 1.0);
   CHECK(metric(http_get(port, "/metrics").body, "starsift_rebuilds_total", "sky") == 0.0);
   CHECK(scrape(port, "starsift_rtsp_connections_total") == 1.0);
-  stop(daemon);
+  stop_cleanly(daemon);
 }
