@@ -98,9 +98,18 @@ void log_gstreamer(GstDebugCategory* category, GstDebugLevel level, const gchar*
   if (object != nullptr && GST_IS_OBJECT(object) && GST_OBJECT_NAME(object) != nullptr) {
     who = std::string(GST_OBJECT_NAME(object)) + ": ";
   }
-  logger->log(level == GST_LEVEL_ERROR ? spdlog::level::err : spdlog::level::warn,
-              "gstreamer {}: {}{}", gst_debug_category_get_name(category), who,
-              text != nullptr ? text : "");
+  const std::string_view name = gst_debug_category_get_name(category);
+  // gst-rtsp-server's media pipelines and RTP sessions warn at every client's start about what
+  // is normal there (a live appsrc fed before PLAYING, RTCP before the latency is known,
+  // its appsinks without queues): a dozen lines a client, at debug, not in the journal's
+  // warnings. Their errors stay errors.
+  const bool rtsp_routine = level == GST_LEVEL_WARNING &&
+                            (pipeline == "media-pipeline" || name == "rtspmedia" ||
+                             name == "rtpsession" || name == "rtspclient" || name == "rtspstream");
+  logger->log(level == GST_LEVEL_ERROR ? spdlog::level::err
+              : rtsp_routine           ? spdlog::level::debug
+                                       : spdlog::level::warn,
+              "gstreamer {}: {}{}", name, who, text != nullptr ? text : "");
 }
 
 }  // namespace
