@@ -97,7 +97,7 @@ def main():
         'benchmark': 'median-cpu', 'date_utc': datetime.datetime.utcnow().isoformat(timespec='seconds') + 'Z',
         'commit': commit, 'machine': args.machine, 'cpu': cpu_name(), 'cores': os.cpu_count(),
         'loadavg_start': os.getloadavg(), 'opencv': cv2.__version__,
-        'opencv_parallel': [l.strip() for l in cv2.getBuildInformation().splitlines()
+        'opencv_parallel': [' '.join(l.split()) for l in cv2.getBuildInformation().splitlines()
                             if 'Parallel framework' in l],
         'method': {'threads': args.threads, 'reps': args.reps, 'rounds': args.rounds,
                    'target_ms_per_rep': args.target_ms, 'border': 'replicate',
