@@ -150,7 +150,13 @@ TEST_CASE("RTSP clients that come and go 200 times leave no descriptors, threads
   CHECK(scrape(port, "starsift_rtsp_connections_total") == kCycles);
   CHECK(after.fds <= before.fds + 2);
   CHECK(after.threads <= before.threads + 2);
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer holds freed memory in its quarantine (256 MB by default), so resident
+  // memory grows with every free: only the build without it can tell a leak.
+  WARN("resident memory not checked under AddressSanitizer (its quarantine keeps freed memory)");
+#else
   CHECK(after.rss_kb - before.rss_kb < 16 * 1024);
+#endif
   stop_cleanly(daemon);
 }
 
