@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include "views_support.hpp"
@@ -55,18 +56,32 @@ Holdings holdings(pid_t pid) {
   return h;
 }
 
+// starsiftd on the sky with an RTSP server, started and serving (its metrics answer).
+struct ServedSky {
+  TempDir dir;
+  int port = free_port();
+  int rtsp_port = free_port();
+  std::unique_ptr<DaemonProcess> daemon;
+
+  explicit ServedSky(const std::string& rtsp_more = "") {
+    const fs::path config = dir.path() / "starsiftd.yaml";
+    write_file(config, config_text(dir.path() / "state", port, rtsp_port, rtsp_more));
+    daemon = std::make_unique<DaemonProcess>(std::vector<std::string>{"--config", config.string()},
+                                             dir.path() / "starsiftd.log");
+    INFO(daemon->output());
+    REQUIRE(eventually([&] { return scrape(port, "starsift_rtsp_clients") == 0.0; }, 30s));
+  }
+};
+
 }  // namespace
 
 TEST_CASE("starsiftd serves each view over RTSP, decodable at the frame's size",
           "[starsiftd][rtsp]") {
-  TempDir dir;
-  const int port = free_port();
-  const int rtsp_port = free_port();
-  const fs::path config = dir.path() / "starsiftd.yaml";
-  write_file(config, config_text(dir.path() / "state", port, rtsp_port));
-  DaemonProcess daemon({"--config", config.string()}, dir.path() / "starsiftd.log");
+  ServedSky sky;
+  const int port = sky.port;
+  const int rtsp_port = sky.rtsp_port;
+  DaemonProcess& daemon = *sky.daemon;
   INFO(daemon.output());
-  REQUIRE(eventually([&] { return scrape(port, "starsift_rtsp_clients") == 0.0; }, 30s));
   // Nothing is rendered while nobody watches.
   CHECK(view_metric(port, "starsift_view_frames_total", "raw") == 0.0);
 
@@ -104,14 +119,11 @@ TEST_CASE("starsiftd serves each view over RTSP, decodable at the frame's size",
 
 TEST_CASE("RTSP clients that come and go 200 times leave no descriptors, threads or memory",
           "[starsiftd][rtsp]") {
-  TempDir dir;
-  const int port = free_port();
-  const int rtsp_port = free_port();
-  const fs::path config = dir.path() / "starsiftd.yaml";
-  write_file(config, config_text(dir.path() / "state", port, rtsp_port));
-  DaemonProcess daemon({"--config", config.string()}, dir.path() / "starsiftd.log");
+  ServedSky sky;
+  const int port = sky.port;
+  const int rtsp_port = sky.rtsp_port;
+  DaemonProcess& daemon = *sky.daemon;
   INFO(daemon.output());
-  REQUIRE(eventually([&] { return scrape(port, "starsift_rtsp_clients") == 0.0; }, 30s));
 
   constexpr int kWarmUp = 20;
   // STARSIFT_RTSP_CYCLES=n runs n instead (a longer soak by hand).
@@ -161,15 +173,10 @@ TEST_CASE("RTSP clients that come and go 200 times leave no descriptors, threads
 }
 
 TEST_CASE("An RTSP server with a user name refuses clients without it", "[starsiftd][rtsp]") {
-  TempDir dir;
-  const int port = free_port();
-  const int rtsp_port = free_port();
-  const fs::path config = dir.path() / "starsiftd.yaml";
-  write_file(config, config_text(dir.path() / "state", port, rtsp_port,
-                                 ", username: viewer, password: 's3cret!'"));
-  DaemonProcess daemon({"--config", config.string()}, dir.path() / "starsiftd.log");
+  ServedSky sky(", username: viewer, password: 's3cret!'");
+  const int rtsp_port = sky.rtsp_port;
+  DaemonProcess& daemon = *sky.daemon;
   INFO(daemon.output());
-  REQUIRE(eventually([&] { return scrape(port, "starsift_rtsp_clients") == 0.0; }, 30s));
   {
     RtspViewClient anonymous(url(rtsp_port, "raw"));
     CHECK_FALSE(anonymous.next(10s));
