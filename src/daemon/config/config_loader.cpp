@@ -9,9 +9,9 @@
 #include <span>
 
 #include "daemon/config/chain_section.hpp"
+#include "daemon/config/clips_section.hpp"
 #include "daemon/config/config_file.hpp"
 #include "daemon/config/config_names.hpp"
-#include "daemon/config/clips_section.hpp"
 #include "daemon/config/config_reader.hpp"
 #include "daemon/config/mqtt_section.hpp"
 #include "daemon/config/rtsp_section.hpp"

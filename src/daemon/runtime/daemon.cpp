@@ -70,8 +70,8 @@ void Daemon::start_rtsp() {
   PlanOptions options;
   options.nvenc_available = nvenc_available();
   // A key frame every 2 s for the clients already watching; a client that comes asks for one.
-  const std::string encoder =
-      launch_text({h264_encoder(rtsp.encoder, rtsp.bitrate_kbps, key_frame_interval(0, 2.0), options)});
+  const std::string encoder = launch_text(
+      {h264_encoder(rtsp.encoder, rtsp.bitrate_kbps, key_frame_interval(0, 2.0), options)});
   try {
     rtsp_ = std::make_shared<RtspServer>(rtsp, encoder);
     spdlog::info("rtsp: live views on rtsp://{}:{}/<pipeline>/<view> ({}{})", rtsp.address,
@@ -482,10 +482,10 @@ DaemonSnapshot Daemon::snapshot() const {
     for (int v = 0; v < kStreamViews; ++v) {
       if (const auto& feed = r->views()[v]) {
         const ViewFeedCounts counts = feed->counts();
-        p.views.push_back(ViewSnapshot{std::string(to_string(static_cast<StreamView>(v))),
-                                       rtsp_ ? rtsp_->url(r->name(), static_cast<StreamView>(v))
-                                             : std::string(),
-                                       counts.sinks > 0, counts.frames, counts.dropped});
+        p.views.push_back(
+            ViewSnapshot{std::string(to_string(static_cast<StreamView>(v))),
+                         rtsp_ ? rtsp_->url(r->name(), static_cast<StreamView>(v)) : std::string(),
+                         counts.sinks > 0, counts.frames, counts.dropped});
       }
     }
     for (const SenderStatus& sender : r->senders()) {
@@ -572,12 +572,13 @@ void Daemon::print_summary(std::ostream& out) const {
       out << line;
     }
     if (r->config().outputs.clips.enabled) {
-      std::snprintf(line, sizeof line,
-                    "  clips       %llu written, %llu events, %llu over max-per-hour, %llu failed\n",
-                    static_cast<unsigned long long>(c.clips.clips.load()),
-                    static_cast<unsigned long long>(c.clips.events.load()),
-                    static_cast<unsigned long long>(c.clips.limited.load()),
-                    static_cast<unsigned long long>(c.clips.failures.load()));
+      std::snprintf(
+          line, sizeof line,
+          "  clips       %llu written, %llu events, %llu over max-per-hour, %llu failed\n",
+          static_cast<unsigned long long>(c.clips.clips.load()),
+          static_cast<unsigned long long>(c.clips.events.load()),
+          static_cast<unsigned long long>(c.clips.limited.load()),
+          static_cast<unsigned long long>(c.clips.failures.load()));
       out << line;
     }
     if (r->config().outputs.video.enabled) {

@@ -88,8 +88,8 @@ class Daemon {
   std::vector<std::shared_ptr<Teardown>> teardowns_;
   std::unique_ptr<MetricsServer> metrics_;
   std::shared_ptr<RtspServer> rtsp_;  // the live views' server; null: none
-  std::vector<guint> sources_;  // signal handlers and timers, removed at the end
-  guint duration_source_ = 0;   // --duration's timer while pending
+  std::vector<guint> sources_;        // signal handlers and timers, removed at the end
+  guint duration_source_ = 0;         // --duration's timer while pending
   ClockState clock_;
   std::int64_t started_us_ = 0;
   std::int64_t stop_deadline_us_ = 0;

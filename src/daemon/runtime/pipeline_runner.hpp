@@ -138,7 +138,7 @@ class PipelineRunner {
   void mount_senders();
   void update_sender(SenderSlot& slot, bool changed, std::optional<StreamView> view,
                      const std::function<std::unique_ptr<ViewSender>()>& make);
-  void update_clips();      // outputs.clips -> clips_, handed to the outputs
+  void update_clips();  // outputs.clips -> clips_, handed to the outputs
 
   PipelineConfig config_;
   RunnerContext context_;
