@@ -175,6 +175,24 @@ int free_port() {
   return ntohs(addr.sin_port);
 }
 
+std::string small_sky_config(const fs::path& state, int port, const std::string& outputs) {
+  return "state-directory: " + state.string() + R"(
+metrics: {address: 127.0.0.1, port: )" +
+         std::to_string(port) + R"(}
+shutdown-timeout-s: 5
+pipelines:
+  - name: sky
+    source:
+      sky: {width: 160, height: 120, fps: 25, movers: 4, star-density: 200, seed: 3,
+            mover-snr-min: 15, mover-snr-max: 30}
+    chain:
+      - whiten: {history: 8}
+      - detect:
+    depth: 2
+    outputs:
+)" + outputs;
+}
+
 HttpReply http_request(int port, const std::string& request) {
   HttpReply reply;
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

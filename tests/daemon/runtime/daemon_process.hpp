@@ -82,6 +82,12 @@ class DaemonProcess {
   std::filesystem::path log_file_;
 };
 
+// The small sky of the process tests (160x120 at 25 fps: real time on two CPU cores beside
+// other tests; whitening and detection), metrics on 127.0.0.1:`port`; `outputs` is the body
+// of the pipeline's `outputs` map, lines indented by six spaces.
+std::string small_sky_config(const std::filesystem::path& state, int port,
+                             const std::string& outputs);
+
 // The path of the starsiftd under test.
 std::string starsiftd_path();
 

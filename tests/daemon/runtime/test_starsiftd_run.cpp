@@ -23,24 +23,11 @@ namespace {
 
 // The sky small enough to run in real time on two CPU cores beside other tests.
 std::string sky_config(const fs::path& state, int port) {
-  return "state-directory: " + state.string() + R"(
-metrics: {address: 127.0.0.1, port: )" +
-         std::to_string(port) + R"(}
-shutdown-timeout-s: 5
-pipelines:
-  - name: sky
-    source:
-      sky: {width: 160, height: 120, fps: 25, movers: 4, star-density: 200, seed: 3,
-            mover-snr-min: 15, mover-snr-max: 30}
-    chain:
-      - whiten: {history: 8}
-      - detect:
-    depth: 2
-    outputs:
-      fits: {every-s: 1, on-detection: true, max-per-hour: 5}
+  return small_sky_config(state, port,
+                          R"(      fits: {every-s: 1, on-detection: true, max-per-hour: 5}
       video: {enabled: true, segment-s: 2, encoder: x264, bitrate-kbps: 500}
       preview: {every-s: 1}
-)";
+)");
 }
 
 struct FitsImage {

@@ -35,22 +35,7 @@ namespace {
 // A sky that runs in real time on two CPU cores beside other tests, with a preview every
 // second so the page has one to show.
 std::string sky_config(const fs::path& state, int port) {
-  return "state-directory: " + state.string() + R"(
-metrics: {address: 127.0.0.1, port: )" +
-         std::to_string(port) + R"(}
-shutdown-timeout-s: 5
-pipelines:
-  - name: sky
-    source:
-      sky: {width: 160, height: 120, fps: 25, movers: 4, star-density: 200, seed: 3,
-            mover-snr-min: 15, mover-snr-max: 30}
-    chain:
-      - whiten: {history: 8}
-      - detect:
-    depth: 2
-    outputs:
-      preview: {every-s: 1}
-)";
+  return small_sky_config(state, port, "      preview: {every-s: 1}\n");
 }
 
 bool has_header(const HttpReply& r, const std::string& header) {
