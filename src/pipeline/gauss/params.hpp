@@ -48,6 +48,14 @@ struct GaussParams {
 // 0 or radius 0.
 std::vector<float> gauss_weights(double sigma, int radius);
 
+// A blurred sample of an integer format: clamped to 0..max, then rounded half up (a cast,
+// where nearbyint() would be a library call per sample). Every implementation rounds so.
+inline float gauss_round(float value, float max) noexcept {
+  if (!(value > 0.0f)) return 0.0f;  // NaN too
+  if (value >= max) return max;
+  return static_cast<float>(static_cast<int>(value + 0.5f));
+}
+
 // Every format the blur takes: grey 8/16-bit and float, and the 4-channel formats (alpha or
 // padding passes through untouched).
 bool gauss_supports(PixelFormat format) noexcept;

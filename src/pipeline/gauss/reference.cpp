@@ -34,10 +34,7 @@ float read_sample(ConstImageView img, int x, int y, int c) {
 void write_sample(ImageView img, int x, int y, int c, float value) {
   const FormatInfo& info = format_info(img.format);
   std::byte* px = img.row(y) + static_cast<std::ptrdiff_t>(x) * bytes_per_pixel(img.format);
-  const auto rounded = [&](float max) {
-    const float r = std::nearbyint(value);
-    return r < 0.0f ? 0.0f : (r > max ? max : r);
-  };
+  const auto rounded = [&](float max) { return gauss_round(value, max); };
   switch (info.bytes_per_sample) {
     case 1:
       px[c] = static_cast<std::byte>(static_cast<unsigned>(rounded(255.0f)));

@@ -13,8 +13,8 @@ namespace starsift {
 // Blurs `in` into `out` (same size and format, distinct memory, any strides). For each colour
 // channel: along x with gauss_weights(sigma_x, radius_x), then along y with those of y, each
 // pass summing weight times sample in float from offset -radius up, pixels outside the frame
-// read through params.border (Constant: border_value). Integer formats are rounded to the
-// nearest value and clamped to their range; alpha/padding bytes are copied from the input.
+// read through params.border (Constant: border_value). Integer formats are clamped to their range
+// and rounded half up (gauss_round); alpha/padding bytes are copied from the input.
 void gauss_reference(const GaussParams& params, ConstImageView in, ImageView out, ThreadPool& pool);
 
 }  // namespace starsift
