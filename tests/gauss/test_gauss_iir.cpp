@@ -60,10 +60,10 @@ TEST_CASE("the recursive Gaussian's error against the exact one, sigma 3 to 50",
     FloatFrame point(size, size);
     point.v[static_cast<std::size_t>(size / 2) * size + size / 2] = 1000.0f;
     const double err = worst_relative(point, sigma, BorderMode::Reflect101);
-    std::printf("gauss iir: sigma %g, point source: worst error %.4f of the peak\n", sigma, err);
-    // Measured on x86-64: 5.0 % of the peak at sigma 3, 4.5 % at 5, 3.3 % at 10, 1.8 % at
-    // 25, 4.3 % at 50 (Young and van Vliet's third-order recursion: a few per cent).
-    CHECK(err < 0.06);
+    std::printf("gauss iir: sigma %g, point source: worst error %.5f of the peak\n", sigma, err);
+    // Measured on x86-64: 0.08 % of the peak at sigma 3, 0.09 % at 5, 0.10 % at 10, 0.11 %
+    // at 25 and 50.
+    CHECK(err < 0.002);
   }
   // A frame of noise: the errors average out.
   FloatFrame noise(200, 150);
@@ -76,8 +76,8 @@ TEST_CASE("the recursive Gaussian's error against the exact one, sigma 3 to 50",
       const double err = worst_relative(noise, sigma, border);
       std::printf("gauss iir: sigma %g, noise, border %s: worst error %.5f of the peak\n", sigma,
                   std::string(to_string(border)).c_str(), err);
-      // Measured: 1.2 to 1.6 % at sigma 3, 0.3 to 0.5 % at 10 and 50.
-      CHECK(err < 0.02);
+      // Measured: 0.001 % to 0.02 % (the constant border's the largest).
+      CHECK(err < 0.0005);
     }
   }
 }

@@ -11,27 +11,45 @@ namespace starsift {
 
 namespace {
 
-// One padded line in place: the forward recursion, then the backward one, in double (float
-// state loses digits over the long responses of large sigma). Each starts in the steady
-// state of its first sample: for a constant input the output is that constant (the
-// coefficients' B + (b1 + b2 + b3) / b0 is 1).
-void yvv_line(double* line, int n, const YvvCoefficients& k) {
-  const double a1 = k.b1 / k.b0, a2 = k.b2 / k.b0, a3 = k.b3 / k.b0;
-  double w1 = line[0], w2 = line[0], w3 = line[0];
+// Deriche's fourth-order recursion (1993) on one padded line, in place: the Gaussian as the
+// sum of a causal and an anticausal filter of order 4, in double (float state loses digits
+// over the long responses of large sigma), scaled so the whole passes a constant unchanged.
+// `tmp` holds the causal part. Each starts in the steady state of its first sample.
+void deriche_line(double* line, int n, const DericheCoefficients& k, double* tmp) {
+  const double* x = line;
+  // Causal: y+(i) = n0 x(i) + n1 x(i-1) + n2 x(i-2) + n3 x(i-3) - d1 y+(i-1) - ... - d4 y+(i-4)
+  double xm1 = x[0], xm2 = x[0], xm3 = x[0];
+  const double y0 = k.causal_gain * x[0];
+  double ym1 = y0, ym2 = y0, ym3 = y0, ym4 = y0;
   for (int i = 0; i < n; ++i) {
-    const double w = k.B * line[i] + a1 * w1 + a2 * w2 + a3 * w3;
-    w3 = w2;
-    w2 = w1;
-    w1 = w;
-    line[i] = w;
+    const double y = k.n0 * x[i] + k.n1 * xm1 + k.n2 * xm2 + k.n3 * xm3 - k.d1 * ym1 - k.d2 * ym2 -
+                     k.d3 * ym3 - k.d4 * ym4;
+    xm3 = xm2;
+    xm2 = xm1;
+    xm1 = x[i];
+    ym4 = ym3;
+    ym3 = ym2;
+    ym2 = ym1;
+    ym1 = y;
+    tmp[i] = y;
   }
-  double y1 = line[n - 1], y2 = line[n - 1], y3 = line[n - 1];
+  // Anticausal: y-(i) = m1 x(i+1) + ... + m4 x(i+4) - d1 y-(i+1) - ... - d4 y-(i+4)
+  const double last = x[n - 1];
+  double xp1 = last, xp2 = last, xp3 = last, xp4 = last;
+  const double z0 = k.anticausal_gain * last;
+  double yp1 = z0, yp2 = z0, yp3 = z0, yp4 = z0;
   for (int i = n - 1; i >= 0; --i) {
-    const double y = k.B * line[i] + a1 * y1 + a2 * y2 + a3 * y3;
-    y3 = y2;
-    y2 = y1;
-    y1 = y;
-    line[i] = y;
+    const double y = k.m1 * xp1 + k.m2 * xp2 + k.m3 * xp3 + k.m4 * xp4 - k.d1 * yp1 - k.d2 * yp2 -
+                     k.d3 * yp3 - k.d4 * yp4;
+    xp4 = xp3;
+    xp3 = xp2;
+    xp2 = xp1;
+    xp1 = x[i];
+    yp4 = yp3;
+    yp3 = yp2;
+    yp2 = yp1;
+    yp1 = y;
+    line[i] = (tmp[i] + y) * k.scale;
   }
 }
 
@@ -64,16 +82,36 @@ void write_sample(ImageView img, int x, int y, int c, float value) {
 
 }  // namespace
 
-YvvCoefficients yvv_coefficients(double sigma) {
-  // Young and van Vliet (1995): q from sigma, then the third-order coefficients.
-  const double q = sigma >= 2.5 ? 0.98711 * sigma - 0.96330
-                                : 3.97156 - 4.14554 * std::sqrt(1.0 - 0.26891 * sigma);
-  YvvCoefficients k;
-  k.b0 = 1.57825 + 2.44413 * q + 1.4281 * q * q + 0.422205 * q * q * q;
-  k.b1 = 2.44413 * q + 2.85619 * q * q + 1.26661 * q * q * q;
-  k.b2 = -(1.4281 * q * q + 1.26661 * q * q * q);
-  k.b3 = 0.422205 * q * q * q;
-  k.B = 1.0 - (k.b1 + k.b2 + k.b3) / k.b0;
+DericheCoefficients deriche_coefficients(double sigma) {
+  // Deriche (1993): h(x) = sum over k of (a_k cos(w_k x / s) + b_k sin(w_k x / s))
+  // exp(-g_k x / s), for x >= 0, mirrored for x < 0.
+  const double a[2] = {1.680, -0.6803}, b[2] = {3.735, -0.2598};
+  const double g[2] = {1.783, 1.723}, w[2] = {0.6318, 1.997};
+  double p[2], q[2], c[2];
+  for (int i = 0; i < 2; ++i) {
+    const double e = std::exp(-g[i] / sigma);
+    const double cw = std::cos(w[i] / sigma), sw = std::sin(w[i] / sigma);
+    p[i] = -2.0 * e * cw;
+    q[i] = e * e;
+    c[i] = e * (b[i] * sw - a[i] * cw);
+  }
+  DericheCoefficients k;
+  k.d1 = p[0] + p[1];
+  k.d2 = q[0] + q[1] + p[0] * p[1];
+  k.d3 = p[0] * q[1] + p[1] * q[0];
+  k.d4 = q[0] * q[1];
+  k.n0 = a[0] + a[1];
+  k.n1 = c[0] + a[0] * p[1] + c[1] + a[1] * p[0];
+  k.n2 = c[0] * p[1] + a[0] * q[1] + c[1] * p[0] + a[1] * q[0];
+  k.n3 = c[0] * q[1] + c[1] * q[0];
+  k.m1 = k.n1 - k.d1 * k.n0;
+  k.m2 = k.n2 - k.d2 * k.n0;
+  k.m3 = k.n3 - k.d3 * k.n0;
+  k.m4 = -k.d4 * k.n0;
+  const double den = 1.0 + k.d1 + k.d2 + k.d3 + k.d4;
+  k.causal_gain = (k.n0 + k.n1 + k.n2 + k.n3) / den;
+  k.anticausal_gain = (k.m1 + k.m2 + k.m3 + k.m4) / den;
+  k.scale = 1.0 / (k.causal_gain + k.anticausal_gain);
   return k;
 }
 
@@ -96,18 +134,19 @@ void GaussIir::run(const GaussParams& params, ConstImageView in, ImageView out, 
 
   // Along x: each row and channel padded through the border, filtered, its middle kept.
   const bool blur_x = params.sigma_x > 0.0;
-  const YvvCoefficients kx = yvv_coefficients(params.sigma_x);
+  const DericheCoefficients kx = deriche_coefficients(params.sigma_x);
   const int px = blur_x ? static_cast<int>(std::ceil(kPadSigmas * params.sigma_x)) : 0;
   pool.parallel_for(h, [&](int y_begin, int y_end) {
-    thread_local std::vector<double> line;
+    thread_local std::vector<double> line, tmp;
     line.resize(static_cast<std::size_t>(w + 2 * px));
+    tmp.resize(line.size());
     for (int y = y_begin; y < y_end; ++y) {
       for (int c = 0; c < channels; ++c) {
         for (int i = -px; i < w + px; ++i) {
           const int sx = border_index(i, w, params.border);
           line[static_cast<std::size_t>(i + px)] = sx < 0 ? border : read_sample(in, sx, y, c);
         }
-        if (blur_x) yvv_line(line.data(), w + 2 * px, kx);
+        if (blur_x) deriche_line(line.data(), w + 2 * px, kx, tmp.data());
         for (int x = 0; x < w; ++x) {
           rows_[at(x, y, c)] = static_cast<float>(line[static_cast<std::size_t>(x + px)]);
         }
@@ -116,18 +155,19 @@ void GaussIir::run(const GaussParams& params, ConstImageView in, ImageView out, 
   });
   // Along y: each column and channel likewise, from those rows.
   const bool blur_y = params.sigma_y > 0.0;
-  const YvvCoefficients ky = yvv_coefficients(params.sigma_y);
+  const DericheCoefficients ky = deriche_coefficients(params.sigma_y);
   const int py = blur_y ? static_cast<int>(std::ceil(kPadSigmas * params.sigma_y)) : 0;
   pool.parallel_for(w, [&](int x_begin, int x_end) {
-    thread_local std::vector<double> line;
+    thread_local std::vector<double> line, tmp;
     line.resize(static_cast<std::size_t>(h + 2 * py));
+    tmp.resize(line.size());
     for (int x = x_begin; x < x_end; ++x) {
       for (int c = 0; c < channels; ++c) {
         for (int j = -py; j < h + py; ++j) {
           const int sy = border_index(j, h, params.border);
           line[static_cast<std::size_t>(j + py)] = sy < 0 ? border : rows_[at(x, sy, c)];
         }
-        if (blur_y) yvv_line(line.data(), h + 2 * py, ky);
+        if (blur_y) deriche_line(line.data(), h + 2 * py, ky, tmp.data());
         for (int y = 0; y < h; ++y) {
           write_sample(out, x, y, c, static_cast<float>(line[static_cast<std::size_t>(y + py)]));
         }
