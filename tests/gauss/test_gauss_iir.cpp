@@ -11,7 +11,10 @@
 #include <random>
 #include <vector>
 
+#include "pipeline/error.hpp"
+#include "pipeline/gauss/gauss_cpu.hpp"
 #include "pipeline/gauss/gauss_iir.hpp"
+#include "pipeline/gauss/gauss_stage.hpp"
 #include "pipeline/gauss/reference.hpp"
 #include "pipeline/thread_pool.hpp"
 
@@ -106,4 +109,33 @@ TEST_CASE("the recursive Gaussian keeps a constant frame and alpha, sigma 0 the 
   p.sigma_x = p.sigma_y = 0.0;
   filter.run(p, ci, co, pool);
   CHECK(rgba_out == rgba);
+}
+
+TEST_CASE("the gauss stage sums directly below sigma 25 and recurses from there", "[gauss]") {
+  std::vector<std::uint16_t> frame(64 * 48), a(64 * 48), b(64 * 48);
+  std::mt19937 rng(6);
+  for (auto& v : frame) v = static_cast<std::uint16_t>(rng() & 0xffff);
+  const ConstImageView in{reinterpret_cast<const std::byte*>(frame.data()), 64, 48, 128,
+                          PixelFormat::Gray16};
+  const ImageView out_a{reinterpret_cast<std::byte*>(a.data()), 64, 48, 128, PixelFormat::Gray16};
+  const ImageView out_b{reinterpret_cast<std::byte*>(b.data()), 64, 48, 128, PixelFormat::Gray16};
+  ThreadPool pool(2);
+  for (const double sigma : {2.0, 30.0}) {
+    GaussParams p;
+    p.sigma_x = p.sigma_y = sigma;
+    const auto stage = make_gauss_stage(p, BackendChoice{Backend::Cpu, 0, ""});
+    CHECK(stage->name() == "gauss");
+    CHECK(stage->supports(PixelFormat::Rgba));
+    CHECK(stage->recursive() == (sigma >= GaussStage::kRecursiveFromSigma));
+    stage->configure(FrameShape{64, 48, PixelFormat::Gray16, 16});
+    stage->process(in, out_a);
+    if (stage->recursive()) {
+      GaussIir().run(p, in, out_b, pool);
+    } else {
+      GaussCpu().run(p, in, out_b, pool);
+    }
+    CHECK(a == b);
+  }
+  GaussParams p;
+  CHECK_THROWS_AS(make_gauss_stage(p, BackendChoice{Backend::Cuda, 0, ""}), Error);
 }
