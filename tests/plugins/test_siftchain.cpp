@@ -277,7 +277,7 @@ TEST_CASE("siftchain refuses an inline chain that does not parse, keeping the ol
     const char* says;  // besides the location
   };
   const Case cases[] = {
-      {"[{gauss: {size: 3}}]", "chain property:1:3: stage 1: unknown filter 'gauss'"},
+      {"[{unsharp: {size: 3}}]", "chain property:1:3: stage 1: unknown filter 'unsharp'"},
       {"[{median: {size: 4}}]", "chain property:1:18: stage 1 (median): size: 4"},
       {"[{median: {sise: 3}}]", "chain property:1:12: stage 1 (median)"},
   };
@@ -295,7 +295,7 @@ TEST_CASE("siftchain refuses an inline chain that does not parse, keeping the ol
   }
   {
     WarningCapture warnings;
-    g_object_set(element, "chain", "[{gauss: {}}]", nullptr);
+    g_object_set(element, "chain", "[{unsharp: {}}]", nullptr);
     REQUIRE(warnings.messages().size() == 1);
     CHECK(warnings.messages()[0].find("allowed: median") != std::string::npos);
   }

@@ -54,10 +54,18 @@ KeyValues detect_keys(const DetectParams& p) {
           {"output", std::string(to_string(p.output))}};
 }
 
+KeyValues gauss_keys(const GaussParams& p) {
+  return {
+      {"sigma-x", number_text(p.sigma_x)},          {"sigma-y", number_text(p.sigma_y)},
+      {"radius-x", std::to_string(p.radius_x)},     {"radius-y", std::to_string(p.radius_y)},
+      {"border", std::string(to_string(p.border))}, {"border-value", number_text(p.border_value)}};
+}
+
 struct KeysOf {
   KeyValues operator()(const MedianParams& p) const { return median_keys(p); }
   KeyValues operator()(const WhitenParams& p) const { return whiten_keys(p); }
   KeyValues operator()(const DetectParams& p) const { return detect_keys(p); }
+  KeyValues operator()(const GaussParams& p) const { return gauss_keys(p); }
 };
 
 }  // namespace

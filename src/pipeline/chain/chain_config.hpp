@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pipeline/detect/params.hpp"
+#include "pipeline/gauss/params.hpp"
 #include "pipeline/median/params.hpp"
 #include "pipeline/whiten/params.hpp"
 
@@ -27,7 +28,7 @@ struct SourceLocation {
 };
 
 // A stage's validated parameters: one alternative per filter (the filter's own params struct).
-using StageParams = std::variant<MedianParams, WhitenParams, DetectParams>;
+using StageParams = std::variant<MedianParams, WhitenParams, DetectParams, GaussParams>;
 
 // One stage: the filter's name and its validated parameters.
 struct StageConfig {

@@ -11,6 +11,7 @@ std::span<const ChainFilter> chain_filters() {
       median_chain_filter(),
       whiten_chain_filter(),
       detect_chain_filter(),
+      gauss_chain_filter(),
   };
   return filters;
 }

@@ -6,6 +6,7 @@
 
 #include "pipeline/detect/detect_stage.hpp"
 #include "pipeline/error.hpp"
+#include "pipeline/gauss/gauss_stage.hpp"
 #include "pipeline/median/median_stage.hpp"
 #include "pipeline/whiten/whiten_stage.hpp"
 
@@ -24,6 +25,9 @@ std::unique_ptr<FilterStage> make_stage(const WhitenParams& params, const Backen
 std::unique_ptr<FilterStage> make_stage(const DetectParams& params, const BackendChoice& choice) {
   return make_detect_stage(params, choice);
 }
+std::unique_ptr<FilterStage> make_stage(const GaussParams& params, const BackendChoice& choice) {
+  return make_gauss_stage(params, choice);
+}
 
 bool supports(const MedianParams&, PixelFormat format) {
   return median_supports(format);
@@ -33,6 +37,9 @@ bool supports(const WhitenParams&, PixelFormat format) {
 }
 bool supports(const DetectParams&, PixelFormat format) {
   return detect_supports(format);
+}
+bool supports(const GaussParams&, PixelFormat format) {
+  return gauss_supports(format);
 }
 
 FrameShape output_of(const MedianParams&, const FrameShape& in) {
@@ -44,6 +51,9 @@ FrameShape output_of(const WhitenParams& params, const FrameShape& in) {
 FrameShape output_of(const DetectParams& params, const FrameShape& in) {
   return detect_output_shape(params, in);
 }
+FrameShape output_of(const GaussParams&, const FrameShape& in) {
+  return in;
+}
 
 void check_for(const MedianParams& params, const FrameShape& in) {
   params.validate_for(in.format);
@@ -53,6 +63,9 @@ void check_for(const WhitenParams& params, const FrameShape& in) {
 }
 void check_for(const DetectParams& params, const FrameShape& in) {
   params.validate_for(in);
+}
+void check_for(const GaussParams& params, const FrameShape& in) {
+  params.validate_for(in.format);
 }
 
 // The median keeps nothing across frames: every change applies live.
@@ -70,6 +83,11 @@ StageChange change_of(const DetectParams& from, const DetectParams& to) {
   return detect_live_change(from, to) ? StageChange::Live : StageChange::Replace;
 }
 
+// The blur keeps nothing across frames: every change applies live.
+StageChange change_of(const GaussParams& from, const GaussParams& to) {
+  return from == to ? StageChange::Same : StageChange::Live;
+}
+
 // The running stage as the filter `params` belongs to.
 void apply(FilterStage& stage, const MedianParams& params) {
   auto* median = dynamic_cast<MedianStage*>(&stage);
@@ -85,6 +103,11 @@ void apply(FilterStage& stage, const DetectParams& params) {
   auto* detect = dynamic_cast<DetectStage*>(&stage);
   if (detect == nullptr) throw Error("stage '" + std::string(stage.name()) + "' is not detect");
   detect->set_params(params);
+}
+void apply(FilterStage& stage, const GaussParams& params) {
+  auto* gauss = dynamic_cast<GaussStage*>(&stage);
+  if (gauss == nullptr) throw Error("stage '" + std::string(stage.name()) + "' is not gauss");
+  gauss->set_params(params);
 }
 
 std::string stage_label(std::size_t index, const StageConfig& stage) {
