@@ -144,7 +144,14 @@ TEST_CASE("RTSP clients that come and go 200 times leave no descriptors, threads
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  REQUIRE(eventually([&] { return scrape(port, "starsift_rtsp_clients") == 0.0; }, 10s));
+  // The metrics are a snapshot taken four times a second: wait until it has every connection
+  // and none left, not for a snapshot older than the last client.
+  REQUIRE(eventually(
+      [&] {
+        return scrape(port, "starsift_rtsp_connections_total") == kCycles &&
+               scrape(port, "starsift_rtsp_clients") == 0.0;
+      },
+      10s));
   // Sessions of clients that left are dropped every 2 s; their media go with them.
   REQUIRE(eventually(
       [&] {
