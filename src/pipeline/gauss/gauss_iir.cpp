@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "pipeline/error.hpp"
+#include "pipeline/gauss/samples.hpp"
 
 namespace starsift {
 
@@ -53,33 +54,6 @@ void deriche_line(double* line, int n, const DericheCoefficients& k, double* tmp
   }
 }
 
-float read_sample(ConstImageView img, int x, int y, int c) {
-  const FormatInfo& info = format_info(img.format);
-  const std::byte* px = img.row(y) + static_cast<std::ptrdiff_t>(x) * bytes_per_pixel(img.format);
-  if (info.bytes_per_sample == 1) return static_cast<float>(std::to_integer<unsigned>(px[c]));
-  if (info.bytes_per_sample == 2) {
-    std::uint16_t v;
-    std::memcpy(&v, px + 2 * c, sizeof v);
-    return static_cast<float>(v);
-  }
-  float v;
-  std::memcpy(&v, px + 4 * c, sizeof v);
-  return v;
-}
-
-void write_sample(ImageView img, int x, int y, int c, float value) {
-  const FormatInfo& info = format_info(img.format);
-  std::byte* px = img.row(y) + static_cast<std::ptrdiff_t>(x) * bytes_per_pixel(img.format);
-  if (info.bytes_per_sample == 1) {
-    px[c] = static_cast<std::byte>(static_cast<unsigned>(gauss_round(value, 255.0f)));
-  } else if (info.bytes_per_sample == 2) {
-    const auto v = static_cast<std::uint16_t>(gauss_round(value, 65535.0f));
-    std::memcpy(px + 2 * c, &v, sizeof v);
-  } else {
-    std::memcpy(px + 4 * c, &value, sizeof value);
-  }
-}
-
 }  // namespace
 
 DericheCoefficients deriche_coefficients(double sigma) {
@@ -116,6 +90,7 @@ DericheCoefficients deriche_coefficients(double sigma) {
 }
 
 void GaussIir::run(const GaussParams& params, ConstImageView in, ImageView out, ThreadPool& pool) {
+  using namespace gauss_samples;
   params.validate_for(in.format);
   if (in.width != out.width || in.height != out.height || in.format != out.format) {
     throw Error("gauss: output frame differs from input frame in size or format",
@@ -173,12 +148,7 @@ void GaussIir::run(const GaussParams& params, ConstImageView in, ImageView out, 
         }
       }
       for (int y = 0; y < h; ++y) {
-        for (int c = channels; c < info.channels; ++c) {
-          const int bytes = info.bytes_per_sample;
-          const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(x) * bytes_per_pixel(in.format) +
-                                   static_cast<std::ptrdiff_t>(c) * bytes;
-          std::memcpy(out.row(y) + o, in.row(y) + o, static_cast<std::size_t>(bytes));
-        }
+        for (int c = channels; c < info.channels; ++c) copy_sample(in, out, x, y, c);
       }
     }
   });

@@ -7,58 +7,13 @@
 #include <vector>
 
 #include "pipeline/error.hpp"
+#include "pipeline/gauss/samples.hpp"
 
 namespace starsift {
 
-namespace {
-
-float read_sample(ConstImageView img, int x, int y, int c) {
-  const FormatInfo& info = format_info(img.format);
-  const std::byte* px = img.row(y) + static_cast<std::ptrdiff_t>(x) * bytes_per_pixel(img.format);
-  switch (info.bytes_per_sample) {
-    case 1:
-      return static_cast<float>(std::to_integer<unsigned>(px[c]));
-    case 2: {
-      std::uint16_t v;
-      std::memcpy(&v, px + 2 * c, sizeof v);
-      return static_cast<float>(v);
-    }
-    default: {
-      float v;
-      std::memcpy(&v, px + 4 * c, sizeof v);
-      return v;
-    }
-  }
-}
-
-void write_sample(ImageView img, int x, int y, int c, float value) {
-  const FormatInfo& info = format_info(img.format);
-  std::byte* px = img.row(y) + static_cast<std::ptrdiff_t>(x) * bytes_per_pixel(img.format);
-  const auto rounded = [&](float max) { return gauss_round(value, max); };
-  switch (info.bytes_per_sample) {
-    case 1:
-      px[c] = static_cast<std::byte>(static_cast<unsigned>(rounded(255.0f)));
-      break;
-    case 2: {
-      const auto v = static_cast<std::uint16_t>(rounded(65535.0f));
-      std::memcpy(px + 2 * c, &v, sizeof v);
-      break;
-    }
-    default:
-      std::memcpy(px + 4 * c, &value, sizeof value);
-  }
-}
-
-void copy_sample(ConstImageView in, ImageView out, int x, int y, int c) {
-  const int bytes = format_info(in.format).bytes_per_sample;
-  const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(x) * bytes_per_pixel(in.format) + c * bytes;
-  std::memcpy(out.row(y) + at, in.row(y) + at, static_cast<std::size_t>(bytes));
-}
-
-}  // namespace
-
 void gauss_reference(const GaussParams& params, ConstImageView in, ImageView out,
                      ThreadPool& pool) {
+  using namespace gauss_samples;
   params.validate_for(in.format);
   if (in.width != out.width || in.height != out.height || in.format != out.format) {
     throw Error("gauss: output frame differs from input frame in size or format",
