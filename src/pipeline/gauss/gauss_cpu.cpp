@@ -4,10 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <type_traits>
-
-#include "pipeline/error.hpp"
 
 namespace starsift {
 
@@ -105,11 +102,7 @@ STARSIFT_GAUSS_CLONES void accumulate(float* sums, const float* src, float w, st
 }  // namespace
 
 void GaussCpu::run(const GaussParams& params, ConstImageView in, ImageView out, ThreadPool& pool) {
-  params.validate_for(in.format);
-  if (in.width != out.width || in.height != out.height || in.format != out.format) {
-    throw Error("gauss: output frame differs from input frame in size or format",
-                "identical size and format");
-  }
+  params.validate_frames(in, out);
   const int channels = format_info(in.format).color_channels;
   const int rx = params.effective_radius_x();
   const int ry = params.effective_radius_y();

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "pipeline/error.hpp"
 #include "pipeline/gauss/samples.hpp"
 
 namespace starsift {
@@ -91,11 +90,7 @@ DericheCoefficients deriche_coefficients(double sigma) {
 
 void GaussIir::run(const GaussParams& params, ConstImageView in, ImageView out, ThreadPool& pool) {
   using namespace gauss_samples;
-  params.validate_for(in.format);
-  if (in.width != out.width || in.height != out.height || in.format != out.format) {
-    throw Error("gauss: output frame differs from input frame in size or format",
-                "identical size and format");
-  }
+  params.validate_frames(in, out);
   const FormatInfo& info = format_info(in.format);
   const int channels = info.color_channels;
   const int w = in.width, h = in.height;

@@ -68,6 +68,14 @@ void GaussParams::validate_for(PixelFormat format) const {
   }
 }
 
+void GaussParams::validate_frames(ConstImageView in, ImageView out) const {
+  validate_for(in.format);
+  if (in.width != out.width || in.height != out.height || in.format != out.format) {
+    throw Error("gauss: output frame differs from input frame in size or format",
+                "identical size and format");
+  }
+}
+
 std::vector<float> gauss_weights(double sigma, int radius) {
   if (sigma <= 0.0 || radius <= 0) return {1.0f};
   std::vector<double> w(static_cast<std::size_t>(2 * radius + 1));

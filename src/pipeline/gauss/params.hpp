@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "pipeline/border.hpp"
+#include "pipeline/image.hpp"
 #include "pipeline/pixel_format.hpp"
 
 namespace starsift {
@@ -39,6 +40,9 @@ struct GaussParams {
   void validate() const;
   // Also checks border_value against the sample range of `format`.
   void validate_for(PixelFormat format) const;
+  // validate_for(in.format), and `out` of the same size and format as `in`: what every path
+  // of the blur checks before a frame.
+  void validate_frames(ConstImageView in, ImageView out) const;
 
   bool operator==(const GaussParams&) const = default;
 };

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <vector>
 
-#include "pipeline/error.hpp"
 #include "pipeline/gauss/samples.hpp"
 
 namespace starsift {
@@ -14,11 +13,7 @@ namespace starsift {
 void gauss_reference(const GaussParams& params, ConstImageView in, ImageView out,
                      ThreadPool& pool) {
   using namespace gauss_samples;
-  params.validate_for(in.format);
-  if (in.width != out.width || in.height != out.height || in.format != out.format) {
-    throw Error("gauss: output frame differs from input frame in size or format",
-                "identical size and format");
-  }
+  params.validate_frames(in, out);
   const FormatInfo& info = format_info(in.format);
   const int rx = params.effective_radius_x();
   const int ry = params.effective_radius_y();
