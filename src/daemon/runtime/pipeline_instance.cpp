@@ -332,10 +332,11 @@ GstFlowReturn on_view_sample(GstAppSink* sink, gpointer data) {
       ViewRenderer& renderer = ctx->renderers[static_cast<int>(view)];
       const ConstImageView& frame = mapped.view();
       try {
-        feed->push(frame.width, frame.height, utc.value_or(-1), [&](ImageView out) {
+        auto fill = [&](ImageView out) {
           renderer.render(frame, objects, movers, g_get_monotonic_time(), out);
           if (utc && stamp_views()) write_view_stamp(out, static_cast<std::uint64_t>(*utc));
-        });
+        };
+        feed->push(frame.width, frame.height, utc.value_or(-1), fill);
       } catch (const std::exception& e) {
         spdlog::error("{}: live view {}: {}", ctx->outputs->name(), to_string(view), e.what());
       }
@@ -450,8 +451,7 @@ void PipelineInstance::add_probes(const PipelinePlan& plan) {
     gst_object_unref(sink);
   }
   for (const ViewBranch& branch : plan.view_branches) {
-    GstElement* sink =
-        gst_bin_get_by_name(GST_BIN(pipeline_), std::string(view_sink_name(branch.view)).c_str());
+    GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline_), view_sink_name(branch.view).c_str());
     GstAppSinkCallbacks callbacks{};
     callbacks.new_sample = on_view_sample;
     gst_app_sink_set_callbacks(GST_APP_SINK(sink), &callbacks,

@@ -219,10 +219,10 @@ std::vector<ElementSpec> video_branch(const PipelineConfig& config, const PlanOp
 // A queue that drops the oldest frame rather than make the tee wait, then an appsink that
 // hands each frame to the runtime: a live view's frames.
 std::vector<ElementSpec> view_branch(StreamView view) {
-  ElementSpec queue{"queue", std::string(view_queue_name(view)), {}};
+  ElementSpec queue{"queue", view_queue_name(view), {}};
   queue.set("leaky", "downstream").set("max-size-buffers", "1");
   queue.set("max-size-bytes", "0").set("max-size-time", "0");
-  ElementSpec sink{"appsink", std::string(view_sink_name(view)), {}};
+  ElementSpec sink{"appsink", view_sink_name(view), {}};
   sink.set("sync", "false").set("async", "false").set("max-buffers", "1");
   sink.set("drop", "true").set("enable-last-sample", "false");
   return {queue, sink};
@@ -230,28 +230,12 @@ std::vector<ElementSpec> view_branch(StreamView view) {
 
 }  // namespace
 
-std::string_view view_queue_name(StreamView view) noexcept {
-  switch (view) {
-    case StreamView::Raw:
-      return "view-raw-queue";
-    case StreamView::Whitened:
-      return "view-whitened-queue";
-    case StreamView::Detections:
-      break;
-  }
-  return "view-detections-queue";
+std::string view_sink_name(StreamView view) {
+  return "view-" + std::string(to_string(view));
 }
 
-std::string_view view_sink_name(StreamView view) noexcept {
-  switch (view) {
-    case StreamView::Raw:
-      return "view-raw";
-    case StreamView::Whitened:
-      return "view-whitened";
-    case StreamView::Detections:
-      break;
-  }
-  return "view-detections";
+std::string view_queue_name(StreamView view) {
+  return view_sink_name(view) + "-queue";
 }
 
 ElementSpec h264_encoder(VideoEncoder choice, int bitrate_kbps, int key_interval,

@@ -40,9 +40,9 @@ inline constexpr const char* kRecorderName = "recorder";
 inline constexpr const char* kWhitenedTeeName = "whitened";  // after siftchain
 inline constexpr const char* kDetectedTeeName = "detected";  // after siftdetect
 
-// The names of a live view's queue and appsink.
-std::string_view view_queue_name(StreamView view) noexcept;
-std::string_view view_sink_name(StreamView view) noexcept;
+// The names of a live view's appsink ("view-raw") and of the queue before it.
+std::string view_sink_name(StreamView view);
+std::string view_queue_name(StreamView view);
 
 // What the host offers that a plan may use.
 struct PlanOptions {

@@ -94,8 +94,7 @@ void ViewFeed::stamp(GstBuffer* frame, std::int64_t utc_us) {
   gst_caps_unref(caps);
 }
 
-void ViewFeed::push(int width, int height, std::int64_t utc_us,
-                    const std::function<void(ImageView)>& fill) {
+void ViewFeed::push(int width, int height, std::int64_t utc_us, FillFrame fill) {
   std::lock_guard lock(mutex_);
   if (appsrcs_.empty() || width <= 0 || height <= 0) return;
   if (!ensure_pool(width, height)) return;

@@ -14,7 +14,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -23,6 +22,20 @@
 #include "pipeline/image.hpp"
 
 namespace starsift::daemon {
+
+// What push() calls to write a frame: a callable referred to, not owned or copied, so a
+// frame's lambda (however much it captures) costs no allocation, as a std::function would.
+class FillFrame {
+ public:
+  template <class F>
+  FillFrame(F& fill)  // NOLINT(google-explicit-constructor): a lambda passes as it is
+      : object_(&fill), call_([](void* f, ImageView out) { (*static_cast<F*>(f))(out); }) {}
+  void operator()(ImageView out) const { call_(object_, out); }
+
+ private:
+  void* object_;
+  void (*call_)(void*, ImageView);
+};
 
 struct ViewFeedCounts {
   std::uint64_t frames = 0;   // frames handed to at least one appsrc
@@ -46,7 +59,7 @@ class ViewFeed {
   // and handed to every attached appsrc, with the frame's UTC (`utc_us`, µs; -1: not known)
   // as a "timestamp/x-unix" reference timestamp meta, which encoders carry over to the
   // coded frame. One streaming thread calls it.
-  void push(int width, int height, std::int64_t utc_us, const std::function<void(ImageView)>& fill);
+  void push(int width, int height, std::int64_t utc_us, FillFrame fill);
 
   // The mount's media was made (a first client) or is gone (the last client left). `appsrc`
   // is referenced while attached; attach() hands it the latest frame at once.
