@@ -6,17 +6,13 @@
 # what the subscriber received with detections.jsonl (docs/publishing.md, "Measured").
 # Usage: bench/mqtt_outage.sh BUILD_DIR [OUTAGE_S]
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/local_services.sh"
 build=${1:?build directory}
 outage=${2:-30}
 work=$(mktemp -d)
 trap 'kill "${broker_pid:-}" "${sub_pid:-}" "${daemon_pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat > "$work/mosquitto.conf" <<CONF
-listener $port 127.0.0.1
-allow_anonymous true
-persistence false
-user $(id -un)
-CONF
+port=$(free_port)
+write_mosquitto_conf "$work" "$port"
 cat > "$work/starsiftd.yaml" <<CONF
 state-directory: $work/state
 metrics: {port: 0}
@@ -27,8 +23,7 @@ pipelines:
     chain: [{whiten: {history: 8}}, {detect: }]
     outputs: {preview: {every-s: 0}}
 CONF
-/usr/sbin/mosquitto -c "$work/mosquitto.conf" > "$work/mosquitto.log" 2>&1 &
-broker_pid=$!
+start_mosquitto "$work"
 sleep 0.5
 mosquitto_sub -p "$port" -q 1 -v -t 'starsift/#' > "$work/sub.out" 2>&1 &
 sub_pid=$!
@@ -40,8 +35,7 @@ sleep 8
 kill "$broker_pid"; wait "$broker_pid" 2>/dev/null || true
 echo "broker stopped at $(date -u +%T) for $outage s"
 sleep "$outage"
-/usr/sbin/mosquitto -c "$work/mosquitto.conf" >> "$work/mosquitto.log" 2>&1 &
-broker_pid=$!
+start_mosquitto "$work"
 echo "broker started at $(date -u +%T)"
 wait "$daemon_pid" || true
 sleep 2

@@ -8,6 +8,7 @@
 # Usage: bench/mqtt_sweep.sh BUILD_DIR OUT_DIR   (BUILD_DIR built with
 #        -DSTARSIFT_BUILD_BENCH=ON: starsift-bench-mqtt, starsiftd and the plugin)
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/local_services.sh"
 build=${1:?build directory}
 out=${2:?output directory}
 bench="$build/bench/mqtt/starsift-bench-mqtt"
@@ -15,15 +16,9 @@ mkdir -p "$out"
 work=$(mktemp -d)
 trap 'kill "${broker_pid:-}" "${daemon_pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat > "$work/mosquitto.conf" <<CONF
-listener $port 127.0.0.1
-allow_anonymous true
-persistence false
-user $(id -un)
-CONF
-/usr/sbin/mosquitto -c "$work/mosquitto.conf" > "$work/mosquitto.log" 2>&1 &
-broker_pid=$!
+port=$(free_port)
+write_mosquitto_conf "$work" "$port"
+start_mosquitto "$work"
 sleep 0.5
 
 {

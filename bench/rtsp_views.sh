@@ -11,6 +11,7 @@
 # encoder's cost per stream is (three-views - idle) / 3.
 # Usage: bench/rtsp_views.sh BUILD_DIR OUT_DIR [WIDTH HEIGHT FPS BACKEND SECONDS]
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/local_services.sh"
 build=${1:?build directory}
 out=${2:?output directory}
 width=${3:-512}
@@ -22,7 +23,6 @@ bench="$build/bench/rtsp/starsift-bench-rtsp"
 mkdir -p "$out"
 work=$(mktemp -d)
 trap 'kill "${daemon_pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 metrics_port=$(free_port)
 rtsp_port=$(free_port)
 cat > "$work/starsiftd.yaml" <<CONF
