@@ -172,6 +172,12 @@ TEST_CASE("each stage's per-frame result rides on its buffer, the same at depth 
       CHECK(results[0].stage_name == "whiten");
       CHECK(results[0].kind == starsift::kWhitenStatsKind);
       CHECK(results[0].overflow == 0);
+      // The non-allocating reader finds the same record, and none of a kind not there.
+      const auto last = starsift::gst::last_buffer_result(out, starsift::kWhitenStatsKind);
+      REQUIRE(last.has_value());
+      CHECK(last->stage == 1);
+      CHECK(last->records == results[0].records);
+      CHECK_FALSE(starsift::gst::last_buffer_result(out, "catalogue").has_value());
       const auto records = results[0].as<WhitenStats>();
       REQUIRE(records.size() == 1);
       CHECK(records[0].frame == static_cast<std::uint64_t>(i));

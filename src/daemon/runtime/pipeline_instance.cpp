@@ -233,28 +233,20 @@ class MappedGrayFrame {
   bool mapped_ = false;
 };
 
-// The last result of `kind` on the buffer: the catalogue of the final detect stage.
-std::optional<gst::BufferResult> last_result(const std::vector<gst::BufferResult>& results,
-                                             std::string_view kind) {
-  std::optional<gst::BufferResult> found;
-  for (const auto& r : results) {
-    if (r.kind == kind) found = r;
-  }
-  return found;
-}
-
 GstPadProbeReturn on_chain_buffer(GstPad* pad, GstPadProbeInfo* info, gpointer data) {
   const auto& ctx = context_of(data);
   if (!ctx->active.load(std::memory_order_relaxed)) return GST_PAD_PROBE_OK;
   GstBuffer* buffer = GST_PAD_PROBE_INFO_BUFFER(info);
   FrameOutputs::ChainFrame frame;
   frame.pts_ns = to_ns(GST_BUFFER_PTS(buffer));
-  const std::vector<gst::BufferResult> results = gst::buffer_results(buffer);
-  if (const auto catalogue = last_result(results, "catalogue")) {
+  // The final detect stage's catalogue and tracks.
+  if (const auto catalogue = gst::last_buffer_result(buffer, "catalogue")) {
     frame.objects = catalogue->as<DetectedObject>();
     frame.overflow = catalogue->overflow;
   }
-  if (const auto tracks = last_result(results, "tracks")) frame.movers = tracks->as<Track>();
+  if (const auto tracks = gst::last_buffer_result(buffer, "tracks")) {
+    frame.movers = tracks->as<Track>();
+  }
   if (GstSiftSkyTruthMeta* truth = gst_buffer_get_sift_sky_truth_meta(buffer)) {
     frame.truth = &truth->truth;
   }
@@ -321,11 +313,11 @@ GstFlowReturn on_view_sample(GstAppSink* sink, gpointer data) {
     if (mapped.ok()) {
       std::span<const DetectedObject> objects;
       std::span<const Track> movers;
-      std::vector<gst::BufferResult> results;
       if (view == StreamView::Detections) {
-        results = gst::buffer_results(buffer);
-        if (const auto c = last_result(results, "catalogue")) objects = c->as<DetectedObject>();
-        if (const auto t = last_result(results, "tracks")) movers = t->as<Track>();
+        if (const auto c = gst::last_buffer_result(buffer, "catalogue")) {
+          objects = c->as<DetectedObject>();
+        }
+        if (const auto t = gst::last_buffer_result(buffer, "tracks")) movers = t->as<Track>();
       }
       const std::optional<std::int64_t> utc =
           ctx->outputs->source_utc_us(to_ns(GST_BUFFER_PTS(buffer)));

@@ -119,4 +119,15 @@ std::optional<BufferResult> find_buffer_result(GstBuffer* buffer, std::string_vi
   return std::nullopt;
 }
 
+std::optional<BufferResult> last_buffer_result(GstBuffer* buffer, std::string_view kind) {
+  std::optional<BufferResult> last;
+  gpointer state = nullptr;
+  while (GstMeta* meta =
+             gst_buffer_iterate_meta_filtered(buffer, &state, GST_SIFT_RESULT_META_API_TYPE)) {
+    const BufferResult r = to_buffer_result(reinterpret_cast<const GstSiftResultMeta*>(meta));
+    if (r.kind == kind && (!last || r.stage >= last->stage)) last = r;
+  }
+  return last;
+}
+
 }  // namespace starsift::gst

@@ -68,5 +68,8 @@ GstSiftResultMeta* add_result_meta(GstBuffer* buffer, unsigned stage, const gcha
 std::vector<BufferResult> buffer_results(GstBuffer* buffer);
 // The first result of `kind` on `buffer`.
 std::optional<BufferResult> find_buffer_result(GstBuffer* buffer, std::string_view kind);
+// The result of `kind` of the last stage that wrote one (a chain's final detect stage), read
+// from the metas in place: nothing allocated, for a caller on every frame.
+std::optional<BufferResult> last_buffer_result(GstBuffer* buffer, std::string_view kind);
 
 }  // namespace starsift::gst
