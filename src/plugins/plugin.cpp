@@ -5,6 +5,7 @@
 #include "plugins/siftchain.hpp"
 #include "plugins/siftdetect.hpp"
 #include "plugins/siftfitssrc.hpp"
+#include "plugins/siftgauss.hpp"
 #include "plugins/siftmedian.hpp"
 #include "plugins/siftskysrc.hpp"
 #include "plugins/siftwhiten.hpp"
@@ -15,6 +16,7 @@
 static gboolean plugin_init(GstPlugin* plugin) {
   gboolean registered = FALSE;
   registered |= GST_ELEMENT_REGISTER(siftmedian, plugin);
+  registered |= GST_ELEMENT_REGISTER(siftgauss, plugin);
   registered |= GST_ELEMENT_REGISTER(siftchain, plugin);
   registered |= GST_ELEMENT_REGISTER(siftskysrc, plugin);
   registered |= GST_ELEMENT_REGISTER(siftfitssrc, plugin);
