@@ -126,7 +126,7 @@ TEST_CASE("the gauss stage sums directly below sigma 25 and recurses from there"
     const auto stage = make_gauss_stage(p, BackendChoice{Backend::Cpu, 0, ""});
     CHECK(stage->name() == "gauss");
     CHECK(stage->supports(PixelFormat::Rgba));
-    CHECK(stage->recursive() == (sigma >= GaussStage::kRecursiveFromSigma));
+    CHECK(stage->recursive() == (sigma >= GaussParams::kRecursiveFromSigma));
     stage->configure(FrameShape{64, 48, PixelFormat::Gray16, 16});
     stage->process(in, out_a);
     if (stage->recursive()) {

@@ -15,20 +15,12 @@
 
 #include <vector>
 
+#include "pipeline/gauss/deriche.hpp"
 #include "pipeline/gauss/params.hpp"
 #include "pipeline/image.hpp"
 #include "pipeline/thread_pool.hpp"
 
 namespace starsift {
-
-// Deriche's fourth-order causal and anticausal recursions for one sigma, and the gains.
-struct DericheCoefficients {
-  double n0 = 1, n1 = 0, n2 = 0, n3 = 0;  // causal numerator
-  double m1 = 0, m2 = 0, m3 = 0, m4 = 0;  // anticausal numerator
-  double d1 = 0, d2 = 0, d3 = 0, d4 = 0;  // the common denominator
-  double causal_gain = 1, anticausal_gain = 0, scale = 1;
-};
-DericheCoefficients deriche_coefficients(double sigma);
 
 class GaussIir {
  public:

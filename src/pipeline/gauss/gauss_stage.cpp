@@ -41,7 +41,11 @@ std::unique_ptr<GaussStage> make_gauss_stage(const GaussParams& params,
     case Backend::Cpu:
       return std::make_unique<GaussStageCpu>(params);
     case Backend::Cuda:
-      throw Error("gauss: the CUDA backend is not written yet", "backend cpu");
+#if STARSIFT_HAVE_CUDA
+      return make_gauss_stage_cuda(params, choice.device_id);
+#else
+      throw Error("gauss: the CUDA backend was chosen but this build has none", "cpu");
+#endif
     case Backend::Auto:
       break;
   }

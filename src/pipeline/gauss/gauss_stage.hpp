@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The Gaussian blur as a stage. On the CPU: the direct sums of GaussCpu (exact, the
-// reference's bits) while the larger sigma is under kRecursiveFromSigma, Deriche's recursion
-// (GaussIir, within 0.11 % of the peak) from there, where its cost, flat in sigma, is the
-// smaller (measured on 1024x1024 GRAY16: the two cross near sigma 25). The CUDA backend is
-// not written yet: asking for it is refused.
+// reference's bits) while the larger sigma is under GaussParams::kRecursiveFromSigma, Deriche's
+// recursion (GaussIir, within 0.11 % of the peak) from there, where its cost, flat in sigma, is the
+// smaller (measured on 1024x1024 GRAY16: the two cross near sigma 25). On CUDA the same
+// choice (src/cuda/gauss/gauss.cuh), small radii in one fused kernel.
 #pragma once
 
 #include <algorithm>
@@ -19,8 +19,6 @@ namespace starsift {
 
 class GaussStage : public FilterStage {
  public:
-  static constexpr double kRecursiveFromSigma = 25.0;
-
   std::string_view name() const override { return "gauss"; }
   bool supports(PixelFormat format) const override { return gauss_supports(format); }
 
@@ -32,7 +30,7 @@ class GaussStage : public FilterStage {
   const GaussParams& params() const noexcept { return params_; }
   // True when the next frame goes through the recursion rather than the direct sums.
   bool recursive() const noexcept {
-    return std::max(params_.sigma_x, params_.sigma_y) >= kRecursiveFromSigma;
+    return std::max(params_.sigma_x, params_.sigma_y) >= GaussParams::kRecursiveFromSigma;
   }
 
  protected:
@@ -40,8 +38,12 @@ class GaussStage : public FilterStage {
   GaussParams params_;
 };
 
-// Builds the stage for a resolved backend choice; Error for CUDA (not written yet).
+// Builds the stage for a resolved backend choice (see resolve_backend()).
 std::unique_ptr<GaussStage> make_gauss_stage(const GaussParams& params,
                                              const BackendChoice& choice);
+
+#if STARSIFT_HAVE_CUDA
+std::unique_ptr<GaussStage> make_gauss_stage_cuda(const GaussParams& params, int device_id);
+#endif
 
 }  // namespace starsift

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// Between the Gaussian's launcher (gauss_launch.cu) and its kernels (gauss_direct.cu,
+// gauss_recursive.cu): how the caller's scratch is laid out, and one launcher per path.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "pipeline/gauss/params.hpp"
+#include "pipeline/image.hpp"
+
+namespace starsift::cuda::gauss_detail {
+
+// The scratch: the weights of both axes (separable), then two float frames of width *
+// colour channels samples a row, rows row_floats apart.
+struct ScratchLayout {
+  float* weights_x = nullptr;  // GaussParams::kMaxRadius + 1 floats
+  float* weights_y = nullptr;
+  float* frame_a = nullptr;
+  float* frame_b = nullptr;
+  std::size_t row_floats = 0;
+  std::size_t frame_bytes = 0;
+  std::size_t weights_bytes = 0;
+};
+
+// The layout for a frame shape; `base` may be nullptr to learn the sizes.
+ScratchLayout scratch_layout(void* base, int width, int height, PixelFormat format) noexcept;
+
+cudaError_t launch_fused(const GaussParams& params, ConstImageView in, ImageView out,
+                         cudaStream_t stream);
+cudaError_t launch_separable(const GaussParams& params, ConstImageView in, ImageView out,
+                             const ScratchLayout& scratch, cudaStream_t stream);
+cudaError_t launch_recursive(const GaussParams& params, ConstImageView in, ImageView out,
+                             const ScratchLayout& scratch, cudaStream_t stream);
+
+}  // namespace starsift::cuda::gauss_detail

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The Gaussian's launcher: the path for the parameters, the scratch, the checks.
+#include <algorithm>
+
+#include "cuda/gauss/gauss.cuh"
+#include "cuda/gauss/gauss_internal.cuh"
+
+namespace starsift::cuda {
+
+namespace {
+
+constexpr std::size_t kAlign = 256;
+
+std::size_t aligned(std::size_t bytes) {
+  return (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
+}  // namespace
+
+std::string_view to_string(GaussPath path) noexcept {
+  switch (path) {
+    case GaussPath::Auto:
+      return "auto";
+    case GaussPath::Fused:
+      return "fused";
+    case GaussPath::Separable:
+      return "separable";
+    case GaussPath::Recursive:
+      return "recursive";
+  }
+  return "?";
+}
+
+GaussPath gauss_auto_path(const GaussParams& params) noexcept {
+  if (params.effective_radius_x() <= kMaxFusedRadius &&
+      params.effective_radius_y() <= kMaxFusedRadius) {
+    return GaussPath::Fused;
+  }
+  if (std::max(params.sigma_x, params.sigma_y) >= GaussParams::kRecursiveFromSigma) {
+    return GaussPath::Recursive;
+  }
+  return GaussPath::Separable;
+}
+
+namespace gauss_detail {
+
+ScratchLayout scratch_layout(void* base, int width, int height, PixelFormat format) noexcept {
+  ScratchLayout s;
+  const int channels = format_info(format).color_channels;
+  // Rows of whole 128-byte lines, so every row of the float frames starts aligned.
+  s.row_floats = (static_cast<std::size_t>(width) * channels + 31) / 32 * 32;
+  s.frame_bytes = aligned(s.row_floats * sizeof(float) * static_cast<std::size_t>(height));
+  s.weights_bytes = aligned((GaussParams::kMaxRadius + 1) * sizeof(float));
+  if (!base) return s;
+  auto* bytes = static_cast<std::byte*>(base);
+  s.weights_x = reinterpret_cast<float*>(bytes);
+  s.weights_y = reinterpret_cast<float*>(bytes + s.weights_bytes);
+  s.frame_a = reinterpret_cast<float*>(bytes + 2 * s.weights_bytes);
+  s.frame_b = reinterpret_cast<float*>(bytes + 2 * s.weights_bytes + s.frame_bytes);
+  return s;
+}
+
+}  // namespace gauss_detail
+
+std::size_t gauss_scratch_bytes(GaussPath path, int width, int height,
+                                PixelFormat format) noexcept {
+  const gauss_detail::ScratchLayout s =
+      gauss_detail::scratch_layout(nullptr, width, height, format);
+  switch (path) {
+    case GaussPath::Fused:
+      return 0;
+    case GaussPath::Separable:
+      return 2 * s.weights_bytes + s.frame_bytes;
+    case GaussPath::Auto:
+    case GaussPath::Recursive:
+      break;
+  }
+  return 2 * s.weights_bytes + 2 * s.frame_bytes;
+}
+
+cudaError_t launch_gauss(const GaussParams& params, ConstImageView in, ImageView out, void* scratch,
+                         std::size_t scratch_bytes, cudaStream_t stream, GaussPath path) {
+  if (in.width != out.width || in.height != out.height || in.format != out.format || in.width < 1 ||
+      in.height < 1 || !gauss_supports(in.format)) {
+    return cudaErrorInvalidValue;
+  }
+  if (path == GaussPath::Auto) path = gauss_auto_path(params);
+  if (path == GaussPath::Fused) return gauss_detail::launch_fused(params, in, out, stream);
+  if (!scratch || scratch_bytes < gauss_scratch_bytes(path, in.width, in.height, in.format)) {
+    return cudaErrorInvalidValue;
+  }
+  const gauss_detail::ScratchLayout layout =
+      gauss_detail::scratch_layout(scratch, in.width, in.height, in.format);
+  if (path == GaussPath::Separable) {
+    return gauss_detail::launch_separable(params, in, out, layout, stream);
+  }
+  return gauss_detail::launch_recursive(params, in, out, layout, stream);
+}
+
+}  // namespace starsift::cuda

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The CUDA Gaussian against the CPU: the direct paths (fused, separable) against
+// gauss_reference(), the recursive path against the CPU's recursion (GaussIir) and, like it,
+// against the exact blur; every format, border and odd shape, padded strides on both sides.
+//
+// Tolerances (gauss.cuh): the direct paths sum the same weights in another order with fused
+// multiply-adds, so an integer sample may round the other way (|difference| <= 1, and on
+// under 2 % of samples), a float one differs by float rounding (1e-5 of the frame's range).
+// The recursive path runs the CPU's recursion in chunks, each starting 6 sigma early, where
+// the start-up has decayed to ~3e-5 of the state (as at the CPU's frame edges): integers
+// within 1, floats within 5e-5 of the range.
+#include <catch2/catch.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/gauss/gauss.cuh"
+#include "pipeline/gauss/gauss_iir.hpp"
+#include "pipeline/gauss/gauss_stage.hpp"
+#include "pipeline/gauss/reference.hpp"
+#include "pipeline/gauss/samples.hpp"
+#include "support/device_copy.hpp"
+#include "support/test_image.hpp"
+
+using namespace starsift;
+using namespace starsift::test;
+
+namespace {
+
+const PixelFormat kFormats[] = {PixelFormat::Gray8, PixelFormat::Gray16, PixelFormat::Gray32F,
+                                PixelFormat::Rgba, PixelFormat::Bgrx};
+const BorderMode kBorders[] = {BorderMode::Replicate, BorderMode::Reflect101, BorderMode::Constant};
+
+// Every sample (alpha too) random over the format's range; floats in [0, 1000).
+void fill_random(TestImage& img, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  const int channels = format_info(img.format).channels;
+  std::uniform_real_distribution<float> real(0.0f, 1000.0f);
+  for (int y = 0; y < img.height; ++y)
+    for (int x = 0; x < img.width; ++x)
+      for (int c = 0; c < channels; ++c) {
+        img.set_key(x, y, c,
+                    format_info(img.format).is_float ? float_to_key(real(rng))
+                                                     : rng() & max_key(img.format));
+      }
+}
+
+struct Agreement {
+  double worst = 0.0;      // the largest |difference|
+  double differing = 0.0;  // the fraction of samples that differ at all
+  bool alpha_same = true;  // alpha and padding bytes equal
+};
+
+Agreement compare(const TestImage& got, const TestImage& want) {
+  using gauss_samples::read_sample;
+  const FormatInfo& info = format_info(got.format);
+  Agreement a;
+  long differ = 0, total = 0;
+  for (int y = 0; y < got.height; ++y)
+    for (int x = 0; x < got.width; ++x) {
+      for (int c = 0; c < info.color_channels; ++c) {
+        const float g = read_sample(got.cview(), x, y, c), w = read_sample(want.cview(), x, y, c);
+        const double d = std::abs(static_cast<double>(g) - w);
+        a.worst = std::max(a.worst, d);
+        differ += d != 0.0;
+        ++total;
+      }
+      for (int c = info.color_channels; c < info.channels; ++c) {
+        a.alpha_same &= read_sample(got.cview(), x, y, c) == read_sample(want.cview(), x, y, c);
+      }
+    }
+  a.differing = static_cast<double>(differ) / static_cast<double>(total);
+  return a;
+}
+
+// The tolerance of a format: one count for integers, 1e-5 of [0, 1000) for floats.
+double tolerance(PixelFormat format) {
+  return format_info(format).is_float ? 1e-2 : 1.0;
+}
+
+struct Scratch {
+  explicit Scratch(std::size_t bytes) : bytes(bytes) {
+    if (bytes) cuda::check(cudaMalloc(&ptr, bytes), "cudaMalloc scratch");
+  }
+  ~Scratch() { cudaFree(ptr); }
+  std::size_t bytes;
+  void* ptr = nullptr;
+};
+
+TestImage run_cuda(const GaussParams& p, const TestImage& in, cuda::GaussPath path,
+                   bool* padding_ok = nullptr) {
+  DeviceCopy d_in(in, 12);
+  TestImage blank(in.width, in.height, in.format);
+  DeviceCopy d_out(blank, 20);
+  Scratch scratch(cuda::gauss_scratch_bytes(path, in.width, in.height, in.format));
+  cuda::check(cuda::launch_gauss(p, const_view(d_in.view()), d_out.view(), scratch.ptr,
+                                 scratch.bytes, nullptr, path),
+              "launch_gauss");
+  cuda::check(cudaDeviceSynchronize(), "sync");
+  if (padding_ok) *padding_ok = d_out.padding_untouched();
+  return d_out.download();
+}
+
+}  // namespace
+
+TEST_CASE("CUDA Gaussian, direct paths, against the CPU reference", "[gauss][cuda]") {
+  ThreadPool pool;
+  const int shapes[][2] = {{1, 1}, {1, 17}, {23, 1}, {37, 29}, {133, 70}};
+  std::uint32_t seed = 1;
+  int cases = 0;
+  for (cuda::GaussPath path : {cuda::GaussPath::Fused, cuda::GaussPath::Separable})
+    for (PixelFormat format : kFormats)
+      for (BorderMode border : kBorders)
+        for (const auto& s : shapes)
+          for (const auto& sigmas : {std::pair{0.5, 0.5}, std::pair{1.0, 3.0}, std::pair{4.0, 0.0},
+                                     std::pair{2.0, 2.0}, std::pair{9.0, 6.0}}) {
+            GaussParams p;
+            p.sigma_x = sigmas.first;
+            p.sigma_y = sigmas.second;
+            p.border = border;
+            p.border_value = format_info(format).is_float ? 12.5 : 77;
+            if (path == cuda::GaussPath::Fused &&
+                std::max(p.effective_radius_x(), p.effective_radius_y()) > cuda::kMaxFusedRadius) {
+              continue;
+            }
+            TestImage in(s[0], s[1], format, 8);
+            fill_random(in, ++seed);
+            TestImage want(s[0], s[1], format);
+            gauss_reference(p, in.cview(), want.view(), pool);
+            bool padding_ok = false;
+            const TestImage got = run_cuda(p, in, path, &padding_ok);
+            const Agreement a = compare(got, want);
+            INFO(to_string(path) << " " << to_string(format) << " sigma " << p.sigma_x << "/"
+                                 << p.sigma_y << " " << to_string(border) << " " << s[0] << "x"
+                                 << s[1] << " worst " << a.worst << " differing " << a.differing);
+            REQUIRE(a.worst <= tolerance(format));
+            REQUIRE(a.differing <= 0.02);
+            REQUIRE(a.alpha_same);
+            REQUIRE(padding_ok);
+            ++cases;
+          }
+  INFO("cases " << cases);
+  REQUIRE(cases > 300);
+}
+
+TEST_CASE("CUDA Gaussian, recursive path, against the CPU recursion", "[gauss][cuda]") {
+  ThreadPool pool;
+  // Long enough lines that the GPU cuts them into several chunks (recursion_for()).
+  const int shapes[][2] = {{1, 1}, {300, 7}, {9, 400}, {517, 301}};
+  std::uint32_t seed = 500;
+  int cases = 0;
+  for (PixelFormat format : kFormats)
+    for (BorderMode border : kBorders)
+      for (const auto& s : shapes)
+        for (const auto& sigmas : {std::pair{3.0, 3.0}, std::pair{25.0, 4.0}, std::pair{0.0, 30.0},
+                                   std::pair{50.0, 50.0}}) {
+          GaussParams p;
+          p.sigma_x = sigmas.first;
+          p.sigma_y = sigmas.second;
+          p.border = border;
+          p.border_value = format_info(format).is_float ? 12.5 : 77;
+          TestImage in(s[0], s[1], format, 4);
+          fill_random(in, ++seed);
+          TestImage want(s[0], s[1], format);
+          GaussIir().run(p, in.cview(), want.view(), pool);
+          const TestImage got = run_cuda(p, in, cuda::GaussPath::Recursive);
+          const Agreement a = compare(got, want);
+          INFO(to_string(format) << " sigma " << p.sigma_x << "/" << p.sigma_y << " "
+                                 << to_string(border) << " " << s[0] << "x" << s[1] << " worst "
+                                 << a.worst << " differing " << a.differing);
+          REQUIRE(a.worst <= (format_info(format).is_float ? 0.05 : 1.0));
+          REQUIRE(a.differing <= 0.02);
+          REQUIRE(a.alpha_same);
+          ++cases;
+        }
+  REQUIRE(cases == 5 * 3 * 4 * 4);
+}
+
+TEST_CASE("CUDA recursive Gaussian is within 0.12 % of the exact blur's peak", "[gauss][cuda]") {
+  ThreadPool pool;
+  for (double sigma : {3.0, 10.0, 25.0, 50.0}) {
+    // A point source in a frame wider than the GPU's chunks.
+    const int n = 1200;
+    TestImage in(n, 601, PixelFormat::Gray32F);
+    for (int y = 0; y < in.height; ++y)
+      for (int x = 0; x < n; ++x) in.set_key(x, y, 0, float_to_key(0.0f));
+    in.set_key(n / 2 + 3, 300, 0, float_to_key(1.0e6f));
+    GaussParams p;
+    p.sigma_x = p.sigma_y = sigma;
+    TestImage exact(n, 601, PixelFormat::Gray32F);
+    gauss_reference(p, in.cview(), exact.view(), pool);
+    const TestImage got = run_cuda(p, in, cuda::GaussPath::Recursive);
+    double worst = 0.0, peak = 0.0;
+    for (int y = 0; y < in.height; ++y)
+      for (int x = 0; x < n; ++x) {
+        const double e = gauss_samples::read_sample(exact.cview(), x, y, 0);
+        worst = std::max(worst, std::abs(gauss_samples::read_sample(got.cview(), x, y, 0) - e));
+        peak = std::max(peak, e);
+      }
+    INFO("sigma " << sigma << " worst " << worst / peak << " of the peak");
+    CHECK(worst / peak <= 0.0012);
+  }
+}
+
+TEST_CASE("CUDA Gaussian refuses what it cannot do", "[gauss][cuda]") {
+  TestImage img(40, 40, PixelFormat::Gray8);
+  DeviceCopy a(img, 0), b(img, 0);
+  GaussParams p;
+  p.sigma_x = p.sigma_y = 5.0;  // radius 20: beyond the fused path
+  CHECK(cuda::launch_gauss(p, const_view(a.view()), b.view(), nullptr, 0, nullptr,
+                           cuda::GaussPath::Fused) == cudaErrorInvalidValue);
+  CHECK(cuda::launch_gauss(p, const_view(a.view()), b.view(), nullptr, 0, nullptr,
+                           cuda::GaussPath::Separable) == cudaErrorInvalidValue);  // no scratch
+  CHECK(cuda::gauss_auto_path(p) == cuda::GaussPath::Separable);
+  p.sigma_x = 30.0;
+  CHECK(cuda::gauss_auto_path(p) == cuda::GaussPath::Recursive);
+  p.sigma_x = p.sigma_y = 2.0;
+  CHECK(cuda::gauss_auto_path(p) == cuda::GaussPath::Fused);
+  CHECK(cuda::gauss_scratch_bytes(cuda::GaussPath::Fused, 40, 40, PixelFormat::Gray8) == 0);
+  cudaGetLastError();
+}
+
+TEST_CASE("CUDA gauss stage: host frames, live sigma changes across paths",
+          "[gauss][cuda][stage]") {
+  ThreadPool pool;
+  GaussParams p;
+  auto cuda_stage = make_gauss_stage(p, resolve_backend(Backend::Cuda, 0));
+  auto cpu_stage = make_gauss_stage(p, resolve_backend(Backend::Cpu, 0));
+  REQUIRE(cuda_stage->backend() == Backend::Cuda);
+  for (const auto& shape : {FrameShape{1920, 1080, PixelFormat::Gray16, 12},
+                            FrameShape{641, 479, PixelFormat::Bgra, 8}}) {
+    cuda_stage->configure(shape);
+    cpu_stage->configure(shape);
+    TestImage in(shape.width, shape.height, shape.format, 36);
+    fill_random(in, 9);
+    // Fused, separable, recursive, and back: the scratch grows once, when first needed.
+    for (double sigma : {1.0, 8.0, 30.0, 2.0}) {
+      p.sigma_x = p.sigma_y = sigma;
+      cuda_stage->set_params(p);
+      cpu_stage->set_params(p);
+      TestImage got(shape.width, shape.height, shape.format, 4);
+      TestImage want(shape.width, shape.height, shape.format);
+      cuda_stage->process(in.cview(), got.view());
+      cpu_stage->process(in.cview(), want.view());
+      const Agreement a = compare(got, want);
+      INFO(to_string(shape.format) << " sigma " << sigma << " worst " << a.worst);
+      CHECK(a.worst <= 1.0);
+      CHECK(a.alpha_same);
+    }
+  }
+}
