@@ -10,12 +10,12 @@
  * #GstSiftGauss:radius-y) pixels each side; 0, the default, takes ceil(4 sigma), beyond
  * which the Gaussian holds 6.3e-5 of its weight. sigma 0 leaves that axis untouched.
  *
- * On the CPU the blur sums the weights directly while the larger sigma is below 25, giving
- * the reference blur bit for bit; from sigma 25 it runs Deriche's fourth-order recursion,
- * whose cost does not grow with sigma and which lands within 0.11 % of the exact blur's peak
- * (the radius plays no part there). #GstSiftTransform:backend chooses the backend
- * and #GstSiftTransform:active-backend says which one runs; the CUDA backend is not written
- * yet, so on a host with a usable GPU set backend=cpu.
+ * The filter runs on a CUDA GPU when one is usable, otherwise on the CPU;
+ * #GstSiftTransform:backend chooses, and #GstSiftTransform:active-backend says which one runs.
+ * Both sum the weights directly while the larger sigma is below 25 (the CPU gives the
+ * reference blur bit for bit, the GPU within one count of it) and from sigma 25 run Deriche's
+ * fourth-order recursion, whose cost does not grow with sigma and which lands within 0.11 %
+ * of the exact blur's peak (the radius plays no part there).
  *
  * Property changes take effect at the next frame, at every depth without waiting for the
  * frames in flight. A border-value the negotiated format cannot hold is refused (the
@@ -25,7 +25,7 @@
  * |[
  * gst-launch-1.0 videotestsrc pattern=snow ! \
  *     video/x-raw,format=GRAY16_LE,width=512,height=512 ! \
- *     siftgauss sigma=2 backend=cpu ! videoconvert ! autovideosink
+ *     siftgauss sigma=2 ! videoconvert ! autovideosink
  * ]| Smooths the noise with a Gaussian of sigma 2 pixels (radius 8).
  */
 
@@ -164,7 +164,8 @@ static void gst_sift_gauss_class_init(GstSiftGaussClass* klass) {
 
   gst_element_class_set_static_metadata(
       element_class, "Gaussian blur", "Filter/Effect/Video",
-      "Gaussian blur per colour channel, sigma and radius per axis, on the CPU", "starsift");
+      "Gaussian blur per colour channel, sigma and radius per axis, on a CUDA GPU or the CPU",
+      "starsift");
 
   sift_class->describe_chain = GST_DEBUG_FUNCPTR(gst_sift_gauss_describe_chain);
 }
