@@ -2,9 +2,15 @@
 // Comma-separated option values of the benchmark programs: "1,3,4" and "never,always".
 #pragma once
 
+#include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
+
+#include "pipeline/error.hpp"
 
 namespace starsift::bench {
 
@@ -32,6 +38,39 @@ auto parse_names(const std::string& s, Parse parse) {
   std::vector<decltype(parse(std::string_view{}))> v;
   for (const std::string& item : split_list(s)) v.push_back(parse(item));
   return v;
+}
+
+// "a,b,,c" -> a, b, c: the empty items dropped.
+inline std::vector<std::string> split_nonempty(std::string_view list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    if (comma > start) out.emplace_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// The whole of `s` as a number; throws Error naming `option` and the value otherwise.
+template <class T>
+T parse_number(std::string_view s, std::string_view option) {
+  T value{};
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) {
+    throw Error(std::string(option) + ": '" + std::string(s) + "' is not a number");
+  }
+  return value;
+}
+
+// Lower case without '-' and '_': "network-unpacked", "NetworkUnpacked" and "network_unpacked"
+// all name the same thing.
+inline std::string normalized_name(std::string_view s) {
+  std::string out;
+  for (const char c : s) {
+    if (c != '-' && c != '_') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
 }
 
 }  // namespace starsift::bench

@@ -6,24 +6,23 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
-#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "bench/bench_kernels.hpp"
+#include "bench/frame_set.hpp"
 #include "bench/json.hpp"
+#include "bench/list_args.hpp"
 #include "bench/peers/npp_loader.hpp"
+#include "bench/report.hpp"
+#include "bench/roofline.hpp"
 #include "bench/timing.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_buffer.hpp"
@@ -44,11 +43,6 @@ using cuda::MedianSchedule;
 
 constexpr std::array kSchedules{MedianSchedule::Auto, MedianSchedule::Network,
                                 MedianSchedule::NetworkUnpacked, MedianSchedule::Tracking};
-
-struct Resolution {
-  int width = 0;
-  int height = 0;
-};
 
 struct Options {
   std::vector<int> sizes{3, 5, 7, 9, 11, 13, 15};
@@ -92,41 +86,10 @@ bandwidth (the memory roofline) and NPP's nppiFilterMedian on the same frames.
 
 // ---- Option parsing --------------------------------------------------------------------
 
-std::vector<std::string> split(std::string_view list) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    const std::size_t comma = std::min(list.find(',', start), list.size());
-    if (comma > start) out.emplace_back(list.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
-
-template <class T>
-T parse_number(std::string_view s, std::string_view option) {
-  T value{};
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size()) {
-    throw Error(std::string(option) + ": '" + std::string(s) + "' is not a number");
-  }
-  return value;
-}
-
-// Lower case without '-' and '_': "network-unpacked", "NetworkUnpacked" and "network_unpacked"
-// all name the same schedule.
-std::string normalized(std::string_view s) {
-  std::string out;
-  for (const char c : s) {
-    if (c != '-' && c != '_') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
-
 MedianSchedule parse_schedule(std::string_view name) {
   std::string names;
   for (const MedianSchedule s : kSchedules) {
-    if (normalized(cuda::to_string(s)) == normalized(name)) return s;
+    if (normalized_name(cuda::to_string(s)) == normalized_name(name)) return s;
     names += (names.empty() ? "" : ", ") + std::string(cuda::to_string(s));
   }
   throw Error("--schedules: unknown schedule '" + std::string(name) + "'", names + " or all");
@@ -156,29 +119,28 @@ Options parse_options(int argc, char** argv) {
       std::exit(0);
     } else if (arg == "--sizes") {
       o.sizes.clear();
-      for (const std::string& s : split(next())) o.sizes.push_back(parse_number<int>(s, arg));
+      for (const std::string& s : split_nonempty(next())) {
+        o.sizes.push_back(parse_number<int>(s, arg));
+      }
       sizes_given = true;
     } else if (arg == "--formats") {
       o.formats.clear();
-      for (const std::string& s : split(next())) o.formats.push_back(parse_pixel_format(s));
+      for (const std::string& s : split_nonempty(next())) {
+        o.formats.push_back(parse_pixel_format(s));
+      }
     } else if (arg == "--resolutions") {
       o.resolutions.clear();
-      for (const std::string& s : split(next())) {
-        const std::size_t x = s.find('x');
-        if (x == std::string::npos) throw Error(arg + ": '" + s + "' is not WxH");
-        const Resolution r{parse_number<int>(std::string_view(s).substr(0, x), arg),
-                           parse_number<int>(std::string_view(s).substr(x + 1), arg)};
-        FrameShape{r.width, r.height, PixelFormat::Gray8, 8}.validate();
-        o.resolutions.push_back(r);
+      for (const std::string& s : split_nonempty(next())) {
+        o.resolutions.push_back(parse_resolution(s, arg));
       }
     } else if (arg == "--schedules") {
       const std::string v = next();
       o.schedules.clear();
-      o.all_schedules = normalized(v) == "all";
+      o.all_schedules = normalized_name(v) == "all";
       if (o.all_schedules) {
         o.schedules.assign(kSchedules.begin(), kSchedules.end());
       } else {
-        for (const std::string& s : split(v)) o.schedules.push_back(parse_schedule(s));
+        for (const std::string& s : split_nonempty(v)) o.schedules.push_back(parse_schedule(s));
       }
     } else if (arg == "--border") {
       o.border = parse_border_mode(next());
@@ -218,173 +180,7 @@ Options parse_options(int argc, char** argv) {
   return o;
 }
 
-// ---- Frames ------------------------------------------------------------------------------
-
-// Input/output pairs, more of them than the L2 holds twice over (and at least 3), filled with
-// seeded random samples before any timing.
-class FrameSet {
- public:
-  FrameSet(Resolution r, PixelFormat format, std::size_t l2_bytes, std::uint64_t seed,
-           cudaStream_t stream)
-      : width_(r.width), height_(r.height), format_(format) {
-    const std::size_t row_bytes = static_cast<std::size_t>(r.width) * bytes_per_pixel(format);
-    add_pair(row_bytes);
-    const std::size_t pair_bytes = 2 * inputs_[0].pitch() * static_cast<std::size_t>(r.height);
-    const std::size_t count = std::max<std::size_t>(3, 2 * l2_bytes / pair_bytes + 1);
-    while (inputs_.size() < count) add_pair(row_bytes);
-    const std::uint32_t tag = static_cast<std::uint32_t>(r.width * 131 + r.height * 7) * 8 +
-                              static_cast<std::uint32_t>(format);
-    for (int i = 0; i < frames(); ++i) {
-      cuda::check(fill_random(out(i), seed, tag * 1024 + 2 * i, stream), "fill_random");
-      cuda::check(fill_random(mutable_in(i), seed, tag * 1024 + 2 * i + 1, stream), "fill_random");
-    }
-    cuda::check(cudaStreamSynchronize(stream), "fill (cudaStreamSynchronize)");
-  }
-
-  int frames() const noexcept { return static_cast<int>(inputs_.size()); }
-  int width() const noexcept { return width_; }
-  int height() const noexcept { return height_; }
-  PixelFormat format() const noexcept { return format_; }
-  std::size_t frame_bytes() const { return static_cast<std::size_t>(width_) * height_ * bpp(); }
-  std::size_t allocated_bytes() const {
-    return 2 * inputs_[0].pitch() * static_cast<std::size_t>(height_) * inputs_.size();
-  }
-  int bpp() const noexcept { return bytes_per_pixel(format_); }
-
-  ConstImageView in(int i) const { return starsift::const_view(view(inputs_[i])); }
-  ImageView out(int i) const { return view(outputs_[i]); }
-
- private:
-  void add_pair(std::size_t row_bytes) {
-    inputs_.emplace_back(row_bytes, height_);
-    outputs_.emplace_back(row_bytes, height_);
-  }
-  ImageView mutable_in(int i) const { return view(inputs_[i]); }
-  ImageView view(const cuda::DeviceImage& d) const {
-    return {d.data(), width_, height_, static_cast<std::ptrdiff_t>(d.pitch()), format_};
-  }
-
-  int width_;
-  int height_;
-  PixelFormat format_;
-  std::vector<cuda::DeviceImage> inputs_;
-  std::vector<cuda::DeviceImage> outputs_;
-};
-
-// The part of `v` at least `r` pixels from every edge: what NPP computes.
-template <class View>
-View interior(View v, int r) {
-  v.data += static_cast<std::ptrdiff_t>(r) * v.stride +
-            static_cast<std::ptrdiff_t>(r) * bytes_per_pixel(v.format);
-  v.width -= 2 * r;
-  v.height -= 2 * r;
-  return v;
-}
-
-// ---- Small helpers -------------------------------------------------------------------------
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string cuda_version(int v) {
-  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
-}
-
-// The kernel driver's release ("580.65.06"), read from /proc; empty when not there.
-std::string driver_release() {
-  std::ifstream f("/proc/driver/nvidia/version");
-  std::string line;
-  if (!std::getline(f, line)) return {};
-  std::smatch m;
-  static const std::regex kRelease(R"(Module\D*?\s(\d+\.\d+(?:\.\d+)*))");
-  return std::regex_search(line, m, kRelease) ? m[1].str() : std::string();
-}
-
-std::string resolution_name(int w, int h) {
-  return std::to_string(w) + "x" + std::to_string(h);
-}
-
-Json timing_json(const Timing& t) {
-  Json reps = Json::array();
-  for (const double ms : t.ms_reps) reps.push(ms);
-  Json j = Json::object()
-               .set("ms_median", t.ms_median)
-               .set("ms_min", t.ms_min)
-               .set("ms_reps", std::move(reps))
-               .set("calls_per_rep", t.calls)
-               .set("launch", t.graph ? "graph" : "stream");
-  if (!t.capture_error.empty()) j.set("capture_error", t.capture_error);
-  return j;
-}
-
-// The samples of one pixel (the first `bytes` bytes) at (x, y) of a device view, as numbers.
-Json pixel_json(ConstImageView v, int x, int y, int bytes) {
-  std::array<unsigned char, 16> raw{};
-  const std::byte* p = v.row(y) + static_cast<std::ptrdiff_t>(x) * bytes_per_pixel(v.format);
-  if (cudaMemcpy(raw.data(), p, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToHost) !=
-      cudaSuccess) {
-    cudaGetLastError();
-    return nullptr;
-  }
-  const FormatInfo& info = format_info(v.format);
-  Json samples = Json::array();
-  for (int off = 0; off + info.bytes_per_sample <= bytes; off += info.bytes_per_sample) {
-    if (info.is_float) {
-      float f;
-      std::memcpy(&f, raw.data() + off, sizeof f);
-      samples.push(static_cast<double>(f));
-    } else if (info.bytes_per_sample == 2) {
-      samples.push(static_cast<int>(raw[off] | raw[off + 1] << 8));
-    } else {
-      samples.push(static_cast<int>(raw[off]));
-    }
-  }
-  return samples;
-}
-
-// After a failure: whether the CUDA context is still usable (a sticky error ruins it).
-std::string context_lost() {
-  cudaDeviceSynchronize();
-  cudaGetLastError();
-  const cudaError_t s = cudaDeviceSynchronize();
-  return s == cudaSuccess ? std::string() : cuda_error("CUDA context unusable", s);
-}
-
 // ---- The benchmark ---------------------------------------------------------------------------
-
-struct Device {
-  cudaDeviceProp prop{};
-  Json json;
-};
-
-Device describe_device(int index) {
-  Device d;
-  cuda::check(cudaGetDeviceProperties(&d.prop, index), "cudaGetDeviceProperties");
-  int driver = 0;
-  int runtime = 0;
-  cudaDriverGetVersion(&driver);
-  cudaRuntimeGetVersion(&runtime);
-  d.json = Json::object()
-               .set("name", d.prop.name)
-               .set("index", index)
-               .set("compute_capability",
-                    std::to_string(d.prop.major) + "." + std::to_string(d.prop.minor))
-               .set("multiprocessors", d.prop.multiProcessorCount)
-               .set("l2_bytes", d.prop.l2CacheSize)
-               .set("memory_bytes", static_cast<unsigned long long>(d.prop.totalGlobalMem))
-               .set("driver_cuda_version", cuda_version(driver))
-               .set("runtime_version", cuda_version(runtime));
-  if (const std::string release = driver_release(); !release.empty()) {
-    d.json.set("driver_release", release);
-  }
-  return d;
-}
 
 class Bench {
  public:
@@ -415,50 +211,11 @@ class Bench {
   }
 
  private:
-  // The roofline for these frames: a copy kernel and cudaMemcpy2DAsync, the faster one.
-  void measure_copy(const FrameSet& fs) {
-    const Launch kernel = [&](int i) -> const char* {
-      const cudaError_t s = copy_frame(fs.in(i), fs.out(i), stream_.get());
-      return s == cudaSuccess ? nullptr : cudaGetErrorString(s);
-    };
-    const Launch memcpy2d = [&](int i) -> const char* {
-      const ConstImageView in = fs.in(i);
-      const ImageView out = fs.out(i);
-      const cudaError_t s =
-          cudaMemcpy2DAsync(out.data, out.stride, in.data, in.stride, in.row_bytes(), in.height,
-                            cudaMemcpyDeviceToDevice, stream_.get());
-      return s == cudaSuccess ? nullptr : cudaGetErrorString(s);
-    };
-    const Timing tk = measure(stream_.get(), fs.frames(), o_.plan, kernel);
-    const Timing tm = measure(stream_.get(), fs.frames(), o_.plan, memcpy2d);
-    const double bytes = 2.0 * static_cast<double>(fs.frame_bytes());
-    const double kernel_bps = tk.error.empty() ? bytes / (tk.ms_median * 1e-3) : 0.0;
-    const double memcpy_bps = tm.error.empty() ? bytes / (tm.ms_median * 1e-3) : 0.0;
-    copy_bps_ = std::max(kernel_bps, memcpy_bps);
-    Json entry = Json::object()
-                     .set("width", fs.width())
-                     .set("height", fs.height())
-                     .set("format", to_string(fs.format()))
-                     .set("bytes_per_frame", static_cast<unsigned long long>(fs.frame_bytes()))
-                     .set("frames", fs.frames())
-                     .set("allocated_bytes", static_cast<unsigned long long>(fs.allocated_bytes()))
-                     .set("kernel_gbps", kernel_bps * 1e-9)
-                     .set("memcpy2d_gbps", memcpy_bps * 1e-9)
-                     .set("gbps", copy_bps_ * 1e-9)
-                     .set("kernel", timing_json(tk))
-                     .set("memcpy2d", timing_json(tm));
-    if (!tk.error.empty()) entry.set("kernel_error", tk.error);
-    if (!tm.error.empty()) entry.set("memcpy2d_error", tm.error);
-    copy_bandwidth.push(std::move(entry));
-    std::fprintf(stderr,
-                 "copy %s %s: %.0f GB/s read+write (kernel %.0f, memcpy2D %.0f), %d frames\n",
-                 resolution_name(fs.width(), fs.height()).c_str(),
-                 std::string(to_string(fs.format())).c_str(), copy_bps_ * 1e-9, kernel_bps * 1e-9,
-                 memcpy_bps * 1e-9, fs.frames());
-  }
-
   void run_format(const FrameSet& fs) {
-    measure_copy(fs);
+    // The roofline for these frames: a copy kernel and cudaMemcpy2DAsync, the faster one.
+    CopyBandwidth copy = measure_copy_bandwidth(fs, o_.plan, stream_.get());
+    copy_bps_ = copy.bytes_per_s;
+    copy_bandwidth.push(std::move(copy.json));
     if (const std::string lost = context_lost(); !lost.empty()) {
       aborted = lost;
       return;

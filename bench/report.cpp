@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "bench/report.hpp"
+
+#include <array>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <regex>
+
+#include "cuda/cuda_check.hpp"
+
+namespace starsift::bench {
+
+namespace {
+
+// The kernel driver's release ("580.65.06"), read from /proc; empty when not there.
+std::string driver_release() {
+  std::ifstream f("/proc/driver/nvidia/version");
+  std::string line;
+  if (!std::getline(f, line)) return {};
+  std::smatch m;
+  static const std::regex kRelease(R"(Module\D*?\s(\d+\.\d+(?:\.\d+)*))");
+  return std::regex_search(line, m, kRelease) ? m[1].str() : std::string();
+}
+
+}  // namespace
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string cuda_version(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+Device describe_device(int index) {
+  Device d;
+  cuda::check(cudaGetDeviceProperties(&d.prop, index), "cudaGetDeviceProperties");
+  int driver = 0;
+  int runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  d.json = Json::object()
+               .set("name", d.prop.name)
+               .set("index", index)
+               .set("compute_capability",
+                    std::to_string(d.prop.major) + "." + std::to_string(d.prop.minor))
+               .set("multiprocessors", d.prop.multiProcessorCount)
+               .set("l2_bytes", d.prop.l2CacheSize)
+               .set("memory_bytes", static_cast<unsigned long long>(d.prop.totalGlobalMem))
+               .set("driver_cuda_version", cuda_version(driver))
+               .set("runtime_version", cuda_version(runtime));
+  if (const std::string release = driver_release(); !release.empty()) {
+    d.json.set("driver_release", release);
+  }
+  return d;
+}
+
+Json timing_json(const Timing& t) {
+  Json reps = Json::array();
+  for (const double ms : t.ms_reps) reps.push(ms);
+  Json j = Json::object()
+               .set("ms_median", t.ms_median)
+               .set("ms_min", t.ms_min)
+               .set("ms_reps", std::move(reps))
+               .set("calls_per_rep", t.calls)
+               .set("launch", t.graph ? "graph" : "stream");
+  if (!t.capture_error.empty()) j.set("capture_error", t.capture_error);
+  return j;
+}
+
+Json pixel_json(ConstImageView v, int x, int y, int bytes) {
+  std::array<unsigned char, 16> raw{};
+  const std::byte* p = v.row(y) + static_cast<std::ptrdiff_t>(x) * bytes_per_pixel(v.format);
+  if (cudaMemcpy(raw.data(), p, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToHost) !=
+      cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  const FormatInfo& info = format_info(v.format);
+  Json samples = Json::array();
+  for (int off = 0; off + info.bytes_per_sample <= bytes; off += info.bytes_per_sample) {
+    if (info.is_float) {
+      float f;
+      std::memcpy(&f, raw.data() + off, sizeof f);
+      samples.push(static_cast<double>(f));
+    } else if (info.bytes_per_sample == 2) {
+      samples.push(static_cast<int>(raw[off] | raw[off + 1] << 8));
+    } else {
+      samples.push(static_cast<int>(raw[off]));
+    }
+  }
+  return samples;
+}
+
+std::string context_lost() {
+  cudaDeviceSynchronize();
+  cudaGetLastError();
+  const cudaError_t s = cudaDeviceSynchronize();
+  return s == cudaSuccess ? std::string() : cuda_error("CUDA context unusable", s);
+}
+
+}  // namespace starsift::bench

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// What the GPU benchmarks record about a run, the same way in each: the device, the date, a
+// timing, a pixel's samples, and whether the CUDA context survived a failure.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "bench/json.hpp"
+#include "bench/timing.hpp"
+#include "pipeline/image.hpp"
+
+namespace starsift::bench {
+
+// "2026-11-28T07:42:00Z".
+std::string utc_now();
+
+// 12080 -> "12.8".
+std::string cuda_version(int version);
+
+struct Device {
+  cudaDeviceProp prop{};
+  // { "name", "index", "compute_capability", "multiprocessors", "l2_bytes", "memory_bytes",
+  //   "driver_cuda_version", "runtime_version", "driver_release"? }
+  Json json;
+};
+
+// Throws Error when CUDA cannot describe the device.
+Device describe_device(int index);
+
+// { "ms_median", "ms_min", "ms_reps", "calls_per_rep", "launch", "capture_error"? }
+Json timing_json(const Timing& t);
+
+// The samples of the pixel at (x, y) of a device view (its first `bytes` bytes), as numbers;
+// null when they cannot be read.
+Json pixel_json(ConstImageView v, int x, int y, int bytes);
+
+// After a failure: empty when the CUDA context is still usable, else why not (a sticky error
+// ruins it, and every later measurement would fail).
+std::string context_lost();
+
+}  // namespace starsift::bench
