@@ -81,6 +81,52 @@ __global__ void mismatch_kernel(const std::byte* a, std::ptrdiff_t a_stride, con
   }
 }
 
+__device__ float sample_at(const std::byte* p, int bytes_per_sample, bool is_float) {
+  if (is_float) return *reinterpret_cast<const float*>(p);
+  if (bytes_per_sample == 2) return static_cast<float>(*reinterpret_cast<const std::uint16_t*>(p));
+  return static_cast<float>(*reinterpret_cast<const std::uint8_t*>(p));
+}
+
+// One sample per thread and step; a warp's largest difference and its count of differing
+// samples go out in one atomic each.
+__global__ void difference_kernel(const std::byte* a, std::ptrdiff_t a_stride, const std::byte* b,
+                                  std::ptrdiff_t b_stride, int width, int samples, int bpp,
+                                  int bytes_per_sample, bool is_float, long long total,
+                                  unsigned long long* result) {
+  const int lane = threadIdx.x % 32;
+  const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const long long warps = static_cast<long long>(gridDim.x) * blockDim.x / 32;
+  const long long per_row = static_cast<long long>(width) * samples;
+  for (long long base = warp * 32; base < total; base += warps * 32) {
+    const long long k = base + lane;
+    float d = 0.0f;
+    if (k < total) {
+      const int y = static_cast<int>(k / per_row);
+      const long long in_row = k - y * per_row;
+      const int x = static_cast<int>(in_row / samples);
+      const int c = static_cast<int>(in_row - static_cast<long long>(x) * samples);
+      const std::ptrdiff_t offset = static_cast<std::ptrdiff_t>(x) * bpp + c * bytes_per_sample;
+      const float va = sample_at(a + y * a_stride + offset, bytes_per_sample, is_float);
+      const float vb = sample_at(b + y * b_stride + offset, bytes_per_sample, is_float);
+      if (isnan(va) || isnan(vb)) {
+        d = isnan(va) && isnan(vb) ? 0.0f : INFINITY;
+      } else {
+        d = fabsf(va - vb);
+      }
+    }
+    const unsigned ballot = __ballot_sync(0xffffffffu, d > 0.0f);
+    float m = d;
+    for (int offset = 16; offset > 0; offset /= 2) {
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
+    }
+    if (ballot != 0 && lane == 0) {
+      // Non-negative floats order as their bits do.
+      atomicMax(&result[0], static_cast<unsigned long long>(__float_as_uint(m)));
+      atomicAdd(&result[1], static_cast<unsigned long long>(__popc(ballot)));
+    }
+  }
+}
+
 unsigned blocks_for(long long items) {
   return static_cast<unsigned>((items + kThreads - 1) / kThreads);
 }
@@ -138,6 +184,22 @@ cudaError_t count_mismatches(ConstImageView a, ConstImageView b, int compare_byt
   mismatch_kernel<<<blocks, kThreads, 0, stream>>>(a.data, a.stride, b.data, b.stride, a.width,
                                                    total, bytes_per_pixel(a.format), compare_bytes,
                                                    result);
+  return cudaPeekAtLastError();
+}
+
+cudaError_t max_difference(ConstImageView a, ConstImageView b, int samples,
+                           unsigned long long* result, cudaStream_t stream) {
+  if (const cudaError_t s = cudaMemsetAsync(result, 0, 2 * sizeof(unsigned long long), stream);
+      s != cudaSuccess) {
+    return s;
+  }
+  const long long total = static_cast<long long>(a.width) * a.height * samples;
+  if (total == 0) return cudaSuccess;
+  const FormatInfo& info = format_info(a.format);
+  const unsigned blocks = blocks_for(total) < 4096 ? blocks_for(total) : 4096;
+  difference_kernel<<<blocks, kThreads, 0, stream>>>(
+      a.data, a.stride, b.data, b.stride, a.width, samples, bytes_per_pixel(a.format),
+      info.bytes_per_sample, info.is_float, total, result);
   return cudaPeekAtLastError();
 }
 

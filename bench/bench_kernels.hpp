@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// Device helpers of the benchmark: seeded random frames, the copy that measures the memory
-// roofline, and a pixel comparison for --check. None of them runs inside a timed region
+// Device helpers of the benchmarks: seeded random frames, the copy that measures the memory
+// roofline, and the pixel comparisons of --check. None of them runs inside a timed region
 // except copy_frame, which is the roofline's own measurement.
 #pragma once
 
@@ -27,5 +27,12 @@ cudaError_t copy_frame(ConstImageView in, ImageView out, cudaStream_t stream);
 // pixels that differ, [1] the smallest row-major index of one that differs (UINT64_MAX if none).
 cudaError_t count_mismatches(ConstImageView a, ConstImageView b, int compare_bytes,
                              unsigned long long* result, cudaStream_t stream);
+
+// The largest |a - b| over the first `samples` samples of every pixel of `a` and `b` (same
+// size and format), in the format's units, and how many samples differ. `result` is device
+// memory for two words, both set by this call: [0] the largest difference as the bits of a
+// non-negative float (+inf where exactly one of the two is NaN), [1] the count.
+cudaError_t max_difference(ConstImageView a, ConstImageView b, int samples,
+                           unsigned long long* result, cudaStream_t stream);
 
 }  // namespace starsift::bench

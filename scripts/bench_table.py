@@ -93,8 +93,8 @@ def header(starsift, cupy):
                                               [driver, f"(CUDA {cuda})" if cuda else None] if x))
         if d.get("runtime_version"):
             parts.append(f"runtime {d['runtime_version']}")
-        if doc.get("tool") == "starsift-bench":
-            who = f"starsift-bench {doc.get('starsift_version', '')}".strip()
+        if doc.get("tool", "").startswith("starsift-bench"):
+            who = f"{doc['tool']} {doc.get('starsift_version', '')}".strip()
             if doc.get("commit"):
                 who += f" @ {doc['commit']}"
             npp = doc.get("npp")

@@ -49,7 +49,37 @@ MedianEntry resolve(void* handle, const char* run, const char* buffer_size, int 
   return e;
 }
 
+GaussEntry resolve_gauss(void* handle, const char* run, const char* advanced) {
+  GaussEntry e;
+  e.name = run;
+  e.advanced_name = advanced;
+  e.run = symbol<FilterGaussBorderFn>(handle, run);
+  e.advanced = symbol<FilterGaussAdvancedBorderFn>(handle, advanced);
+  return e;
+}
+
 }  // namespace
+
+NppiMaskSize square_mask_size(int width) noexcept {
+  switch (width) {
+    case 3:
+      return 200;  // NPP_MASK_SIZE_3_X_3
+    case 5:
+      return 201;  // NPP_MASK_SIZE_5_X_5
+    case 7:
+      return 400;  // NPP_MASK_SIZE_7_X_7
+    case 9:
+      return 500;  // NPP_MASK_SIZE_9_X_9
+    case 11:
+      return 600;  // NPP_MASK_SIZE_11_X_11
+    case 13:
+      return 700;  // NPP_MASK_SIZE_13_X_13
+    case 15:
+      return 800;  // NPP_MASK_SIZE_15_X_15
+    default:
+      return -1;
+  }
+}
 
 Library Library::load() {
   Library lib;
@@ -112,8 +142,21 @@ Library Library::load() {
                          "nppiFilterMedianGetBufferSize_32f_C1R_Ctx", 4);
   lib.rgba_ = resolve(handle, "nppiFilterMedian_8u_AC4R_Ctx",
                       "nppiFilterMedianGetBufferSize_8u_AC4R_Ctx", 3);
-  if (!lib.gray8_.run && !lib.gray16_.run && !lib.gray32f_.run && !lib.rgba_.run) {
-    lib.reason_ = lib.path_ + " has none of the nppiFilterMedian_*_Ctx functions";
+  lib.gauss_gray8_ = resolve_gauss(handle, "nppiFilterGaussBorder_8u_C1R_Ctx",
+                                   "nppiFilterGaussAdvancedBorder_8u_C1R_Ctx");
+  lib.gauss_gray16_ = resolve_gauss(handle, "nppiFilterGaussBorder_16u_C1R_Ctx",
+                                    "nppiFilterGaussAdvancedBorder_16u_C1R_Ctx");
+  lib.gauss_gray32f_ = resolve_gauss(handle, "nppiFilterGaussBorder_32f_C1R_Ctx",
+                                     "nppiFilterGaussAdvancedBorder_32f_C1R_Ctx");
+  lib.gauss_rgba_ = resolve_gauss(handle, "nppiFilterGaussBorder_8u_C4R_Ctx",
+                                  "nppiFilterGaussAdvancedBorder_8u_C4R_Ctx");
+  const bool any_median = lib.gray8_.run || lib.gray16_.run || lib.gray32f_.run || lib.rgba_.run;
+  const bool any_gauss = lib.gauss(PixelFormat::Gray8) || lib.gauss(PixelFormat::Gray16) ||
+                         lib.gauss(PixelFormat::Gray32F) || lib.gauss(PixelFormat::Rgba);
+  if (!any_median && !any_gauss) {
+    lib.reason_ = lib.path_ +
+                  " has none of the nppiFilterMedian_*_Ctx and nppiFilterGauss*Border_*_Ctx "
+                  "functions";
   }
   return lib;
 }
@@ -144,6 +187,28 @@ const MedianEntry* Library::median(PixelFormat format) const noexcept {
       break;
   }
   return e && e->run ? e : nullptr;
+}
+
+const GaussEntry* Library::gauss(PixelFormat format) const noexcept {
+  const GaussEntry* e = nullptr;
+  switch (format) {
+    case PixelFormat::Gray8:
+      e = &gauss_gray8_;
+      break;
+    case PixelFormat::Gray16:
+      e = &gauss_gray16_;
+      break;
+    case PixelFormat::Gray32F:
+      e = &gauss_gray32f_;
+      break;
+    case PixelFormat::Rgba:
+    case PixelFormat::Bgra:
+    case PixelFormat::Rgbx:
+    case PixelFormat::Bgrx:
+      e = &gauss_rgba_;
+      break;
+  }
+  return e && (e->run || e->advanced) ? e : nullptr;
 }
 
 void Library::use_device(int device) const noexcept {

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""CuPy's Gaussian filter, timed the way starsift-bench-gauss times starsift's.
+
+cupyx.scipy.ndimage.gaussian_filter with mode='mirror' (SciPy's name for reflect-101:
+dcb|abcd|cba) and the truncation that gives starsift's radius, ceil(4 sigma) (truncate=4.0
+for every sigma whose 4 sigma is a whole number; CuPy's radius is int(truncate * sigma + 0.5)),
+on GRAY8 / GRAY16_LE / GRAY32F frames and RGBA (an H x W x 4 array, sigma 0 along the
+channels), rotated through input+output pairs larger than twice the L2 (at least 3), CUDA
+events around each repetition, the median of the repetitions reported per call. A call slower
+than --slow-ms gets at most 3 repetitions of one call; a sigma whose single call exceeds
+--skip-s seconds is skipped with the larger sigmas of that format and size, saying so.
+
+JSON on stdout (or --json FILE), progress on stderr. Cases carry "peer": "cupy" and the
+fields starsift-bench-gauss uses for the same case.
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cupy_median import log, measure  # noqa: E402  (the same timing as the median peer)
+
+FORMATS = {"GRAY8": ("uint8", 1), "GRAY16_LE": ("uint16", 1), "GRAY32F": ("float32", 1),
+           "RGBA": ("uint8", 4)}
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sigmas", help="sigmas in px [0.5,1,2,3,5,10,25,50]")
+    p.add_argument("--sizes", "--resolutions", dest="sizes", default="4096x4096",
+                   help="frame sizes WxH,... [4096x4096]")
+    p.add_argument("--formats", default="GRAY8,GRAY16_LE,GRAY32F,RGBA", help=",".join(FORMATS))
+    p.add_argument("--reps", type=int, help="repetitions, the median reported [5]")
+    p.add_argument("--target-ms", type=float, help="GPU time per repetition [100]")
+    p.add_argument("--slow-ms", type=float, default=100.0,
+                   help="a call slower than this gets at most 3 repetitions of 1 call")
+    p.add_argument("--skip-s", type=float, default=5.0,
+                   help="a single call slower than this skips the sigma and larger ones")
+    p.add_argument("--quick", action="store_true",
+                   help="sigmas 1,3,25 (unless --sigmas), 1 repetition of ~20 ms")
+    p.add_argument("--device", type=int, default=0)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--json", help="write the JSON there instead of stdout")
+    args = p.parse_args()
+    if args.sigmas is None:
+        args.sigmas = "1,3,25" if args.quick else "0.5,1,2,3,5,10,25,50"
+    if args.reps is None:
+        args.reps = 1 if args.quick else 5
+    if args.target_ms is None:
+        args.target_ms = 20.0 if args.quick else 100.0
+    args.sigmas = [float(s) for s in args.sigmas.split(",") if s]
+    for s in args.sigmas:
+        if not s > 0:
+            p.error(f"sigma {s} is not allowed; allowed: > 0")
+    args.formats = [f for f in args.formats.split(",") if f]
+    for f in args.formats:
+        if f not in FORMATS:
+            p.error(f"unknown format {f!r}; allowed: {', '.join(FORMATS)}")
+    args.sizes = [tuple(int(v) for v in r.split("x")) for r in args.sizes.split(",") if r]
+    return args
+
+
+def radius_of(sigma):
+    """starsift's radius: ceil(4 sigma), at least 1."""
+    return max(1, math.ceil(4.0 * sigma))
+
+
+def truncate_for(sigma):
+    """The truncate that makes CuPy's int(truncate * sigma + 0.5) equal starsift's radius."""
+    r = radius_of(sigma)
+    t = r / sigma
+    assert int(t * sigma + 0.5) == r
+    return t
+
+
+def make_frames(cp, width, height, dtype, channels, l2_bytes, seed):
+    """Input/output pairs whose total exceeds twice the L2 (at least 3), random inputs."""
+    import numpy as np
+
+    shape = (height, width) if channels == 1 else (height, width, channels)
+    pair_bytes = 2 * width * height * channels * np.dtype(dtype).itemsize
+    count = max(3, 2 * l2_bytes // pair_bytes + 1)
+    rs = cp.random.RandomState(seed)
+    inputs, outputs = [], []
+    for _ in range(count):
+        if dtype == "float32":
+            a = rs.uniform(-1000.0, 1000.0, size=shape, dtype=np.float32)
+        else:
+            a = rs.randint(0, int(np.iinfo(dtype).max) + 1, size=shape).astype(dtype)
+        inputs.append(a)
+        outputs.append(cp.empty_like(a))
+    cp.cuda.runtime.deviceSynchronize()
+    return inputs, outputs
+
+
+def write(out, path):
+    text = json.dumps(out, indent=2) + "\n"
+    if path:
+        with open(path, "w") as f:
+            f.write(text)
+        log(f"wrote {path}")
+    else:
+        sys.stdout.write(text)
+
+
+def main():
+    args = parse_args()
+    try:
+        import cupy as cp
+        from cupyx.scipy import ndimage
+    except ImportError as e:
+        write({"benchmark": "gauss", "peer": "cupy", "cases": [],
+               "error": f"CuPy not importable: {e}"}, args.json)
+        log(f"cupy_gauss: CuPy not importable: {e}")
+        return 1
+
+    cp.cuda.Device(args.device).use()
+    props = cp.cuda.runtime.getDeviceProperties(args.device)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    l2_bytes = int(props["l2CacheSize"])
+
+    def cuda_version(v):
+        return f"{v // 1000}.{v % 1000 // 10}"
+
+    out = {
+        "benchmark": "gauss",
+        "peer": "cupy",
+        "cupy_version": cp.__version__,
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "device": {
+            "name": name,
+            "index": args.device,
+            "compute_capability": f"{props['major']}.{props['minor']}",
+            "l2_bytes": l2_bytes,
+            "driver_cuda_version": cuda_version(cp.cuda.runtime.driverGetVersion()),
+            "runtime_version": cuda_version(cp.cuda.runtime.runtimeGetVersion()),
+        },
+        "method": {
+            "cache": "rotating",
+            "frames_rule": "input+output pairs > 2 x L2, at least 3",
+            "timing": "cuda events around each repetition, after warm-up",
+            "statistic": "median of repetitions, per call",
+            "reps": args.reps,
+            "target_ms_per_rep": args.target_ms,
+            "mode": "mirror (reflect-101)",
+            "radius": "ceil(4 sigma), through truncate = radius / sigma",
+            "data": "uniform random samples (GRAY32F: [-1000, 1000))",
+            "seed": args.seed,
+            "caps": {"slow_ms": args.slow_ms, "skip_s": args.skip_s},
+        },
+        "cases": [],
+    }
+    began = time.time()
+    for width, height in args.sizes:
+        for fmt in args.formats:
+            dtype, channels = FORMATS[fmt]
+            log(f"cupy frames {width}x{height} {fmt}: allocating and filling")
+            inputs, outputs = make_frames(cp, width, height, dtype, channels, l2_bytes, args.seed)
+            frames = len(inputs)
+            skip_reason = None
+            for sigma in sorted(args.sigmas):
+                truncate = truncate_for(sigma)
+                radius = radius_of(sigma)
+                case = {"filter": "gauss", "peer": "cupy", "sigma": sigma, "radius": radius,
+                        "truncate": truncate, "format": fmt, "width": width, "height": height,
+                        "path": None, "mode": "mirror", "frames": frames, "cache": "rotating"}
+                label = f"cupy {width}x{height} {fmt} sigma {sigma:g} (r {radius})"
+                if skip_reason:
+                    case["skipped"] = skip_reason
+                    out["cases"].append(case)
+                    log(f"{label}: skipped ({skip_reason})")
+                    continue
+                sigmas = (sigma, sigma) if channels == 1 else (sigma, sigma, 0.0)
+
+                def call(i, sigmas=sigmas, truncate=truncate):
+                    ndimage.gaussian_filter(inputs[i], sigmas, mode="mirror", truncate=truncate,
+                                            output=outputs[i])
+
+                try:
+                    timing, estimate = measure(cp, call, frames, args)
+                except Exception as e:  # a CuPy failure is a result too, not the end of the run
+                    case["error"] = f"{type(e).__name__}: {e}"
+                    out["cases"].append(case)
+                    log(f"{label}: FAILED: {case['error']}")
+                    continue
+                if timing is None:
+                    skip_reason = (f"one call of sigma {sigma:g} took {estimate / 1000.0:.1f} s "
+                                   f"(> {args.skip_s:g} s)")
+                    case["skipped"] = skip_reason
+                    out["cases"].append(case)
+                    log(f"{label}: skipped ({skip_reason})")
+                    continue
+                gpix = width * height / (timing["ms_median"] * 1e-3) * 1e-9
+                case.update({"ms_median": timing["ms_median"], "gpix_per_s": gpix,
+                             "timing": timing})
+                out["cases"].append(case)
+                log(f"{label}: {timing['ms_median']:.4f} ms, {gpix:.2f} Gpix/s "
+                    f"({timing['calls_per_rep']} calls x {len(timing['ms_reps'])} reps)")
+            del inputs, outputs
+            cp.get_default_memory_pool().free_all_blocks()
+    out["seconds"] = round(time.time() - began, 1)
+    write(out, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
