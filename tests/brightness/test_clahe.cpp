@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // CLAHE: the reference against a direct computation written here from OpenCV's definition
-// and against values worked out by hand.
+// and against values worked out by hand; ClaheCpu against the reference, bit for bit, on
+// every shape and bit depth that takes a different path through it.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -200,13 +201,96 @@ TEST_CASE("CLAHE holds values above the bit depth to the top bin", "[clahe]") {
     const BrightnessParams p = clahe_params(3, 2, clip);
     const TestImage out = reference(in, 10, p, pool);
     REQUIRE(out.same_pixels(reference(held, 10, p, pool)));
+    ClaheCpu fast;
+    TestImage got(40, 30, PixelFormat::Gray16);
+    fast.run(p, 10, in.cview(), got.view(), pool);
+    REQUIRE(got.same_pixels(out));
     for (int y = 0; y < 30; ++y)
       for (int x = 0; x < 40; ++x) REQUIRE(out.key(x, y, 0) <= 1023);
   }
 }
 
+TEST_CASE("ClaheCpu equals the reference bit for bit", "[clahe][cpu]") {
+  ThreadPool pool(3);
+  ClaheCpu fast;  // one object for every case: buffers reused across sizes and depths
+  struct Depth {
+    PixelFormat format;
+    int bits;
+  };
+  const Depth depths[] = {{PixelFormat::Gray8, 8},
+                          {PixelFormat::Gray16, 16},
+                          {PixelFormat::Gray16, 12},
+                          {PixelFormat::Gray16, 10}};
+  // Dividing the grid, not dividing on one axis or both, odd, smaller than the grid, 1x1.
+  const int shapes[][2] = {{64, 64}, {67, 64}, {64, 45}, {97, 83}, {5, 3}, {1, 1}, {1, 17}};
+  const int grids[][2] = {{1, 1}, {2, 2}, {8, 8}, {3, 7}, {64, 64}};
+  std::uint32_t seed = 50;
+  int cases = 0;
+  for (const Depth& d : depths)
+    for (const auto& s : shapes)
+      for (const auto& g : grids)
+        for (double clip : {0.0, 1.0, 2.0, 40.0, 1e12}) {
+          // To bound the time, at 16 bits (maps of 65536 bins): grids up to 8x8, and the clip
+          // limits 1 and 1e12 only at the other depths; at 12 bits one 64x64 grid.
+          if (d.bits == 16 && (g[0] * g[1] > 64 || clip == 1.0 || clip == 1e12)) continue;
+          if (d.bits == 12 && g[0] * g[1] > 64 && (clip != 2.0 || s[0] != 97)) continue;
+          TestImage in(s[0], s[1], d.format, 6);
+          const int top = (1 << d.bits) - 1;
+          // Crowded values (tall bins), and at 12 and 10 bits samples above the depth too.
+          fill_noise(in, top / 2, std::max(2, top / 30),
+                     d.format == PixelFormat::Gray8 ? 255 : 65535, ++seed);
+          const BrightnessParams p = clahe_params(g[0], g[1], clip);
+          const TestImage expected = reference(in, d.bits, p, pool);
+          TestImage got(s[0], s[1], d.format, 10);
+          fast.run(p, d.bits, in.cview(), got.view(), pool);
+          INFO(s[0] << "x" << s[1] << " " << to_string(d.format) << " bits " << d.bits << " tiles "
+                    << g[0] << "x" << g[1] << " clip " << clip << " first diff "
+                    << got.first_difference(expected));
+          REQUIRE(got.same_pixels(expected));
+          bool padding_untouched = true;  // the row padding is never written
+          for (int y = 0; y < got.height; ++y)
+            for (std::ptrdiff_t b = got.width * bytes_per_pixel(got.format); b < got.stride; ++b)
+              padding_untouched &=
+                  got.bytes[static_cast<std::size_t>(y * got.stride + b)] == std::byte{0xA5};
+          REQUIRE(padding_untouched);
+          ++cases;
+        }
+  REQUIRE(cases > 400);
+}
+
+TEST_CASE("ClaheCpu on constant frames, ramps and a frame of 0 and top", "[clahe][cpu]") {
+  ClaheCpu fast;
+  for (unsigned threads : {1u, 2u, 5u}) {
+    ThreadPool pool(threads);
+    for (PixelFormat format : {PixelFormat::Gray8, PixelFormat::Gray16}) {
+      const int bits = format == PixelFormat::Gray8 ? 8 : 12;
+      const int top = (1 << bits) - 1;
+      for (int kind = 0; kind < 3; ++kind) {
+        TestImage in(150, 101, format);
+        for (int y = 0; y < in.height; ++y)
+          for (int x = 0; x < in.width; ++x) {
+            const int v = kind == 0   ? top / 3
+                          : kind == 1 ? (x * 7 + y * 3) % (top + 1)
+                                      : ((x / 5 + y / 3) % 2) * top;
+            in.set_key(x, y, 0, static_cast<std::uint32_t>(v));
+          }
+        for (double clip : {0.0, 2.0}) {
+          const BrightnessParams p = clahe_params(8, 8, clip);
+          const TestImage expected = reference(in, bits, p, pool);
+          TestImage got(in.width, in.height, format);
+          fast.run(p, bits, in.cview(), got.view(), pool);
+          INFO(to_string(format) << " kind " << kind << " clip " << clip << " threads " << threads
+                                 << " first diff " << got.first_difference(expected));
+          REQUIRE(got.same_pixels(expected));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("CLAHE refuses what it does not define", "[clahe]") {
   ThreadPool pool(1);
+  ClaheCpu fast;
   TestImage gray16(8, 8, PixelFormat::Gray16), gray8(8, 8, PixelFormat::Gray8),
       small(4, 8, PixelFormat::Gray16), floats(8, 8, PixelFormat::Gray32F);
   const BrightnessParams p = clahe_params(2, 2, 2.0);
@@ -214,12 +298,12 @@ TEST_CASE("CLAHE refuses what it does not define", "[clahe]") {
   REQUIRE_THROWS_AS(clahe_reference(p, 0, gray16.cview(), gray16.view(), pool), Error);
   REQUIRE_THROWS_AS(clahe_reference(p, 12, gray8.cview(), gray8.view(), pool), Error);
   REQUIRE_THROWS_AS(clahe_reference(p, 32, floats.cview(), floats.view(), pool), Error);
-  REQUIRE_THROWS_AS(clahe_reference(p, 16, gray16.cview(), small.view(), pool), Error);
-  REQUIRE_THROWS_AS(clahe_reference(p, 16, gray16.cview(), gray8.view(), pool), Error);
-  REQUIRE_THROWS_AS(
-      clahe_reference(clahe_params(65, 1, 2.0), 16, gray16.cview(), gray16.view(), pool), Error);
-  REQUIRE_THROWS_AS(
-      clahe_reference(clahe_params(1, 0, 2.0), 16, gray16.cview(), gray16.view(), pool), Error);
-  REQUIRE_THROWS_AS(
-      clahe_reference(clahe_params(2, 2, -1.0), 16, gray16.cview(), gray16.view(), pool), Error);
+  REQUIRE_THROWS_AS(fast.run(p, 16, gray16.cview(), small.view(), pool), Error);
+  REQUIRE_THROWS_AS(fast.run(p, 16, gray16.cview(), gray8.view(), pool), Error);
+  REQUIRE_THROWS_AS(fast.run(clahe_params(65, 1, 2.0), 16, gray16.cview(), gray16.view(), pool),
+                    Error);
+  REQUIRE_THROWS_AS(fast.run(clahe_params(1, 0, 2.0), 16, gray16.cview(), gray16.view(), pool),
+                    Error);
+  REQUIRE_THROWS_AS(fast.run(clahe_params(2, 2, -1.0), 16, gray16.cview(), gray16.view(), pool),
+                    Error);
 }

@@ -4,6 +4,9 @@
 // value of every pixel, before the alpha blend and the stretch.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "pipeline/brightness/params.hpp"
 #include "pipeline/image.hpp"
 #include "pipeline/thread_pool.hpp"
@@ -17,12 +20,22 @@ namespace starsift {
 void clahe_reference(const BrightnessParams& params, int bit_depth, ConstImageView in,
                      ImageView out, ThreadPool& pool);
 
-// The same pixels as clahe_reference(), fast.
+// The same pixels as clahe_reference(), fast: tiles' maps in parallel, then rows in parallel,
+// each row in spans between tile centres that read four maps. Keeps its histograms, maps and
+// per-column tables from frame to frame: after the first frame of a size, no allocation.
 class ClaheCpu {
  public:
   void run(const BrightnessParams& params, int bit_depth, ConstImageView in, ImageView out,
            ThreadPool& pool);
-};
+
+  // One stretch of a row between two tile centres on x: the same two tiles' maps for each
+  // of its pixels (x_begin, t1, t2 of clahe_axis()).
+  struct Span {
+    int x_begin;
+    int x_end;
+    int t1;
+    int t2;
+  };
 
  private:
   std::vector<std::uint32_t> histograms_;     // one working histogram per thread
