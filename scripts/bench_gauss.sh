@@ -6,9 +6,10 @@
 #
 # usage: scripts/bench_gauss.sh [OUT_DIR] [STARSIFT_BENCH_GAUSS] [--quick] [--no-cupy]
 #                               [--no-check] [--OPTION=VALUE ...]
-#   OUT_DIR               where gauss-starsift.json, gauss-cupy.json, gauss.md, nvidia-smi.txt
-#                         and the logs go [bench/results/gauss/<gpu>, under $OUT when $OUT is
-#                         set: <gpu> is the GPU's name in lower case, words joined by '-']
+#   OUT_DIR               where gauss-starsift.json, gauss-cupy.json, gauss.md,
+#                         gauss-nvidia-smi.txt and the logs go [bench/results/gauss/<gpu>, or
+#                         $OUT/<gpu> when $OUT is set; <gpu>: the GPU's name in lower case,
+#                         words joined by '-', without "nvidia-": h200]
 #   STARSIFT_BENCH_GAUSS  the binary [build/bench/starsift-bench-gauss, else
 #                         .devbundle/bin/starsift-bench-gauss]
 #   --quick               a smoke run of both (sigmas 1, 3, 25; one repetition)
@@ -61,8 +62,9 @@ if [ -z "$bin" ] || [ ! -x "$bin" ]; then
 fi
 if [ -z "$out" ]; then
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
-  gpu=$(echo "${gpu:-unknown-gpu}" | tr '[:upper:]' '[:lower:]' | sed -E 's/[^a-z0-9]+/-/g; s/^-|-$//g')
-  out=${OUT:+$OUT/}bench/results/gauss/$gpu
+  gpu=$(echo "${gpu:-unknown-gpu}" | tr '[:upper:]' '[:lower:]' |
+    sed -E 's/[^a-z0-9]+/-/g; s/^-|-$//g; s/^nvidia-//')
+  if [ -n "${OUT:-}" ]; then out=$OUT/$gpu; else out=bench/results/gauss/$gpu; fi
 fi
 mkdir -p "$out"
 
@@ -75,7 +77,7 @@ done
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || true)
 if [ -n "$commit" ] && ! git diff --quiet HEAD -- src bench 2>/dev/null; then commit="$commit+changes"; fi
-command -v nvidia-smi >/dev/null && nvidia-smi >"$out/nvidia-smi.txt" 2>&1
+command -v nvidia-smi >/dev/null && nvidia-smi >"$out/gauss-nvidia-smi.txt" 2>&1
 
 status=0
 echo "== starsift-bench-gauss ($bin) -> $out" >&2
