@@ -9,6 +9,7 @@
 #include <string>
 
 #include "brightness_frames.hpp"
+#include "pipeline/brightness/clahe.hpp"
 #include "pipeline/error.hpp"
 #include "pipeline/gauss/params.hpp"
 
@@ -282,4 +283,40 @@ TEST_CASE("brightness reference refuses what does not fit", "[brightness]") {
   TestImage gray(8, 8, PixelFormat::Gray8);
   CHECK_THROWS_AS(reference_of(BrightnessParams{}, FrameShape{8, 9, PixelFormat::Gray8, 8}, gray),
                   Error);
+}
+
+TEST_CASE("brightness mode clahe: the equalised values, grey or colour alike", "[brightness]") {
+  // alpha 1, no stretch: a GRAY8 frame comes out as clahe_reference() maps it; a colour frame
+  // whose pixels are grey (R = G = B) comes out as that same map of its grey, in every channel.
+  TestImage gray(53, 41, PixelFormat::Gray8);
+  std::mt19937 rng(17);
+  fill_with(gray, [&](int x, int y, int) { return (x * 3 + y) % 90 + rng() % 40; });
+  BrightnessParams p;
+  p.mode = BrightnessMode::Clahe;
+  p.tiles_x = 4;
+  p.tiles_y = 3;
+  static ThreadPool pool(2);
+  TestImage mapped(53, 41, PixelFormat::Gray8);
+  clahe_reference(p, 8, gray.cview(), mapped.view(), pool);
+  const TestImage out = reference_of(p, shape_of(gray), gray);
+  INFO(out.first_difference(mapped));
+  CHECK(out.same_pixels(mapped));
+  CHECK_FALSE(out.same_pixels(gray));
+
+  TestImage rgba(53, 41, PixelFormat::Rgba);
+  fill_with(rgba, [&](int x, int y, int) { return value_at(gray, x, y, 0); });
+  const TestImage colour = reference_of(p, shape_of(rgba), rgba);
+  for (int y = 0; y < gray.height; ++y) {
+    for (int x = 0; x < gray.width; ++x) {
+      for (int c = 0; c < 3; ++c) REQUIRE(value_at(colour, x, y, c) == value_at(mapped, x, y, 0));
+      REQUIRE(value_at(colour, x, y, 3) == value_at(rgba, x, y, 3));
+    }
+  }
+
+  // 12 bits: the map has 4096 values, and the output stays within them.
+  TestImage gray12(53, 41, PixelFormat::Gray16);
+  fill_with(gray12, [&](int x, int y, int) { return (x * 37 + y * 11) % 1500 + rng() % 300; });
+  TestImage mapped12(53, 41, PixelFormat::Gray16);
+  clahe_reference(p, 12, gray12.cview(), mapped12.view(), pool);
+  CHECK(reference_of(p, shape_of(gray12, 12), gray12).same_pixels(mapped12));
 }
