@@ -97,11 +97,18 @@ struct Scratch {
   void* ptr = nullptr;
 };
 
+// Row padding that makes a pitch a multiple of 16 bytes (the fused path's vector words for
+// gray frames), or an odd one (its shared-memory tiles).
+int padding(const TestImage& img, bool aligned, int odd) {
+  const int row = img.width * bytes_per_pixel(img.format);
+  return aligned ? (16 - row % 16) % 16 + 16 : odd;
+}
+
 TestImage run_cuda(const GaussParams& p, const TestImage& in, cuda::GaussPath path,
-                   bool* padding_ok = nullptr) {
-  DeviceCopy d_in(in, 12);
+                   bool* padding_ok = nullptr, bool aligned = false) {
+  DeviceCopy d_in(in, padding(in, aligned, 12));
   TestImage blank(in.width, in.height, in.format);
-  DeviceCopy d_out(blank, 20);
+  DeviceCopy d_out(blank, padding(blank, aligned, 20));
   Scratch scratch(cuda::gauss_scratch_bytes(path, in.width, in.height, in.format));
   cuda::check(cuda::launch_gauss(p, const_view(d_in.view()), d_out.view(), scratch.ptr,
                                  scratch.bytes, nullptr, path),
@@ -115,43 +122,48 @@ TestImage run_cuda(const GaussParams& p, const TestImage& in, cuda::GaussPath pa
 
 TEST_CASE("CUDA Gaussian, direct paths, against the CPU reference", "[gauss][cuda]") {
   ThreadPool pool;
-  const int shapes[][2] = {{1, 1}, {1, 17}, {23, 1}, {37, 29}, {133, 70}};
+  // Odd sizes, and a frame wider than a strip and taller than a strip's rows.
+  const int shapes[][2] = {{1, 1}, {1, 17}, {23, 1}, {37, 29}, {133, 70}, {301, 150}};
   std::uint32_t seed = 1;
   int cases = 0;
   for (cuda::GaussPath path : {cuda::GaussPath::Fused, cuda::GaussPath::Separable})
-    for (PixelFormat format : kFormats)
-      for (BorderMode border : kBorders)
-        for (const auto& s : shapes)
-          for (const auto& sigmas : {std::pair{0.5, 0.5}, std::pair{1.0, 3.0}, std::pair{4.0, 0.0},
-                                     std::pair{2.0, 2.0}, std::pair{9.0, 6.0}}) {
-            GaussParams p;
-            p.sigma_x = sigmas.first;
-            p.sigma_y = sigmas.second;
-            p.border = border;
-            p.border_value = format_info(format).is_float ? 12.5 : 77;
-            if (path == cuda::GaussPath::Fused &&
-                std::max(p.effective_radius_x(), p.effective_radius_y()) > cuda::kMaxFusedRadius) {
-              continue;
+    for (bool aligned : {false, true})
+      for (PixelFormat format : kFormats)
+        for (BorderMode border : kBorders)
+          for (const auto& s : shapes)
+            for (const auto& sigmas :
+                 {std::pair{0.5, 0.5}, std::pair{1.0, 3.0}, std::pair{4.0, 0.0},
+                  std::pair{2.0, 2.0}, std::pair{0.0, 1.5}, std::pair{2.5, 1.0},
+                  std::pair{9.0, 6.0}}) {
+              GaussParams p;
+              p.sigma_x = sigmas.first;
+              p.sigma_y = sigmas.second;
+              p.border = border;
+              p.border_value = format_info(format).is_float ? 12.5 : 77;
+              if (path == cuda::GaussPath::Fused &&
+                  std::max(p.effective_radius_x(), p.effective_radius_y()) >
+                      cuda::kMaxFusedRadius) {
+                continue;
+              }
+              TestImage in(s[0], s[1], format, 8);
+              fill_random(in, ++seed);
+              TestImage want(s[0], s[1], format);
+              gauss_reference(p, in.cview(), want.view(), pool);
+              bool padding_ok = false;
+              const TestImage got = run_cuda(p, in, path, &padding_ok, aligned);
+              const Agreement a = compare(got, want);
+              INFO(to_string(path) << (aligned ? " aligned " : " odd pitch ") << to_string(format)
+                                   << " sigma " << p.sigma_x << "/" << p.sigma_y << " "
+                                   << to_string(border) << " " << s[0] << "x" << s[1] << " worst "
+                                   << a.worst << " differing " << a.differing << "/" << a.samples);
+              REQUIRE(a.worst <= tolerance(format));
+              REQUIRE(a.rare_flips(format));
+              REQUIRE(a.alpha_same);
+              REQUIRE(padding_ok);
+              ++cases;
             }
-            TestImage in(s[0], s[1], format, 8);
-            fill_random(in, ++seed);
-            TestImage want(s[0], s[1], format);
-            gauss_reference(p, in.cview(), want.view(), pool);
-            bool padding_ok = false;
-            const TestImage got = run_cuda(p, in, path, &padding_ok);
-            const Agreement a = compare(got, want);
-            INFO(to_string(path) << " " << to_string(format) << " sigma " << p.sigma_x << "/"
-                                 << p.sigma_y << " " << to_string(border) << " " << s[0] << "x"
-                                 << s[1] << " worst " << a.worst << " differing " << a.differing
-                                 << "/" << a.samples);
-            REQUIRE(a.worst <= tolerance(format));
-            REQUIRE(a.rare_flips(format));
-            REQUIRE(a.alpha_same);
-            REQUIRE(padding_ok);
-            ++cases;
-          }
   INFO("cases " << cases);
-  REQUIRE(cases > 300);
+  REQUIRE(cases > 700);
 }
 
 TEST_CASE("CUDA Gaussian, recursive path, against the CPU recursion", "[gauss][cuda]") {
@@ -224,9 +236,11 @@ TEST_CASE("CUDA Gaussian refuses what it cannot do", "[gauss][cuda]") {
                            cuda::GaussPath::Fused) == cudaErrorInvalidValue);
   CHECK(cuda::launch_gauss(p, const_view(a.view()), b.view(), nullptr, 0, nullptr,
                            cuda::GaussPath::Separable) == cudaErrorInvalidValue);  // no scratch
-  CHECK(cuda::gauss_auto_path(p) == cuda::GaussPath::Separable);
+  CHECK(cuda::gauss_auto_path(p) == cuda::GaussPath::Recursive);
   p.sigma_x = 30.0;
   CHECK(cuda::gauss_auto_path(p) == cuda::GaussPath::Recursive);
+  p.sigma_y = 1.0;  // too little for the recursion: both axes summed exactly
+  CHECK(cuda::gauss_auto_path(p) == cuda::GaussPath::Separable);
   p.sigma_x = p.sigma_y = 2.0;
   CHECK(cuda::gauss_auto_path(p) == cuda::GaussPath::Fused);
   CHECK(cuda::gauss_scratch_bytes(cuda::GaussPath::Fused, 40, 40, PixelFormat::Gray8) == 0);
@@ -257,7 +271,10 @@ TEST_CASE("CUDA gauss stage: host frames, live sigma changes across paths",
       cpu_stage->process(in.cview(), want.view());
       const Agreement a = compare(got, want);
       INFO(to_string(shape.format) << " sigma " << sigma << " worst " << a.worst);
-      CHECK(a.worst <= 1.0);
+      // Between the fused radii and the CPU's switch to the recursion (sigma 4..25) the GPU
+      // recurses where the CPU sums exactly: on noise within 0.02 % of the full range.
+      const double range = format_info(shape.format).bytes_per_sample == 1 ? 255.0 : 65535.0;
+      CHECK(a.worst <= (sigma > 4.0 && sigma < 25.0 ? std::max(1.0, 2e-4 * range) : 1.0));
       CHECK(a.alpha_same);
     }
   }

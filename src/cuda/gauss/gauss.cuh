@@ -13,14 +13,15 @@
 // |           | double, along lines cut into chunks that each start       |               |
 // |           | kPadSigmas sigma early so all of the GPU works at once     |               |
 //
-// Auto: fused where both radii fit it, else separable below GaussStage's switch sigma
-// (GaussParams::kRecursiveFromSigma, as the CPU), else recursive; so both backends compute
-// the same thing at every sigma. The direct paths (fused, separable) sum w0 x0 + sum_i
-// w_i (x_-i + x_i) with fused multiply-adds: against gauss_reference() an integer sample
-// differs by at most 1 (a sum that lands within a rounding of .5), a float one by 2e-6 of
-// the frame's range. The recursive path is the CPU's recursion (GaussIir) within 5e-5 of the
-// frame's range: a chunk starts 6 sigma early, where its start-up has decayed as the CPU's
-// does at the frame's edges.
+// Auto: fused where both radii fit it (sigma <= 4 at the automatic radius), else recursive,
+// which on a GPU beats the separable sums at every sigma beyond (measured on an H200:
+// bench/results/gauss). The CPU sums exactly up to GaussParams::kRecursiveFromSigma, so for
+// sigma between 4 and 25 the backends differ by the recursion's error (<= 0.11 % of a point
+// source's peak). The direct paths (fused, separable) sum w0 x0 + sum_i w_i (x_-i + x_i)
+// with fused multiply-adds: against gauss_reference() an integer sample differs by at most 1
+// (a sum that lands within a rounding of .5), a float one by float rounding. The recursive
+// path is the CPU's recursion (GaussIir) within 5e-5 of the frame's range: a chunk starts
+// 6 sigma early, where its start-up has decayed as the CPU's does at the frame's edges.
 //
 // Limitations
 // | what        | supported                                                            |

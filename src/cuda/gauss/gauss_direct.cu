@@ -113,9 +113,7 @@ __global__ void __launch_bounds__(kBlockW* kBlockH) gauss_fused(const FusedArgs 
 
 HalfWeights half_weights(double sigma, int radius) {
   HalfWeights h{};
-  const std::vector<float> w = gauss_weights(sigma, radius);
-  h.radius = static_cast<int>(w.size() / 2);
-  for (int i = 0; i <= h.radius; ++i) h.w[i] = w[static_cast<std::size_t>(h.radius + i)];
+  h.radius = gauss_half_weights(sigma, radius, h.w);
   return h;
 }
 
@@ -223,11 +221,12 @@ cudaError_t launch_fused(const GaussParams& params, ConstImageView in, ImageView
                          cudaStream_t stream) {
   FusedArgs args{};
   args.plane = gauss_io::plane_of(in, out);
-  args.wx = half_weights(params.sigma_x, params.effective_radius_x());
-  args.wy = half_weights(params.sigma_y, params.effective_radius_y());
-  if (args.wx.radius > kMaxFusedRadius || args.wy.radius > kMaxFusedRadius) {
+  if (params.effective_radius_x() > kMaxFusedRadius ||
+      params.effective_radius_y() > kMaxFusedRadius) {
     return cudaErrorInvalidValue;
   }
+  args.wx = half_weights(params.sigma_x, params.effective_radius_x());
+  args.wy = half_weights(params.sigma_y, params.effective_radius_y());
   args.border = params.border;
   args.border_value = static_cast<float>(params.border_value);
   cudaError_t status = cudaSuccess;

@@ -27,6 +27,11 @@ struct ScratchLayout {
 // The layout for a frame shape; `base` may be nullptr to learn the sizes.
 ScratchLayout scratch_layout(void* base, int width, int height, PixelFormat format) noexcept;
 
+// The fused path for gray frames whose rows are aligned to four samples (gauss_strips.cu);
+// launch_fused() takes the rest (colour, odd alignment) through shared-memory tiles.
+bool strips_take(ConstImageView in, ImageView out) noexcept;
+cudaError_t launch_strips(const GaussParams& params, ConstImageView in, ImageView out,
+                          cudaStream_t stream);
 cudaError_t launch_fused(const GaussParams& params, ConstImageView in, ImageView out,
                          cudaStream_t stream);
 cudaError_t launch_separable(const GaussParams& params, ConstImageView in, ImageView out,

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The Gaussian's launcher: the path for the parameters, the scratch, the checks.
-#include <algorithm>
 
 #include "cuda/gauss/gauss.cuh"
 #include "cuda/gauss/gauss_internal.cuh"
+#include "pipeline/gauss/gauss_iir.hpp"
 
 namespace starsift::cuda {
 
@@ -36,10 +36,13 @@ GaussPath gauss_auto_path(const GaussParams& params) noexcept {
       params.effective_radius_y() <= kMaxFusedRadius) {
     return GaussPath::Fused;
   }
-  if (std::max(params.sigma_x, params.sigma_y) >= GaussParams::kRecursiveFromSigma) {
-    return GaussPath::Recursive;
-  }
-  return GaussPath::Separable;
+  // Beyond the fused radii the recursion is the faster path on a GPU at every sigma
+  // (measured on an H200, 4096^2 GRAY8: 35 Gpix/s against the separable sums' 13 at sigma 5),
+  // but it approximates the Gaussian well only from GaussIir::kMinSigma: an axis blurred
+  // less than that (and not 0) keeps both axes on the exact sums.
+  const auto too_small = [](double sigma) { return sigma > 0.0 && sigma < GaussIir::kMinSigma; };
+  if (too_small(params.sigma_x) || too_small(params.sigma_y)) return GaussPath::Separable;
+  return GaussPath::Recursive;
 }
 
 namespace gauss_detail {
@@ -85,7 +88,10 @@ cudaError_t launch_gauss(const GaussParams& params, ConstImageView in, ImageView
     return cudaErrorInvalidValue;
   }
   if (path == GaussPath::Auto) path = gauss_auto_path(params);
-  if (path == GaussPath::Fused) return gauss_detail::launch_fused(params, in, out, stream);
+  if (path == GaussPath::Fused) {
+    return gauss_detail::strips_take(in, out) ? gauss_detail::launch_strips(params, in, out, stream)
+                                              : gauss_detail::launch_fused(params, in, out, stream);
+  }
   if (!scratch || scratch_bytes < gauss_scratch_bytes(path, in.width, in.height, in.format)) {
     return cudaErrorInvalidValue;
   }

@@ -42,6 +42,7 @@ constexpr int kWarp = 32;
 constexpr int kWarpsPerBlock = 4;
 constexpr int kColumnsPerBlock = 128;
 constexpr int kTargetThreads = 64 * 1024;  // enough lines x chunks to fill the GPU
+constexpr int kBatch = 16;                 // samples loaded ahead along a column
 
 struct Recursion {
   DericheCoefficients k;
@@ -66,17 +67,23 @@ struct State {
     x1 = x2 = x3 = x4 = v;
     y1 = y2 = y3 = y4 = gain * v;
   }
+  // The feedback is summed oldest first, so the newest output (y1) enters last: the chain
+  // from one output to the next is one multiply-add, not eight.
+  __device__ double feedback(const DericheCoefficients& k, double sum) const {
+    sum = fma(-k.d4, y4, sum);
+    sum = fma(-k.d3, y3, sum);
+    sum = fma(-k.d2, y2, sum);
+    return fma(-k.d1, y1, sum);
+  }
   __device__ double causal(const DericheCoefficients& k, double x) {
-    const double y = k.n0 * x + k.n1 * x1 + k.n2 * x2 + k.n3 * x3 - k.d1 * y1 - k.d2 * y2 -
-                     k.d3 * y3 - k.d4 * y4;
+    const double y = feedback(k, k.n0 * x + k.n1 * x1 + k.n2 * x2 + k.n3 * x3);
     push(x, y);
     return y;
   }
   // The anticausal output at this sample is made of the samples after it, so it is computed
   // before the sample joins the state.
   __device__ double anticausal(const DericheCoefficients& k, double x) {
-    const double y = k.m1 * x1 + k.m2 * x2 + k.m3 * x3 + k.m4 * x4 - k.d1 * y1 - k.d2 * y2 -
-                     k.d3 * y3 - k.d4 * y4;
+    const double y = feedback(k, k.m1 * x1 + k.m2 * x2 + k.m3 * x3 + k.m4 * x4);
     push(x, y);
     return y;
   }
@@ -138,8 +145,9 @@ __global__ void __launch_bounds__(kWarp* kWarpsPerBlock) gauss_recursive_rows(co
   if (mine) s.start(sample(my_line, start), k.causal_gain);
   for (int xs = start; xs < x1; xs += kWarp) {
     const int count = min(kWarp, x1 - xs);
-    for (int l = 0; l < kWarp && first_line + l < lines; ++l) {
-      if (lane < count) in_t[l][lane] = sample(first_line + l, xs + lane);
+#pragma unroll 8
+    for (int l = 0; l < kWarp; ++l) {
+      if (lane < count && first_line + l < lines) in_t[l][lane] = sample(first_line + l, xs + lane);
     }
     __syncwarp();
     if (mine) {
@@ -162,8 +170,9 @@ __global__ void __launch_bounds__(kWarp* kWarpsPerBlock) gauss_recursive_rows(co
   for (int xe = end; xe > x0; xe -= kWarp) {
     const int xs = max(xe - kWarp, x0);
     const int count = xe - xs;
-    for (int l = 0; l < kWarp && first_line + l < lines; ++l) {
-      if (lane < count) {
+#pragma unroll 8
+    for (int l = 0; l < kWarp; ++l) {
+      if (lane < count && first_line + l < lines) {
         const int x = xs + lane;
         in_t[l][lane] = sample(first_line + l, x);
         if (x < x1) out_t[l][lane] = frame_at(a.causal, first_line + l, x);
@@ -205,7 +214,7 @@ __global__ void __launch_bounds__(kColumnsPerBlock) gauss_recursive_columns(cons
   const Plane& p = a.plane;
   const int line = blockIdx.x * kColumnsPerBlock + threadIdx.x;
   if (line >= p.width * C) return;
-  const int x = line / C, c = line - x * C;
+  const int x = line / C, c_index = line - x * C;
   const int y0 = blockIdx.y * a.r.chunk;
   const int y1 = min(y0 + a.r.chunk, p.height);
   const int start = y0 - a.r.pad, end = y1 + a.r.pad;
@@ -216,21 +225,45 @@ __global__ void __launch_bounds__(kColumnsPerBlock) gauss_recursive_columns(cons
   };
   float* const causal = a.causal + line;
 
+  // Loads are issued kBatch at a time ahead of the recursion that consumes them: one line
+  // a thread leaves too few threads to hide a load's latency one sample at a time.
   State s;
   s.start(sample(start), k.causal_gain);
-  for (int y = start; y < y1; ++y) {
-    const double v = s.causal(k, sample(y));
-    if (y >= y0) causal[static_cast<std::size_t>(y) * a.row_floats] = static_cast<float>(v);
+  for (int y = start; y < y1; y += kBatch) {
+    float v[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) v[b] = y + b < y1 ? sample(y + b) : 0.0f;
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      if (y + b >= y1) break;
+      const double r = s.causal(k, v[b]);
+      if (y + b >= y0)
+        causal[static_cast<std::size_t>(y + b) * a.row_floats] = static_cast<float>(r);
+    }
   }
   s.start(sample(end - 1), k.anticausal_gain);
-  for (int y = end - 1; y >= y0; --y) {
-    const double v = s.anticausal(k, sample(y));
-    if (y >= y1) continue;
-    const double sum = (causal[static_cast<std::size_t>(y) * a.row_floats] + v) * k.scale;
-    std::byte* out_row = p.out + static_cast<std::ptrdiff_t>(y) * p.out_stride;
-    Io::store(out_row, x, c, static_cast<float>(sum));
-    if constexpr (Io::kHasAlpha) {
-      if (c == 0) Io::copy_alpha(p.in + static_cast<std::ptrdiff_t>(y) * p.in_stride, out_row, x);
+  for (int y = end - 1; y >= y0; y -= kBatch) {
+    float v[kBatch], c[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int yy = y - b;
+      v[b] = yy >= y0 ? sample(yy) : 0.0f;
+      c[b] = yy >= y0 && yy < y1 ? causal[static_cast<std::size_t>(yy) * a.row_floats] : 0.0f;
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int yy = y - b;
+      if (yy < y0) break;
+      const double r = s.anticausal(k, v[b]);
+      if (yy >= y1) continue;
+      const double sum = (c[b] + r) * k.scale;
+      std::byte* out_row = p.out + static_cast<std::ptrdiff_t>(yy) * p.out_stride;
+      Io::store(out_row, x, c_index, static_cast<float>(sum));
+      if constexpr (Io::kHasAlpha) {
+        if (c_index == 0) {
+          Io::copy_alpha(p.in + static_cast<std::ptrdiff_t>(yy) * p.in_stride, out_row, x);
+        }
+      }
     }
   }
 }

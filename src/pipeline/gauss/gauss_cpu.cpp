@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 namespace starsift {
@@ -106,19 +107,41 @@ void GaussCpu::run(const GaussParams& params, ConstImageView in, ImageView out, 
   const int channels = format_info(in.format).color_channels;
   const int rx = params.effective_radius_x();
   const int ry = params.effective_radius_y();
-  const std::vector<float> wx = gauss_weights(params.sigma_x, rx);
-  const std::vector<float> wy = gauss_weights(params.sigma_y, ry);
+  if (weights_for_.sigma_x != params.sigma_x || weights_for_.sigma_y != params.sigma_y ||
+      weights_for_.effective_radius_x() != rx || weights_for_.effective_radius_y() != ry ||
+      wx_.empty()) {
+    wx_ = gauss_weights(params.sigma_x, rx);  // only when the parameters change
+    wy_ = gauss_weights(params.sigma_y, ry);
+    weights_for_ = params;
+  }
   const auto border = static_cast<float>(params.border_value);
   const std::size_t row_samples = static_cast<std::size_t>(in.width) * channels;
-  rows_.resize(row_samples * static_cast<std::size_t>(in.height));
+  const int slots = 2 * ry + 1;
 
-  // Along x: each row loaded once, padded with rx pixels each side through the border.
+  // Each thread takes a band of output rows and keeps the last 2 ry + 1 rows blurred along x
+  // in a ring, so the float rows between the passes stay in its cache instead of making a
+  // whole frame. A virtual row (any y, through the border) is blurred along x when it first
+  // enters the ring; a band's first ry rows are also its neighbour's. The sums are the
+  // reference's, in its order.
   pool.parallel_for(in.height, [&](int y_begin, int y_end) {
-    thread_local std::vector<float> line, padded;  // grow to the widest row, then stay
+    // Grow to the widest frame and largest radius, then stay: no allocation per frame.
+    thread_local std::vector<float> line, padded, ring, sums, constant_row;
+    thread_local std::vector<int> ring_rows;
     line.resize(row_samples);
     padded.resize(row_samples + 2 * static_cast<std::size_t>(rx) * channels);
-    for (int y = y_begin; y < y_end; ++y) {
-      load_row(in, y, channels, line.data());
+    ring.resize(static_cast<std::size_t>(slots) * row_samples);
+    sums.resize(row_samples);
+    constant_row.assign(row_samples, border);
+    ring_rows.assign(static_cast<std::size_t>(slots), std::numeric_limits<int>::min());
+
+    // Virtual row v blurred along x (the border value's row outside under Constant).
+    const auto blurred_row = [&](int v) -> const float* {
+      const int sy = border_index(v, in.height, params.border);
+      if (sy < 0) return constant_row.data();
+      const auto slot = static_cast<std::size_t>(((v % slots) + slots) % slots);
+      float* dst = ring.data() + slot * row_samples;
+      if (ring_rows[slot] == v) return dst;
+      load_row(in, sy, channels, line.data());
       for (int xx = -rx; xx < in.width + rx; ++xx) {
         const int sx = border_index(xx, in.width, params.border);
         float* p = padded.data() + static_cast<std::size_t>(xx + rx) * channels;
@@ -126,23 +149,17 @@ void GaussCpu::run(const GaussParams& params, ConstImageView in, ImageView out, 
           p[c] = sx < 0 ? border : line[static_cast<std::size_t>(sx) * channels + c];
         }
       }
-      convolve(padded.data(), static_cast<std::size_t>(channels), wx.data(), 2 * rx + 1,
-               row_samples, rows_.data() + static_cast<std::size_t>(y) * row_samples);
-    }
-  });
-  // Along y: the blurred rows the window covers, through the border (a row outside under
-  // Constant is the border value, as in the reference).
-  pool.parallel_for(in.height, [&](int y_begin, int y_end) {
-    thread_local std::vector<float> sums, constant_row;
-    sums.resize(row_samples);
-    constant_row.assign(row_samples, border);
+      convolve(padded.data(), static_cast<std::size_t>(channels), wx_.data(), 2 * rx + 1,
+               row_samples, dst);
+      ring_rows[slot] = v;
+      return dst;
+    };
+
     for (int y = y_begin; y < y_end; ++y) {
       for (std::size_t k = 0; k < row_samples; ++k) sums[k] = 0.0f;
       for (int j = -ry; j <= ry; ++j) {
-        const int sy = border_index(y + j, in.height, params.border);
-        const float* src = sy < 0 ? constant_row.data()
-                                  : rows_.data() + static_cast<std::size_t>(sy) * row_samples;
-        accumulate(sums.data(), src, wy[static_cast<std::size_t>(j + ry)], row_samples);
+        accumulate(sums.data(), blurred_row(y + j), wy_[static_cast<std::size_t>(j + ry)],
+                   row_samples);
       }
       store_row(in, out, y, channels, sums.data());
     }

@@ -16,12 +16,13 @@ namespace starsift {
 
 class GaussCpu {
  public:
-  // Blurs `in` into `out` as gauss_reference() does. The float frame between the passes is
-  // kept for the next call of the same size: a stream of frames allocates once.
+  // Blurs `in` into `out` as gauss_reference() does. Each thread's rows between the passes
+  // and the weights are kept for the next call: a stream of frames allocates once.
   void run(const GaussParams& params, ConstImageView in, ImageView out, ThreadPool& pool);
 
  private:
-  std::vector<float> rows_;  // the frame blurred along x: width * colour channels per row
+  GaussParams weights_for_;  // the parameters wx_ and wy_ were computed for
+  std::vector<float> wx_, wy_;
 };
 
 }  // namespace starsift

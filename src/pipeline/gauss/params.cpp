@@ -90,6 +90,22 @@ std::vector<float> gauss_weights(double sigma, int radius) {
   return out;
 }
 
+int gauss_half_weights(double sigma, int radius, std::span<float> out) noexcept {
+  if (sigma <= 0.0 || radius <= 0 || out.empty()) {
+    if (!out.empty()) out[0] = 1.0f;
+    return 0;
+  }
+  radius = std::min(radius, static_cast<int>(out.size()) - 1);
+  const auto tap = [&](int i) {
+    return std::exp(-static_cast<double>(i) * i / (2.0 * sigma * sigma));
+  };
+  double sum = 0.0;  // in gauss_weights()'s order, so the quotients are its
+  for (int i = -radius; i <= radius; ++i) sum += tap(i);
+  for (int i = 0; i <= radius; ++i)
+    out[static_cast<std::size_t>(i)] = static_cast<float>(tap(i) / sum);
+  return radius;
+}
+
 bool gauss_supports(PixelFormat format) noexcept {
   const FormatInfo& info = format_info(format);
   return info.color_channels >= 1;

@@ -10,6 +10,7 @@
 // on that axis.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "pipeline/border.hpp"
@@ -56,6 +57,10 @@ struct GaussParams {
 // to 1 (computed in double, stored as float, the float sum within 1e-6 of 1). {1} for sigma
 // 0 or radius 0.
 std::vector<float> gauss_weights(double sigma, int radius);
+// The same weights' second half, centre first (out[i] = w at distance i), into `out` without
+// allocating: for launchers and per-frame paths. The radius written: min(radius,
+// out.size() - 1), 0 for sigma 0.
+int gauss_half_weights(double sigma, int radius, std::span<float> out) noexcept;
 
 // A blurred sample of an integer format: clamped to 0..max, then rounded half up (a cast,
 // where nearbyint() would be a library call per sample). Every implementation, CPU and
