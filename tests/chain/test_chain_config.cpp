@@ -146,7 +146,7 @@ TEST_CASE("every valid size and border, and numbers in YAML's forms", "[chain]")
 }
 
 TEST_CASE("chain_filter_names lists the filters a chain may hold", "[chain]") {
-  CHECK(chain_filter_names() == "median, whiten, detect, gauss");
+  CHECK(chain_filter_names() == "median, whiten, detect, gauss, brightness");
 }
 
 // ---- refusals: the document --------------------------------------------------------------
@@ -224,7 +224,8 @@ TEST_CASE("an unknown filter lists the known ones", "[chain]") {
 
 TEST_CASE("a stage is a map with exactly one key", "[chain]") {
   const std::string shape =
-      "one key, a filter name (median, whiten, detect, gauss), holding the filter's parameters";
+      "one key, a filter name (median, whiten, detect, gauss, brightness), holding the filter's "
+      "parameters";
   // A bare filter name: the colon is missing.
   require_refused("chain:\n  - median\n",
                   {"chain.yaml:2:5", "stage 1",

@@ -108,7 +108,7 @@ TEST_CASE("whiten in a chain: every key, and defaults for the rest", "[whiten][c
   expected.history_format = WhitenHistoryFormat::Half;
   CHECK(p == expected);
   CHECK(parse_one("- whiten: {reject: objects}").reject == WhitenReject::Objects);
-  CHECK(chain_filter_names() == "median, whiten, detect, gauss");
+  CHECK(chain_filter_names() == "median, whiten, detect, gauss, brightness");
 }
 
 TEST_CASE("every bad whiten key or value is refused at its place", "[whiten][chain]") {

@@ -61,11 +61,27 @@ KeyValues gauss_keys(const GaussParams& p) {
       {"border", std::string(to_string(p.border))}, {"border-value", number_text(p.border_value)}};
 }
 
+KeyValues brightness_keys(const BrightnessParams& p) {
+  return {{"mode", std::string(to_string(p.mode))},
+          {"sigma", number_text(p.sigma)},
+          {"strength", number_text(p.strength)},
+          {"tiles-x", std::to_string(p.tiles_x)},
+          {"tiles-y", std::to_string(p.tiles_y)},
+          {"clip-limit", number_text(p.clip_limit)},
+          {"alpha", number_text(p.alpha)},
+          {"stretch", std::string(to_string(p.stretch))},
+          {"stretch-min", number_text(p.stretch_min)},
+          {"stretch-max", number_text(p.stretch_max)},
+          {"low-percentile", number_text(p.low_percentile)},
+          {"high-percentile", number_text(p.high_percentile)}};
+}
+
 struct KeysOf {
   KeyValues operator()(const MedianParams& p) const { return median_keys(p); }
   KeyValues operator()(const WhitenParams& p) const { return whiten_keys(p); }
   KeyValues operator()(const DetectParams& p) const { return detect_keys(p); }
   KeyValues operator()(const GaussParams& p) const { return gauss_keys(p); }
+  KeyValues operator()(const BrightnessParams& p) const { return brightness_keys(p); }
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "pipeline/brightness/params.hpp"
 #include "pipeline/detect/params.hpp"
 #include "pipeline/gauss/params.hpp"
 #include "pipeline/median/params.hpp"
@@ -28,7 +29,8 @@ struct SourceLocation {
 };
 
 // A stage's validated parameters: one alternative per filter (the filter's own params struct).
-using StageParams = std::variant<MedianParams, WhitenParams, DetectParams, GaussParams>;
+using StageParams =
+    std::variant<MedianParams, WhitenParams, DetectParams, GaussParams, BrightnessParams>;
 
 // One stage: the filter's name and its validated parameters.
 struct StageConfig {

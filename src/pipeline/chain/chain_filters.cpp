@@ -8,10 +8,8 @@ namespace starsift {
 
 std::span<const ChainFilter> chain_filters() {
   static const ChainFilter filters[] = {
-      median_chain_filter(),
-      whiten_chain_filter(),
-      detect_chain_filter(),
-      gauss_chain_filter(),
+      median_chain_filter(), whiten_chain_filter(),     detect_chain_filter(),
+      gauss_chain_filter(),  brightness_chain_filter(),
   };
   return filters;
 }

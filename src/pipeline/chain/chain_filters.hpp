@@ -29,6 +29,7 @@ const ChainFilter* find_chain_filter(std::string_view name);
 // One per filter, each in its own <filter>_yaml.cpp.
 ChainFilter median_chain_filter();
 ChainFilter gauss_chain_filter();
+ChainFilter brightness_chain_filter();
 ChainFilter whiten_chain_filter();
 ChainFilter detect_chain_filter();
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <variant>
 
+#include "pipeline/brightness/brightness_stage.hpp"
 #include "pipeline/detect/detect_stage.hpp"
 #include "pipeline/error.hpp"
 #include "pipeline/gauss/gauss_stage.hpp"
@@ -28,6 +29,10 @@ std::unique_ptr<FilterStage> make_stage(const DetectParams& params, const Backen
 std::unique_ptr<FilterStage> make_stage(const GaussParams& params, const BackendChoice& choice) {
   return make_gauss_stage(params, choice);
 }
+std::unique_ptr<FilterStage> make_stage(const BrightnessParams& params,
+                                        const BackendChoice& choice) {
+  return make_brightness_stage(params, choice);
+}
 
 bool supports(const MedianParams&, PixelFormat format) {
   return median_supports(format);
@@ -40,6 +45,9 @@ bool supports(const DetectParams&, PixelFormat format) {
 }
 bool supports(const GaussParams&, PixelFormat format) {
   return gauss_supports(format);
+}
+bool supports(const BrightnessParams&, PixelFormat format) {
+  return brightness_supports(format);
 }
 
 FrameShape output_of(const MedianParams&, const FrameShape& in) {
@@ -54,6 +62,9 @@ FrameShape output_of(const DetectParams& params, const FrameShape& in) {
 FrameShape output_of(const GaussParams&, const FrameShape& in) {
   return in;
 }
+FrameShape output_of(const BrightnessParams&, const FrameShape& in) {
+  return in;
+}
 
 void check_for(const MedianParams& params, const FrameShape& in) {
   params.validate_for(in.format);
@@ -66,6 +77,9 @@ void check_for(const DetectParams& params, const FrameShape& in) {
 }
 void check_for(const GaussParams& params, const FrameShape& in) {
   params.validate_for(in.format);
+}
+void check_for(const BrightnessParams& params, const FrameShape& in) {
+  params.validate_for(in);
 }
 
 // The median keeps nothing across frames: every change applies live.
@@ -85,6 +99,10 @@ StageChange change_of(const DetectParams& from, const DetectParams& to) {
 
 // The blur keeps nothing across frames: every change applies live.
 StageChange change_of(const GaussParams& from, const GaussParams& to) {
+  return from == to ? StageChange::Same : StageChange::Live;
+}
+// The brightness correction keeps nothing across frames either: every change applies live.
+StageChange change_of(const BrightnessParams& from, const BrightnessParams& to) {
   return from == to ? StageChange::Same : StageChange::Live;
 }
 
@@ -108,6 +126,13 @@ void apply(FilterStage& stage, const GaussParams& params) {
   auto* gauss = dynamic_cast<GaussStage*>(&stage);
   if (gauss == nullptr) throw Error("stage '" + std::string(stage.name()) + "' is not gauss");
   gauss->set_params(params);
+}
+void apply(FilterStage& stage, const BrightnessParams& params) {
+  auto* brightness = dynamic_cast<BrightnessStage*>(&stage);
+  if (brightness == nullptr) {
+    throw Error("stage '" + std::string(stage.name()) + "' is not brightness");
+  }
+  brightness->set_params(params);
 }
 
 std::string stage_label(std::size_t index, const StageConfig& stage) {

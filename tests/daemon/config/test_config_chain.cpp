@@ -80,7 +80,7 @@ TEST_CASE("chain problems are placed in the config with config key paths",
   SECTION("an unknown filter") {
     require_refused("pipelines:\n" + pipeline("a", "    chain:\n      - mediam:\n"),
                     {"cfg.yaml:5:9", "pipelines[0].chain[0]", "unknown filter 'mediam'",
-                     "median, whiten, detect, gauss"});
+                     "median, whiten, detect, gauss, brightness"});
   }
   SECTION("an unknown parameter") {
     require_refused("pipelines:\n" + pipeline("a", "    chain:\n      - median: {radius: 2}\n"),
@@ -102,7 +102,7 @@ TEST_CASE("chain problems are placed in the config with config key paths",
   SECTION("an empty chain") {
     require_refused("pipelines:\n" + pipeline("a", "    chain: []\n"),
                     {"cfg.yaml:4:12", "pipelines[0].chain", "a chain needs at least one stage",
-                     "one or more stages of: median, whiten, detect, gauss"});
+                     "one or more stages of: median, whiten, detect, gauss, brightness"});
   }
   SECTION("chain: with nothing") {
     require_refused("pipelines:\n" + pipeline("a", "    chain:\n    depth: 2\n"),

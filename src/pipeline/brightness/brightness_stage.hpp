@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The adaptive brightness correction as a stage. On the CPU: BrightnessCpu on the shared
+// thread pool (mode local, and mode clahe through ClaheCpu). The CUDA backend is not written
+// yet: asking for it is refused. The stage keeps nothing from one frame to the next but its
+// buffers, so every parameter change applies from the next frame.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "pipeline/backend.hpp"
+#include "pipeline/brightness/params.hpp"
+#include "pipeline/stage.hpp"
+
+namespace starsift {
+
+class BrightnessStage : public FilterStage {
+ public:
+  std::string_view name() const override { return "brightness"; }
+  bool supports(PixelFormat format) const override { return brightness_supports(format); }
+
+  // Validates and stores new parameters (against the configured frames too, once there are
+  // some: a fixed stretch beyond the bit depth, clahe on GRAY32F); the next process() uses
+  // them. Throws Error and keeps the previous ones when they are refused.
+  void set_params(const BrightnessParams& params) {
+    if (shape_) {
+      params.validate_for(*shape_);
+    } else {
+      params.validate();
+    }
+    params_ = params;
+  }
+  const BrightnessParams& params() const noexcept { return params_; }
+
+ protected:
+  explicit BrightnessStage(const BrightnessParams& params) { set_params(params); }
+  BrightnessParams params_;
+  std::optional<FrameShape> shape_;  // set by configure()
+};
+
+// Builds the stage for a resolved backend choice; Error for CUDA (not written yet).
+std::unique_ptr<BrightnessStage> make_brightness_stage(const BrightnessParams& params,
+                                                       const BackendChoice& choice);
+
+}  // namespace starsift
