@@ -12,10 +12,11 @@
  *
  * The filter runs on a CUDA GPU when one is usable, otherwise on the CPU;
  * #GstSiftTransform:backend chooses, and #GstSiftTransform:active-backend says which one runs.
- * Both sum the weights directly while the larger sigma is below 25 (the CPU gives the
- * reference blur bit for bit, the GPU within one count of it) and from sigma 25 run Deriche's
- * fourth-order recursion, whose cost does not grow with sigma and which lands within 0.11 %
- * of the exact blur's peak (the radius plays no part there).
+ * The CPU sums the weights directly while the larger sigma is below 25, giving the reference
+ * blur bit for bit, and from sigma 25 runs Deriche's fourth-order recursion, whose cost does
+ * not grow with sigma and which lands within 0.11 % of the exact blur's peak (the radius
+ * plays no part there). The GPU sums directly up to sigma 4 (within one count of the
+ * reference) and recurses beyond, where that is its faster path.
  *
  * Property changes take effect at the next frame, at every depth without waiting for the
  * frames in flight. A border-value the negotiated format cannot hold is refused (the
