@@ -30,7 +30,12 @@ namespace {
 
 constexpr int kWarp = 32;
 constexpr int kWarpsPerBlock = 4;
-constexpr int kStripRows = 64;  // output rows per warp: the 2 R extra input rows amortised
+// Output rows per warp: enough to amortise the 2 R extra input rows, few enough that a frame
+// makes many warps.
+template <int R>
+constexpr int strip_rows() {
+  return R <= 4 ? 32 : 64;
+}
 constexpr int kLanesColumns = 4;
 
 // A word of four samples of each gray format.
@@ -140,8 +145,8 @@ __global__ void __launch_bounds__(kWarp* kWarpsPerBlock) gauss_strips(const Stri
   const int x = strip * out_columns + (lane - L) * P;  // this lane's first column
   const bool writes = lane >= L && lane < kWarp - L && x < p.width;
   const bool inside = x >= 0 && x + P <= p.width;  // the word lies in the frame
-  const int y0 = blockIdx.y * kStripRows;
-  const int rows = min(kStripRows, p.height - y0);
+  const int y0 = blockIdx.y * strip_rows<R>();
+  const int rows = min(strip_rows<R>(), p.height - y0);
 
   // Input row t of the strip (y0 - R + t) as this lane's word.
   const auto fetch = [&](int t) -> typename Wd::W {
@@ -237,13 +242,15 @@ cudaError_t launch_strips_as(const StripArgs& args, cudaStream_t stream) {
   constexpr int P = kLanesColumns;
   constexpr int L = (R + P - 1) / P;
   const std::size_t smem = sizeof(float) * kWarpsPerBlock * (2 * R + 1) * P * kWarp;
-  static const cudaError_t opted = cudaFuncSetAttribute(
-      gauss_strips<Io, R>, cudaFuncAttributeMaxDynamicSharedMemorySize, 100 * 1024);
-  if (opted != cudaSuccess) return opted;
+  if (smem > gauss_detail::kDefaultSharedBytes) {  // opt in, per device (gauss_direct.cu)
+    const cudaError_t opted = cudaFuncSetAttribute(
+        gauss_strips<Io, R>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    if (opted != cudaSuccess) return opted;
+  }
   const int out_columns = (kWarp - 2 * L) * P;
   const int strips = (args.plane.width + out_columns - 1) / out_columns;
   const dim3 grid((strips + kWarpsPerBlock - 1) / kWarpsPerBlock,
-                  (args.plane.height + kStripRows - 1) / kStripRows);
+                  (args.plane.height + strip_rows<R>() - 1) / strip_rows<R>());
   gauss_strips<Io, R><<<grid, kWarp * kWarpsPerBlock, smem, stream>>>(args);
   return cudaPeekAtLastError();
 }
