@@ -40,11 +40,11 @@ struct ClaheLayout {
   float inv_tile_w = 0;  // 1 / tile_w, 1 / tile_h as OpenCV rounds them (float)
   float inv_tile_h = 0;
 
-  int tiles() const { return tiles_x * tiles_y; }
-  int tile_area() const { return tile_w * tile_h; }
-  int top() const { return bins - 1; }
-  int padded_width() const { return tiles_x * tile_w; }
-  int padded_height() const { return tiles_y * tile_h; }
+  STARSIFT_HD int tiles() const { return tiles_x * tiles_y; }
+  STARSIFT_HD int tile_area() const { return tile_w * tile_h; }
+  STARSIFT_HD int top() const { return bins - 1; }
+  STARSIFT_HD int padded_width() const { return tiles_x * tile_w; }
+  STARSIFT_HD int padded_height() const { return tiles_y * tile_h; }
 };
 
 // The layout for a `width` x `height` frame of `format` (GRAY8, or GRAY16 with `bit_depth`
@@ -178,6 +178,14 @@ STARSIFT_HD ClaheAxis clahe_axis(int i, float inv_tile, int tiles) {
   a.t1 = t1 < 0 ? 0 : t1;
   a.t2 = t1 + 1 > tiles - 1 ? tiles - 1 : t1 + 1;
   return a;
+}
+
+// The cell of coordinate `i`: 0..tiles, the stretch between two tile centres it lies in (0
+// before the first centre, tiles after the last), where clahe_axis() gives the same tiles.
+// Non-decreasing in i.
+STARSIFT_HD int clahe_cell(int i, float inv_tile) {
+  const float t = clahe_sub(clahe_mul(static_cast<float>(i), inv_tile), 0.5f);
+  return static_cast<int>(floorf(t)) + 1;
 }
 
 // The blend of the four maps' values, rounded and held to 0..top, as OpenCV's
