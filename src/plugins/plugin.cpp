@@ -2,6 +2,7 @@
 // The starsift GStreamer plugin: registers its elements, nothing else.
 #include <gst/gst.h>
 
+#include "plugins/siftbrightness.hpp"
 #include "plugins/siftchain.hpp"
 #include "plugins/siftdetect.hpp"
 #include "plugins/siftfitssrc.hpp"
@@ -17,6 +18,7 @@ static gboolean plugin_init(GstPlugin* plugin) {
   gboolean registered = FALSE;
   registered |= GST_ELEMENT_REGISTER(siftmedian, plugin);
   registered |= GST_ELEMENT_REGISTER(siftgauss, plugin);
+  registered |= GST_ELEMENT_REGISTER(siftbrightness, plugin);
   registered |= GST_ELEMENT_REGISTER(siftchain, plugin);
   registered |= GST_ELEMENT_REGISTER(siftskysrc, plugin);
   registered |= GST_ELEMENT_REGISTER(siftfitssrc, plugin);

@@ -79,6 +79,31 @@ GType gst_sift_whiten_fit_get_type(void) {
   return register_enum(&type_id, "GstSiftWhitenFit", values);
 }
 
+GType gst_sift_brightness_mode_get_type(void) {
+  static gsize type_id = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(starsift::BrightnessMode::Local),
+       "Moroney's local correction: Y^(2^(strength (2 B - 1))), B the blurred luminance", "local"},
+      {static_cast<gint>(starsift::BrightnessMode::Clahe),
+       "Contrast-limited adaptive histogram equalisation on tiles-x x tiles-y tiles", "clahe"},
+      {0, nullptr, nullptr},
+  };
+  return register_enum(&type_id, "GstSiftBrightnessMode", values);
+}
+
+GType gst_sift_brightness_stretch_get_type(void) {
+  static gsize type_id = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(starsift::BrightnessStretch::None), "No stretch", "none"},
+      {static_cast<gint>(starsift::BrightnessStretch::Fixed),
+       "stretch-min..stretch-max onto the full range", "fixed"},
+      {static_cast<gint>(starsift::BrightnessStretch::Percentile),
+       "The frame's low-percentile..high-percentile onto the full range", "percentile"},
+      {0, nullptr, nullptr},
+  };
+  return register_enum(&type_id, "GstSiftBrightnessStretch", values);
+}
+
 GType gst_sift_whiten_shift_get_type(void) {
   static gsize type_id = 0;
   static const GEnumValue values[] = {
@@ -261,6 +286,8 @@ void mark_enums_as_plugin_api() {
   gst_type_mark_as_plugin_api(GST_TYPE_SIFT_WHITEN_SHIFT, static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(GST_TYPE_SIFT_WHITEN_REJECT, static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(GST_TYPE_SIFT_WHITEN_WARMUP, static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(GST_TYPE_SIFT_BRIGHTNESS_MODE, static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(GST_TYPE_SIFT_BRIGHTNESS_STRETCH, static_cast<GstPluginAPIFlags>(0));
 }
 
 }  // namespace starsift::gst

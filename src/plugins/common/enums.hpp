@@ -10,6 +10,7 @@
 
 #include "pipeline/backend.hpp"
 #include "pipeline/border.hpp"
+#include "pipeline/brightness/params.hpp"
 #include "pipeline/detect/params.hpp"
 #include "pipeline/whiten/params.hpp"
 
@@ -55,6 +56,13 @@ GType gst_sift_detect_filter_get_type(void);
 GType gst_sift_detect_threshold_get_type(void);
 #define GST_TYPE_SIFT_DETECT_OUTPUT (gst_sift_detect_output_get_type())
 GType gst_sift_detect_output_get_type(void);
+
+// The brightness correction's enums (siftbrightness), values equal to BrightnessMode and
+// BrightnessStretch, nicks as in YAML.
+#define GST_TYPE_SIFT_BRIGHTNESS_MODE (gst_sift_brightness_mode_get_type())
+GType gst_sift_brightness_mode_get_type(void);
+#define GST_TYPE_SIFT_BRIGHTNESS_STRETCH (gst_sift_brightness_stretch_get_type())
+GType gst_sift_brightness_stretch_get_type(void);
 
 G_END_DECLS
 
