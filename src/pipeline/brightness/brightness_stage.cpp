@@ -50,7 +50,11 @@ std::unique_ptr<BrightnessStage> make_brightness_stage(const BrightnessParams& p
     case Backend::Cpu:
       return std::make_unique<BrightnessStageCpu>(params);
     case Backend::Cuda:
-      throw Error("brightness: the CUDA backend is not written yet", "backend cpu");
+#if STARSIFT_HAVE_CUDA
+      return make_brightness_stage_cuda(params, choice.device_id);
+#else
+      throw Error("brightness: the CUDA backend was chosen but this build has none", "backend cpu");
+#endif
     case Backend::Auto:
       break;
   }

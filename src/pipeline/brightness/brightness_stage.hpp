@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The adaptive brightness correction as a stage. On the CPU: BrightnessCpu on the shared
-// thread pool (mode local, and mode clahe through ClaheCpu). The CUDA backend is not written
-// yet: asking for it is refused. The stage keeps nothing from one frame to the next but its
-// buffers, so every parameter change applies from the next frame.
+// thread pool (mode local, and mode clahe through ClaheCpu). On CUDA: launch_brightness
+// (brightness_stage_cuda.cpp; mode local). The stage keeps nothing from one frame to the next
+// but its buffers, so every parameter change applies from the next frame.
 #pragma once
 
 #include <memory>
@@ -38,8 +38,13 @@ class BrightnessStage : public FilterStage {
   std::optional<FrameShape> shape_;  // set by configure()
 };
 
-// Builds the stage for a resolved backend choice; Error for CUDA (not written yet).
+// Builds the stage for a resolved backend choice.
 std::unique_ptr<BrightnessStage> make_brightness_stage(const BrightnessParams& params,
                                                        const BackendChoice& choice);
+
+#if STARSIFT_HAVE_CUDA
+std::unique_ptr<BrightnessStage> make_brightness_stage_cuda(const BrightnessParams& params,
+                                                            int device_id);
+#endif
 
 }  // namespace starsift

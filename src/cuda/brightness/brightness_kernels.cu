@@ -1,0 +1,716 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The brightness correction's kernels and launcher (brightness.cuh). Each thread takes a group
+// of kGroup consecutive pixels of a row: one vector load and store per group where the frame's
+// alignment allows (a colour group is one 16-byte word), and always for the float planes,
+// whose rows are whole 128-byte lines.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cuda/brightness/brightness.cuh"
+#include "cuda/brightness/brightness_pixel.hpp"
+
+namespace starsift::cuda {
+
+namespace {
+
+using brightness_pixel::Correction;
+
+constexpr int kGroup = 4;    // pixels per thread, consecutive in a row
+constexpr int kBlockX = 32;  // threads along a row: 128 pixels
+constexpr int kBlockY = 8;
+// The histogram: few, full blocks (two of 1024 threads fill a multiprocessor), so that the
+// block histograms merged into the global one are few.
+constexpr int kHistogramThreads = 1024;
+constexpr int kHistogramBlocksPerSm = 2;
+constexpr int kSharedBins = 4096;    // a block's own histogram: 16 KiB of shared memory
+constexpr int kFloatBins = 1 << 16;  // GRAY32F: 16 bits of v's float bits per round
+// The histograms in the scratch: GRAY32F's round of high bits and two of low bits.
+constexpr int kHistogramWords = 3 * kFloatBins;
+constexpr int kSelectThreads = 1024;
+constexpr std::size_t kAlign = 256;
+constexpr unsigned kFullWarp = 0xffffffffu;
+
+std::size_t aligned(std::size_t bytes) {
+  return (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
+// ---- Frames --------------------------------------------------------------------------------
+
+struct Frame {
+  const std::byte* in;
+  std::byte* out;
+  std::ptrdiff_t in_stride;
+  std::ptrdiff_t out_stride;
+  int width;
+  int height;
+  bool vector;  // groups load and store as one aligned word
+};
+
+// A float plane of the scratch (Y or B): rows of row_floats (a multiple of 32).
+struct Plane {
+  float* data;
+  std::size_t row_floats;
+  __device__ float* at(int x, int y) const {
+    return data + static_cast<std::size_t>(y) * row_floats + x;
+  }
+};
+
+// How a kernel reads and writes each format's pixels, kGroup at a time; `n` (1..kGroup) of the
+// group lie in the frame. Raw is what a pixel's luminance and output are made from.
+template <class T>
+struct GreyInt {
+  using Raw = float;  // the sample
+  static constexpr bool kFloat = false;
+  static constexpr int kMaxBins = 1 << (8 * sizeof(T));  // the percentile's histogram
+  __device__ static void load(const std::byte* row, int x0, int n, bool vector,
+                              Raw (&raw)[kGroup]) {
+    const T* p = reinterpret_cast<const T*>(row) + x0;
+    if (vector && n == kGroup) {
+      if constexpr (sizeof(T) == 1) {
+        const std::uint32_t w = __ldg(reinterpret_cast<const unsigned int*>(p));
+#pragma unroll
+        for (int i = 0; i < kGroup; ++i) raw[i] = static_cast<float>((w >> (8 * i)) & 0xffu);
+      } else {
+        const uint2 w = __ldg(reinterpret_cast<const uint2*>(p));
+        raw[0] = static_cast<float>(w.x & 0xffffu);
+        raw[1] = static_cast<float>(w.x >> 16);
+        raw[2] = static_cast<float>(w.y & 0xffffu);
+        raw[3] = static_cast<float>(w.y >> 16);
+      }
+      return;
+    }
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) raw[i] = i < n ? static_cast<float>(__ldg(p + i)) : 0.0f;
+  }
+  __device__ static float luminance(Raw raw, float max) {
+    return brightness_pixel::grey_luminance(raw, max);
+  }
+  __device__ static void store(std::byte* row, int x0, int n, bool vector, const Raw (&)[kGroup],
+                               const float (&)[kGroup], const float (&stretched)[kGroup],
+                               const Correction& k) {
+    std::uint32_t o[kGroup];
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) {
+      o[i] = static_cast<std::uint32_t>(brightness_pixel::grey_out(stretched[i], k.max, false));
+    }
+    T* p = reinterpret_cast<T*>(row) + x0;
+    if (vector && n == kGroup) {
+      if constexpr (sizeof(T) == 1) {
+        *reinterpret_cast<unsigned int*>(p) = o[0] | o[1] << 8 | o[2] << 16 | o[3] << 24;
+      } else {
+        *reinterpret_cast<uint2*>(p) = make_uint2(o[0] | o[1] << 16, o[2] | o[3] << 16);
+      }
+      return;
+    }
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) {
+      if (i < n) p[i] = static_cast<T>(o[i]);
+    }
+  }
+};
+
+struct GreyFloat {
+  using Raw = float;
+  static constexpr bool kFloat = true;
+  static constexpr int kMaxBins = 0;  // selected by the bits of v, not by sensor values
+  __device__ static void load(const std::byte* row, int x0, int n, bool vector,
+                              Raw (&raw)[kGroup]) {
+    const float* p = reinterpret_cast<const float*>(row) + x0;
+    if (vector && n == kGroup) {
+      const float4 w = __ldg(reinterpret_cast<const float4*>(p));
+      raw[0] = w.x;
+      raw[1] = w.y;
+      raw[2] = w.z;
+      raw[3] = w.w;
+      return;
+    }
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) raw[i] = i < n ? __ldg(p + i) : 0.0f;
+  }
+  __device__ static float luminance(Raw raw, float) {
+    return brightness_pixel::grey_luminance(raw, 1.0f);
+  }
+  __device__ static void store(std::byte* row, int x0, int n, bool vector, const Raw (&)[kGroup],
+                               const float (&)[kGroup], const float (&stretched)[kGroup],
+                               const Correction& k) {
+    float o[kGroup];
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) o[i] = brightness_pixel::grey_out(stretched[i], k.max, true);
+    float* p = reinterpret_cast<float*>(row) + x0;
+    if (vector && n == kGroup) {
+      *reinterpret_cast<float4*>(p) = make_float4(o[0], o[1], o[2], o[3]);
+      return;
+    }
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) {
+      if (i < n) p[i] = o[i];
+    }
+  }
+};
+
+// RGBA/RGBx (Bgr false: R in byte 0) and BGRA/BGRx (R in byte 2); byte 3 copied.
+template <bool Bgr>
+struct Colour {
+  using Raw = std::uint32_t;  // the pixel
+  static constexpr bool kFloat = false;
+  static constexpr int kMaxBins = 256;
+  __device__ static void load(const std::byte* row, int x0, int n, bool vector,
+                              Raw (&raw)[kGroup]) {
+    const unsigned int* p = reinterpret_cast<const unsigned int*>(row) + x0;
+    if (vector && n == kGroup) {
+      const uint4 w = __ldg(reinterpret_cast<const uint4*>(p));
+      raw[0] = w.x;
+      raw[1] = w.y;
+      raw[2] = w.z;
+      raw[3] = w.w;
+      return;
+    }
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) raw[i] = i < n ? __ldg(p + i) : 0u;
+  }
+  __device__ static float luminance(Raw px, float) {
+    const std::uint32_t lo = px & 0xffu;
+    const std::uint32_t hi = (px >> 16) & 0xffu;
+    return brightness_pixel::colour_luminance(Bgr ? hi : lo, (px >> 8) & 0xffu, Bgr ? lo : hi);
+  }
+  __device__ static void store(std::byte* row, int x0, int n, bool vector, const Raw (&raw)[kGroup],
+                               const float (&lum)[kGroup], const float (&stretched)[kGroup],
+                               const Correction& k) {
+    std::uint32_t o[kGroup];
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) {
+      o[i] = brightness_pixel::colour_out(raw[i], lum[i], stretched[i], k);
+    }
+    unsigned int* p = reinterpret_cast<unsigned int*>(row) + x0;
+    if (vector && n == kGroup) {
+      *reinterpret_cast<uint4*>(p) = make_uint4(o[0], o[1], o[2], o[3]);
+      return;
+    }
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) {
+      if (i < n) p[i] = o[i];
+    }
+  }
+};
+
+// Calls f(F{}) with the traits of `format` (one brightness_supports()).
+template <class Fn>
+void with_format(PixelFormat format, Fn&& f) {
+  switch (format) {
+    case PixelFormat::Gray8:
+      f(GreyInt<std::uint8_t>{});
+      break;
+    case PixelFormat::Gray16:
+      f(GreyInt<std::uint16_t>{});
+      break;
+    case PixelFormat::Gray32F:
+      f(GreyFloat{});
+      break;
+    case PixelFormat::Bgra:
+    case PixelFormat::Bgrx:
+      f(Colour<true>{});
+      break;
+    default:
+      f(Colour<false>{});
+  }
+}
+
+// The group of pixels (x0.., y): its raw pixels, Y and v. B is read from the plane as one
+// float4 (its rows hold whole groups); at the right edge only the frame's samples, the blur
+// having written no others.
+template <class F>
+__device__ void group_values(const Frame& f, const Plane& blurred, const Correction& k, int x0,
+                             int y, int n, typename F::Raw (&raw)[kGroup], float (&lum)[kGroup],
+                             float (&value)[kGroup]) {
+  F::load(f.in + static_cast<std::ptrdiff_t>(y) * f.in_stride, x0, n, f.vector, raw);
+  float b[kGroup];
+  const float* b_row = blurred.at(x0, y);
+  if (n == kGroup) {
+    const float4 b4 = __ldg(reinterpret_cast<const float4*>(b_row));
+    b[0] = b4.x;
+    b[1] = b4.y;
+    b[2] = b4.z;
+    b[3] = b4.w;
+  } else {
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) b[i] = i < n ? __ldg(b_row + i) : 0.0f;
+  }
+#pragma unroll
+  for (int i = 0; i < kGroup; ++i) {
+    lum[i] = F::luminance(raw[i], k.max);
+    value[i] = brightness_pixel::local_value(lum[i], b[i], k);
+  }
+}
+
+// ---- Step 1: Y -----------------------------------------------------------------------------
+
+template <class F>
+__global__ void __launch_bounds__(kBlockX* kBlockY)
+    luminance_kernel(Frame f, Plane luma, float max) {
+  const int x0 = (blockIdx.x * kBlockX + threadIdx.x) * kGroup;
+  const int y = blockIdx.y * kBlockY + threadIdx.y;
+  if (x0 >= f.width || y >= f.height) return;
+  const int n = min(kGroup, f.width - x0);
+  typename F::Raw raw[kGroup];
+  F::load(f.in + static_cast<std::ptrdiff_t>(y) * f.in_stride, x0, n, f.vector, raw);
+  // Past the width the group's raw pixels are 0, and so is their Y.
+  *reinterpret_cast<float4*>(luma.at(x0, y)) =
+      make_float4(F::luminance(raw[0], max), F::luminance(raw[1], max), F::luminance(raw[2], max),
+                  F::luminance(raw[3], max));
+}
+
+// ---- Steps 2-5: the correction ----------------------------------------------------------
+
+// v -> (v - lo) scale: by value (none, fixed), or from the percentile's selection.
+struct Stretch {
+  float lo = 0.0f;
+  float scale = 1.0f;
+  const BrightnessStretchRange* range = nullptr;
+};
+
+// Bottom rows first: the histogram's pass has just read them, and some are still in L2.
+template <class F>
+__global__ void __launch_bounds__(kBlockX* kBlockY)
+    correct_kernel(Frame f, Plane blurred, Correction k, Stretch stretch) {
+  const int x0 = (blockIdx.x * kBlockX + threadIdx.x) * kGroup;
+  const int y = (gridDim.y - 1 - blockIdx.y) * kBlockY + threadIdx.y;
+  if (x0 >= f.width || y >= f.height) return;
+  float lo = stretch.lo;
+  float scale = stretch.scale;
+  if (stretch.range) {
+    lo = stretch.range->lo;
+    scale = stretch.range->scale;
+  }
+  const int n = min(kGroup, f.width - x0);
+  typename F::Raw raw[kGroup];
+  float lum[kGroup], value[kGroup], stretched[kGroup];
+  group_values<F>(f, blurred, k, x0, y, n, raw, lum, value);
+#pragma unroll
+  for (int i = 0; i < kGroup; ++i) stretched[i] = (value[i] - lo) * scale;
+  F::store(f.out + static_cast<std::ptrdiff_t>(y) * f.out_stride, x0, n, f.vector, raw, lum,
+           stretched, k);
+}
+
+// ---- The percentile: histogram ------------------------------------------------------------
+
+// Which bins a value counts in (-1: none). Integer formats: its sensor value.
+struct SensorKeys {
+  static constexpr int kSlots = 1;
+  float max;
+  __device__ void prepare(const BrightnessStretchRange*) {}
+  __device__ int key(float v, int) const { return brightness_pixel::value_bin(v, max); }
+};
+
+// GRAY32F, first round: the high 16 bits of v's float bits (v >= 0, so they order as v).
+struct HighBitsKeys {
+  static constexpr int kSlots = 1;
+  __device__ void prepare(const BrightnessStretchRange*) {}
+  __device__ int key(float v, int) const { return static_cast<int>(__float_as_uint(v) >> 16); }
+};
+
+// GRAY32F, second round: the low 16 bits, into histogram `slot` (0: low, 1: high) when the high
+// bits are the ones the first round chose for it.
+struct LowBitsKeys {
+  static constexpr int kSlots = 2;
+  std::uint32_t prefix[2];
+  __device__ void prepare(const BrightnessStretchRange* range) {
+    prefix[0] = range->prefix[0];
+    prefix[1] = range->prefix[1];
+  }
+  __device__ int key(float v, int slot) const {
+    const std::uint32_t bits = __float_as_uint(v);
+    if ((bits >> 16) != prefix[slot]) return -1;
+    return slot * kFloatBins + static_cast<int>(bits & 0xffffu);
+  }
+};
+
+// Counts the keys of every pixel. Shared: into a block histogram (bins <= kSharedBins) merged
+// into `histogram` at the end; else into `histogram` directly, one atomic per value a warp
+// holds. The loop runs over whole warps (lanes past the frame count nothing), so every lane
+// of a warp takes part in each warp-wide step.
+template <class F, class Keys, bool Shared>
+__global__ void __launch_bounds__(kHistogramThreads)
+    histogram_kernel(Frame f, Plane blurred, Correction k, Keys keys,
+                     const BrightnessStretchRange* range, unsigned int* histogram, int bins) {
+  __shared__ unsigned int block_counts[Shared ? kSharedBins : 1];
+  if constexpr (Shared) {
+    for (int i = threadIdx.x; i < bins; i += blockDim.x) block_counts[i] = 0;
+    __syncthreads();
+  }
+  keys.prepare(range);
+  [[maybe_unused]] const int lane = static_cast<int>(threadIdx.x % 32);
+  // 32-bit group numbers (at most 2^14 groups a row, 2^16 rows): no 64-bit division.
+  const unsigned int groups_per_row = (f.width + kGroup - 1) / kGroup;
+  const unsigned int groups = groups_per_row * static_cast<unsigned int>(f.height);
+  const unsigned int warp_groups = (groups + 31) / 32 * 32;
+  const unsigned int step = gridDim.x * blockDim.x;
+  for (unsigned int g = blockIdx.x * blockDim.x + threadIdx.x; g < warp_groups; g += step) {
+    int key[Keys::kSlots][kGroup];
+    if (g < groups) {
+      const unsigned int row = g / groups_per_row;
+      const int y = static_cast<int>(row);
+      const int x0 = static_cast<int>(g - row * groups_per_row) * kGroup;
+      const int n = min(kGroup, f.width - x0);
+      typename F::Raw raw[kGroup];
+      float lum[kGroup], value[kGroup];
+      group_values<F>(f, blurred, k, x0, y, n, raw, lum, value);
+#pragma unroll
+      for (int s = 0; s < Keys::kSlots; ++s) {
+#pragma unroll
+        for (int i = 0; i < kGroup; ++i) key[s][i] = i < n ? keys.key(value[i], s) : -1;
+      }
+    } else {
+#pragma unroll
+      for (int s = 0; s < Keys::kSlots; ++s) {
+#pragma unroll
+        for (int i = 0; i < kGroup; ++i) key[s][i] = -1;
+      }
+    }
+    if constexpr (Shared) {
+      // Neighbours of one value (a smooth sky) count once, as a run.
+#pragma unroll
+      for (int s = 0; s < Keys::kSlots; ++s) {
+        int run_key = key[s][0];
+        unsigned int run = 1;
+#pragma unroll
+        for (int i = 1; i < kGroup; ++i) {
+          if (key[s][i] == run_key) {
+            ++run;
+            continue;
+          }
+          if (run_key >= 0) atomicAdd(&block_counts[run_key], run);
+          run_key = key[s][i];
+          run = 1;
+        }
+        if (run_key >= 0) atomicAdd(&block_counts[run_key], run);
+      }
+    } else {
+#pragma unroll
+      for (int s = 0; s < Keys::kSlots; ++s) {
+#pragma unroll
+        for (int i = 0; i < kGroup; ++i) {
+          const int mine = key[s][i];
+          const unsigned int peers = __match_any_sync(kFullWarp, mine);
+          if (mine >= 0 && lane == __ffs(peers) - 1) atomicAdd(&histogram[mine], __popc(peers));
+        }
+      }
+    }
+  }
+  if constexpr (Shared) {
+    __syncthreads();
+    for (int i = threadIdx.x; i < bins; i += blockDim.x) {
+      if (block_counts[i]) atomicAdd(&histogram[i], block_counts[i]);
+    }
+  }
+}
+
+// ---- The percentile: selection -----------------------------------------------------------
+
+// The smallest bin of `histogram` whose cumulative count reaches `rank` (1-based, at most the
+// total), and the count below it. Called by the whole block (kSelectThreads): each warp sums
+// a slice of the bins, warp 0 finds the slice that holds the rank and scans it.
+__device__ void locate(const unsigned int* histogram, int bins, unsigned int rank, int& bin,
+                       unsigned int& below) {
+  __shared__ unsigned int slice_total[kSelectThreads / 32];
+  __shared__ int found_bin;
+  __shared__ unsigned int found_below;
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  constexpr int kWarps = kSelectThreads / 32;
+  const int per_slice = (bins + kWarps - 1) / kWarps;
+  {
+    const int begin = warp * per_slice;
+    const int end = min(bins, begin + per_slice);
+    unsigned int sum = 0;
+    for (int i = begin + lane; i < end; i += 32) sum += histogram[i];
+    sum = __reduce_add_sync(kFullWarp, sum);
+    if (lane == 0) slice_total[warp] = sum;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    // Inclusive prefix of the slices' totals (counts fit 32 bits: the frame has fewer pixels).
+    const unsigned int total = slice_total[lane];
+    unsigned int inclusive = total;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const unsigned int up = __shfl_up_sync(kFullWarp, inclusive, o);
+      if (lane >= o) inclusive += up;
+    }
+    const unsigned int holds =
+        __ballot_sync(kFullWarp, inclusive - total < rank && rank <= inclusive);
+    int result = bins - 1;  // a rank beyond the total (cannot happen): the top bin
+    unsigned int result_below = 0;
+    if (holds) {
+      const int slice = __ffs(holds) - 1;
+      unsigned int running = __shfl_sync(kFullWarp, inclusive - total, slice);
+      const int begin = slice * per_slice;
+      const int end = min(bins, begin + per_slice);
+      for (int i0 = begin; i0 < end; i0 += 32) {
+        const int i = i0 + lane;
+        const unsigned int count = i < end ? histogram[i] : 0u;
+        unsigned int upto = count;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+          const unsigned int up = __shfl_up_sync(kFullWarp, upto, o);
+          if (lane >= o) upto += up;
+        }
+        const unsigned int hit =
+            __ballot_sync(kFullWarp, running + upto - count < rank && rank <= running + upto);
+        if (hit) {
+          const int l = __ffs(hit) - 1;
+          result = i0 + l;
+          result_below = running + __shfl_sync(kFullWarp, upto - count, l);
+          break;
+        }
+        running += __shfl_sync(kFullWarp, upto, 31);
+      }
+    }
+    if (lane == 0) {
+      found_bin = result;
+      found_below = result_below;
+    }
+  }
+  __syncthreads();
+  bin = found_bin;
+  below = found_below;
+}
+
+enum class SelectRound { Sensor, HighBits, LowBits };
+
+// lo and scale from the two values, as the reference: no stretch when high <= low.
+__device__ void set_stretch(BrightnessStretchRange* range, float low, float high, float max) {
+  range->low = low;
+  range->high = high;
+  if (high > low) {
+    range->lo = low;
+    range->scale = max / (high - low);
+  } else {
+    range->lo = 0.0f;
+    range->scale = 1.0f;
+  }
+}
+
+// One block. Sensor: lo and hi from the histogram of sensor values. HighBits: the high bits
+// of each and their ranks among the values of those bits; LowBits: the values themselves
+// (`histogram` holds the two rounds' histograms, low's then high's).
+__global__ void __launch_bounds__(kSelectThreads)
+    select_kernel(const unsigned int* histogram, int bins, SelectRound round, unsigned int low_rank,
+                  unsigned int high_rank, float max, BrightnessStretchRange* range) {
+  int bin[2];
+  unsigned int below[2];
+  unsigned int rank[2] = {low_rank, high_rank};
+  for (int s = 0; s < 2; ++s) {
+    const unsigned int* counts = histogram;
+    if (round == SelectRound::LowBits) {
+      counts += s * kFloatBins;
+      rank[s] = range->residual[s];
+    }
+    locate(counts, bins, rank[s], bin[s], below[s]);
+  }
+  if (threadIdx.x != 0) return;
+  switch (round) {
+    case SelectRound::Sensor:
+      set_stretch(range, static_cast<float>(bin[0]), static_cast<float>(bin[1]), max);
+      break;
+    case SelectRound::HighBits:
+      for (int s = 0; s < 2; ++s) {
+        range->prefix[s] = static_cast<std::uint32_t>(bin[s]);
+        range->residual[s] = rank[s] - below[s];
+      }
+      break;
+    case SelectRound::LowBits:
+      set_stretch(range, __uint_as_float(range->prefix[0] << 16 | static_cast<unsigned>(bin[0])),
+                  __uint_as_float(range->prefix[1] << 16 | static_cast<unsigned>(bin[1])), max);
+      break;
+  }
+}
+
+// ---- The scratch ---------------------------------------------------------------------------
+
+struct Layout {
+  Plane luma{};
+  Plane blurred{};
+  void* gauss = nullptr;
+  std::size_t gauss_bytes = 0;
+  unsigned int* histogram = nullptr;
+  BrightnessStretchRange* range = nullptr;
+  std::size_t total = 0;
+};
+
+Layout layout_of(const void* base, int width, int height) noexcept {
+  Layout l;
+  const std::size_t row_floats = (static_cast<std::size_t>(width) + 31) / 32 * 32;
+  const std::size_t plane = aligned(row_floats * sizeof(float) * static_cast<std::size_t>(height));
+  l.gauss_bytes = gauss_scratch_bytes(GaussPath::Auto, width, height, PixelFormat::Gray32F);
+  const std::size_t histogram = aligned(kHistogramWords * sizeof(unsigned int));
+  const std::size_t range = aligned(sizeof(BrightnessStretchRange));
+  l.total = 2 * plane + aligned(l.gauss_bytes) + histogram + range;
+  if (!base) return l;
+  auto* bytes = static_cast<std::byte*>(const_cast<void*>(base));
+  l.luma = {reinterpret_cast<float*>(bytes), row_floats};
+  l.blurred = {reinterpret_cast<float*>(bytes + plane), row_floats};
+  l.gauss = bytes + 2 * plane;
+  l.histogram = reinterpret_cast<unsigned int*>(bytes + 2 * plane + aligned(l.gauss_bytes));
+  l.range = reinterpret_cast<BrightnessStretchRange*>(bytes + 2 * plane + aligned(l.gauss_bytes) +
+                                                      histogram);
+  return l;
+}
+
+ImageView plane_view(const Plane& p, int width, int height) {
+  return {reinterpret_cast<std::byte*>(p.data), width, height,
+          static_cast<std::ptrdiff_t>(p.row_floats * sizeof(float)), PixelFormat::Gray32F};
+}
+
+bool multiple_of(std::uintptr_t value, std::uintptr_t unit) {
+  return value % unit == 0;
+}
+
+// The frames as the kernels take them, or false when their alignment breaks the limitations.
+bool frame_of(ConstImageView in, ImageView out, Frame& f) {
+  const int bpp = bytes_per_pixel(in.format);
+  // The word a pixel is read and written in: a sample, or the 4 bytes of a colour pixel.
+  const auto word = static_cast<std::uintptr_t>(bpp);
+  const auto group = static_cast<std::uintptr_t>(bpp * kGroup);
+  const auto in_at = reinterpret_cast<std::uintptr_t>(in.data);
+  const auto out_at = reinterpret_cast<std::uintptr_t>(out.data);
+  const auto in_stride = static_cast<std::uintptr_t>(in.stride);
+  const auto out_stride = static_cast<std::uintptr_t>(out.stride);
+  if (!multiple_of(in_at, word) || !multiple_of(out_at, word) || !multiple_of(in_stride, word) ||
+      !multiple_of(out_stride, word) || in.stride < static_cast<std::ptrdiff_t>(in.row_bytes()) ||
+      out.stride < static_cast<std::ptrdiff_t>(out.row_bytes())) {
+    return false;
+  }
+  f.in = in.data;
+  f.out = out.data;
+  f.in_stride = in.stride;
+  f.out_stride = out.stride;
+  f.width = in.width;
+  f.height = in.height;
+  f.vector = multiple_of(in_at, group) && multiple_of(out_at, group) &&
+             multiple_of(in_stride, group) && multiple_of(out_stride, group);
+  return true;
+}
+
+int histogram_blocks(long long groups) {
+  int device = 0;
+  int sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+      sms < 1) {
+    cudaGetLastError();
+    sms = 1;
+  }
+  const long long wanted = (groups + kHistogramThreads - 1) / kHistogramThreads;
+  return static_cast<int>(std::max(1LL, std::min<long long>(wanted, sms * kHistogramBlocksPerSm)));
+}
+
+}  // namespace
+
+std::size_t brightness_scratch_bytes(int width, int height) noexcept {
+  return layout_of(nullptr, width, height).total;
+}
+
+const BrightnessStretchRange* brightness_stretch_range(const void* scratch, int width,
+                                                       int height) noexcept {
+  return layout_of(scratch, width, height).range;
+}
+
+cudaError_t launch_brightness(const BrightnessParams& params, const FrameShape& shape,
+                              ConstImageView in, ImageView out, void* scratch,
+                              std::size_t scratch_bytes, cudaStream_t stream, GaussPath blur) {
+  if (params.mode != BrightnessMode::Local) return cudaErrorNotSupported;
+  const int width = shape.width;
+  const int height = shape.height;
+  const std::size_t pixels = static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
+  if (!brightness_supports(shape.format) || width < 1 || height < 1 || pixels > 0xffffffffu ||
+      in.width != width || in.height != height || in.format != shape.format || out.width != width ||
+      out.height != height || out.format != shape.format) {
+    return cudaErrorInvalidValue;
+  }
+  Frame f{};
+  if (!frame_of(in, out, f)) return cudaErrorInvalidValue;
+  if (!scratch || scratch_bytes < brightness_scratch_bytes(width, height)) {
+    return cudaErrorInvalidValue;
+  }
+  const Layout l = layout_of(scratch, width, height);
+  const Correction k = brightness_pixel::correction_of(params, shape);
+  const bool is_float = format_info(shape.format).is_float;
+  const dim3 block(kBlockX, kBlockY);
+  const dim3 grid((width + kBlockX * kGroup - 1) / (kBlockX * kGroup),
+                  (height + kBlockY - 1) / kBlockY);
+
+  // 1. Y.
+  with_format(shape.format, [&](auto io) {
+    using F = decltype(io);
+    luminance_kernel<F><<<grid, block, 0, stream>>>(f, l.luma, k.max);
+  });
+
+  // 2. B.
+  GaussParams gauss;
+  gauss.sigma_x = gauss.sigma_y = params.sigma;
+  gauss.border = BorderMode::Reflect101;
+  const cudaError_t blurred =
+      launch_gauss(gauss, const_view(plane_view(l.luma, width, height)),
+                   plane_view(l.blurred, width, height), l.gauss, l.gauss_bytes, stream, blur);
+  if (blurred != cudaSuccess) return blurred;
+
+  // The stretch: by value, or selected on the device.
+  Stretch stretch;
+  if (params.stretch == BrightnessStretch::Fixed) {
+    stretch.lo = static_cast<float>(params.stretch_min);
+    stretch.scale =
+        static_cast<float>(static_cast<double>(k.max) / (params.stretch_max - params.stretch_min));
+  } else if (params.stretch == BrightnessStretch::Percentile) {
+    const auto low_rank =
+        static_cast<unsigned int>(brightness_percentile_rank(params.low_percentile, pixels));
+    const auto high_rank =
+        static_cast<unsigned int>(brightness_percentile_rank(params.high_percentile, pixels));
+    const long long groups = static_cast<long long>((width + kGroup - 1) / kGroup) * height;
+    const int blocks = histogram_blocks(groups);
+    stretch.range = l.range;
+    if (!is_float) {
+      const int bins = static_cast<int>(k.max) + 1;
+      cudaMemsetAsync(l.histogram, 0, static_cast<std::size_t>(bins) * sizeof(unsigned int),
+                      stream);
+      with_format(shape.format, [&](auto io) {
+        using F = decltype(io);
+        const SensorKeys keys{k.max};
+        if constexpr (F::kMaxBins > kSharedBins) {
+          if (bins > kSharedBins) {
+            histogram_kernel<F, SensorKeys, false><<<blocks, kHistogramThreads, 0, stream>>>(
+                f, l.blurred, k, keys, l.range, l.histogram, bins);
+            return;
+          }
+        }
+        if constexpr (!F::kFloat) {
+          histogram_kernel<F, SensorKeys, true><<<blocks, kHistogramThreads, 0, stream>>>(
+              f, l.blurred, k, keys, l.range, l.histogram, bins);
+        }
+      });
+      select_kernel<<<1, kSelectThreads, 0, stream>>>(l.histogram, bins, SelectRound::Sensor,
+                                                      low_rank, high_rank, k.max, l.range);
+    } else {
+      cudaMemsetAsync(l.histogram, 0, kHistogramWords * sizeof(unsigned int), stream);
+      histogram_kernel<GreyFloat, HighBitsKeys, false><<<blocks, kHistogramThreads, 0, stream>>>(
+          f, l.blurred, k, HighBitsKeys{}, l.range, l.histogram, kFloatBins);
+      select_kernel<<<1, kSelectThreads, 0, stream>>>(
+          l.histogram, kFloatBins, SelectRound::HighBits, low_rank, high_rank, k.max, l.range);
+      unsigned int* low_bits = l.histogram + kFloatBins;
+      histogram_kernel<GreyFloat, LowBitsKeys, false><<<blocks, kHistogramThreads, 0, stream>>>(
+          f, l.blurred, k, LowBitsKeys{}, l.range, low_bits, kFloatBins);
+      select_kernel<<<1, kSelectThreads, 0, stream>>>(low_bits, kFloatBins, SelectRound::LowBits,
+                                                      low_rank, high_rank, k.max, l.range);
+    }
+  }
+
+  // 3.-5. The correction.
+  with_format(shape.format, [&](auto io) {
+    using F = decltype(io);
+    correct_kernel<F><<<grid, block, 0, stream>>>(f, l.blurred, k, stretch);
+  });
+  return cudaPeekAtLastError();
+}
+
+}  // namespace starsift::cuda

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The brightness stage on a CUDA device: host frame -> device -> launch_brightness -> host, on
+// the stage's own stream (process()), or the kernels alone on a device chain's stream
+// (enqueue()). The scratch (the luminance and its blur, the Gaussian's, the histograms) is
+// allocated at configure for the frame size and serves every parameter, so a live change of
+// sigma, strength, alpha or stretch allocates nothing. Mode clahe has no CUDA kernels yet: the
+// stage refuses it, when built and at each frame (a live change to it fails that frame).
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+
+#include "cuda/brightness/brightness.cuh"
+#include "cuda/cuda_check.hpp"
+#include "cuda/device_buffer.hpp"
+#include "pipeline/brightness/brightness_stage.hpp"
+#include "pipeline/error.hpp"
+#include "pipeline/host_staging_cuda.hpp"
+
+namespace starsift {
+
+namespace {
+
+void refuse_unsupported(const BrightnessParams& params) {
+  if (params.mode == BrightnessMode::Clahe) {
+    throw Error("brightness: mode clahe has no CUDA kernels yet",
+                "mode local on backend cuda, or mode clahe on backend cpu");
+  }
+}
+
+class BrightnessStageCuda final : public BrightnessStage {
+ public:
+  BrightnessStageCuda(const BrightnessParams& params, int device_id)
+      : BrightnessStage(params), device_id_(device_id) {
+    refuse_unsupported(params_);
+    cuda::use_device(device_id_);
+    stream_ = std::make_unique<cuda::Stream>();
+  }
+
+  Backend backend() const override { return Backend::Cuda; }
+
+  void configure(const FrameShape& shape) override {
+    configure_device(shape);
+    staging_.allocate(shape, shape);
+  }
+
+  void configure_device(const FrameShape& shape) override {
+    shape.validate();
+    params_.validate_for(shape);
+    refuse_unsupported(params_);
+    cuda::use_device(device_id_);
+    staging_.release();  // device chains bring their own buffers
+    const std::size_t need = cuda::brightness_scratch_bytes(shape.width, shape.height);
+    if (need != scratch_bytes_) {
+      scratch_.release();
+      scratch_bytes_ = 0;
+      scratch_.allocate(need, 1);
+      scratch_bytes_ = need;
+    }
+    shape_ = shape;
+  }
+
+  void enqueue(ConstImageView in, ImageView out, void* stream) override {
+    if (!shape_) {
+      throw Error("brightness: a frame before configure()", "configure() or configure_device()");
+    }
+    refuse_unsupported(params_);
+    cuda::check(cuda::launch_brightness(params_, *shape_, in, out, scratch_.data(), scratch_bytes_,
+                                        static_cast<cudaStream_t>(stream)),
+                "brightness kernel launch");
+  }
+
+  void process(ConstImageView in, ImageView out) override {
+    if (!shape_) throw Error("brightness: a frame before configure()", "configure() first");
+    params_.validate_frames(*shape_, in, out);
+    if (!staging_.ready()) {
+      throw Error("brightness: process() on a stage configured for device chains",
+                  "configure() before process()");
+    }
+    cuda::use_device(device_id_);
+    const cudaStream_t s = stream_->get();
+    const ConstImageView d_in = staging_.upload(in, s);
+    enqueue(d_in, staging_.output(out), s);
+    staging_.download(out, s);
+    // The stage's own stream only: other streams and elements keep running.
+    cuda::check(cudaStreamSynchronize(s), "brightness (cudaStreamSynchronize)");
+  }
+
+ private:
+  int device_id_;
+  std::unique_ptr<cuda::Stream> stream_;
+  HostStaging staging_;  // process() only
+  cuda::DeviceImage scratch_;
+  std::size_t scratch_bytes_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<BrightnessStage> make_brightness_stage_cuda(const BrightnessParams& params,
+                                                            int device_id) {
+  return std::make_unique<BrightnessStageCuda>(params, device_id);
+}
+
+}  // namespace starsift
