@@ -54,6 +54,7 @@ struct Options {
                                 {{4096, 4096}, PixelFormat::Gray16, 12}};
   double sigma = 40.0;
   double strength = 1.0;
+  std::vector<BrightnessMode> modes{BrightnessMode::Local};
   std::vector<BrightnessStretch> stretches{BrightnessStretch::Percentile, BrightnessStretch::None};
   std::string data = "random";
   TimingPlan plan;
@@ -73,6 +74,7 @@ same frames (the memory roofline) and the Gaussian blur of the luminance alone.
   --rgba-size WxH      the colour frames [3840x2160]; 0x0 to leave them out
   --gray-size WxH      the GRAY16_LE frames [4096x4096]; 0x0 to leave them out
   --bit-depth N        of the GRAY16_LE frames [12]
+  --modes LIST         local, clahe (tiles 8x8, clip limit 2) [local]
   --sigma S            the blur of the luminance, px [40]
   --strength S         [1]
   --stretches LIST     percentile, fixed, none [percentile,none]
@@ -125,6 +127,10 @@ Options parse_options(int argc, char** argv) {
       o.sigma = parse_number<double>(next(), arg);
     } else if (arg == "--strength") {
       o.strength = parse_number<double>(next(), arg);
+    } else if (arg == "--modes") {
+      o.modes.clear();
+      for (const std::string& m : split_nonempty(next()))
+        o.modes.push_back(parse_brightness_mode(m));
     } else if (arg == "--stretches") {
       o.stretches.clear();
       for (const std::string& s : split_nonempty(next())) {
@@ -168,8 +174,8 @@ Options parse_options(int argc, char** argv) {
   p.sigma = o.sigma;
   p.strength = o.strength;
   p.validate();
-  if (o.frames.empty() || o.stretches.empty()) {
-    throw Error("nothing to run: no frames or an empty --stretches");
+  if (o.frames.empty() || o.stretches.empty() || o.modes.empty()) {
+    throw Error("nothing to run: no frames, or an empty --modes or --stretches");
   }
   return o;
 }
@@ -286,14 +292,19 @@ class Bench {
       return;
     }
     const FrameShape shape{fs.width(), fs.height(), fs.format(), c.bit_depth};
-    const double pixels = static_cast<double>(fs.width()) * fs.height();
     const double roofline_gpix = copy.roofline_pix_per_s(fs.bpp()) * 1e-9;
-    // One scratch for every call: calls on one stream never overlap.
-    const DeviceBytes scratch(cuda::brightness_scratch_bytes(fs.width(), fs.height()));
+    // One scratch for every call (the most any mode needs): calls on one stream never overlap.
+    std::size_t scratch_bytes = 0;
+    for (const BrightnessMode mode : o_.modes) {
+      scratch_bytes =
+          std::max(scratch_bytes, cuda::brightness_scratch_bytes(params_for(mode), shape));
+    }
+    const DeviceBytes scratch(scratch_bytes);
 
-    // The blur of the luminance alone: launch_gauss on a float plane of the frame's size.
+    // The blur of the luminance alone (mode local's): launch_gauss on a float plane of the
+    // frame's size.
     double blur_ms = NAN;
-    {
+    if (std::find(o_.modes.begin(), o_.modes.end(), BrightnessMode::Local) != o_.modes.end()) {
       cuda::DeviceImage luma(static_cast<std::size_t>(fs.width()) * 4, fs.height());
       cuda::DeviceImage blurred(static_cast<std::size_t>(fs.width()) * 4, fs.height());
       const ImageView y{luma.data(), fs.width(), fs.height(),
@@ -336,61 +347,86 @@ class Bench {
       }
     }
 
-    for (const BrightnessStretch stretch : o_.stretches) {
-      BrightnessParams p;
-      p.sigma = o_.sigma;
-      p.strength = o_.strength;
-      p.stretch = stretch;
-      if (stretch == BrightnessStretch::Fixed) {
-        p.stretch_min = 0.05 * brightness_sample_max(shape);
-        p.stretch_max = 0.95 * brightness_sample_max(shape);
+    for (const BrightnessMode mode : o_.modes) {
+      for (const BrightnessStretch stretch : o_.stretches) {
+        run_case(fs, c, shape, mode, stretch, scratch, blur_ms, copy_bps, roofline_gpix);
+        if (!aborted.empty()) return;
       }
-      std::string error;
-      const Launch launch = [&](int i) -> const char* {
-        const cudaError_t s = cuda::launch_brightness(p, shape, fs.in(i), fs.out(i), scratch.data(),
-                                                      scratch.size(), stream_.get());
-        if (s == cudaSuccess) return nullptr;
-        error = cuda_error("launch_brightness", s);
-        return error.c_str();
-      };
-      cudaGetLastError();
-      const Timing t = measure(stream_.get(), fs.frames(), o_.plan, launch);
-      Json j = head(fs, c, "correction")
-                   .set("stretch", to_string(stretch))
-                   .set("frames", fs.frames())
-                   .set("cache", "rotating")
-                   .set("scratch_bytes", static_cast<unsigned long long>(scratch.size()));
-      const std::string label = resolution_name(fs.width(), fs.height()) + " " +
-                                std::string(to_string(fs.format())) + " stretch " +
-                                std::string(to_string(stretch));
-      if (!t.error.empty()) {
-        j.set("error", t.error);
-        cases.push(std::move(j));
-        ++failures;
-        std::cerr << label << ": FAILED: " << t.error << "\n";
-        aborted = context_lost();
-        return;
-      }
-      const double gpix = gpix_per_s(pixels, t.ms_median);
-      const double fraction = roofline_gpix > 0 ? gpix / roofline_gpix : NAN;
-      j.set("ms_median", t.ms_median)
-          .set("gpix_per_s", gpix)
-          .set("roofline_gpix_per_s", roofline_gpix)
-          .set("copy_gbps", copy_bps * 1e-9)
-          .set("fraction_of_roofline", fraction)
-          .set("blur_ms", std::isfinite(blur_ms) ? Json(blur_ms) : Json(nullptr))
-          .set("blur_share", std::isfinite(blur_ms) ? Json(blur_ms / t.ms_median) : Json(nullptr))
-          .set("timing", timing_json(t));
-      if (stretch == BrightnessStretch::Percentile) j.set("stretch_range", range_json(fs, shape));
-      if (c.format == PixelFormat::Rgba && fs.width() == 3840 && fs.height() == 2160 &&
-          stretch == BrightnessStretch::Percentile) {
-        target_fraction = fraction;
-        j.set("target_fraction", kTargetFraction).set("meets_target", fraction >= kTargetFraction);
-      }
-      cases.push(std::move(j));
-      std::fprintf(stderr, "%s: %.4f ms, %.2f Gpix/s (%.1f%% of the copy roofline, %.2f Gpix/s)\n",
-                   label.c_str(), t.ms_median, gpix, 100.0 * fraction, roofline_gpix);
     }
+  }
+
+  // The parameters timed: mode local at --sigma and --strength, or clahe on 8x8 tiles.
+  BrightnessParams params_for(BrightnessMode mode) const {
+    BrightnessParams p;
+    p.mode = mode;
+    p.sigma = o_.sigma;
+    p.strength = o_.strength;
+    return p;
+  }
+
+  void run_case(const FrameSet& fs, const FrameCase& c, const FrameShape& shape,
+                BrightnessMode mode, BrightnessStretch stretch, const DeviceBytes& scratch,
+                double blur_ms, double copy_bps, double roofline_gpix) {
+    BrightnessParams p = params_for(mode);
+    p.stretch = stretch;
+    if (stretch == BrightnessStretch::Fixed) {
+      p.stretch_min = 0.05 * brightness_sample_max(shape);
+      p.stretch_max = 0.95 * brightness_sample_max(shape);
+    }
+    std::string error;
+    const Launch launch = [&](int i) -> const char* {
+      const cudaError_t s = cuda::launch_brightness(p, shape, fs.in(i), fs.out(i), scratch.data(),
+                                                    scratch.size(), stream_.get());
+      if (s == cudaSuccess) return nullptr;
+      error = cuda_error("launch_brightness", s);
+      return error.c_str();
+    };
+    cudaGetLastError();
+    const Timing t = measure(stream_.get(), fs.frames(), o_.plan, launch);
+    const bool local = mode == BrightnessMode::Local;
+    Json j = head(fs, c, "correction")
+                 .set("mode", to_string(mode))
+                 .set("stretch", to_string(stretch))
+                 .set("frames", fs.frames())
+                 .set("cache", "rotating")
+                 .set("scratch_bytes", static_cast<unsigned long long>(scratch.size()));
+    if (!local) {
+      j.set("sigma", nullptr)
+          .set("strength", nullptr)
+          .set("tiles", "8x8")
+          .set("clip_limit", p.clip_limit);
+    }
+    const std::string label =
+        resolution_name(fs.width(), fs.height()) + " " + std::string(to_string(fs.format())) + " " +
+        std::string(to_string(mode)) + " stretch " + std::string(to_string(stretch));
+    if (!t.error.empty()) {
+      j.set("error", t.error);
+      cases.push(std::move(j));
+      ++failures;
+      std::cerr << label << ": FAILED: " << t.error << "\n";
+      aborted = context_lost();
+      return;
+    }
+    const double gpix = gpix_per_s(static_cast<double>(fs.width()) * fs.height(), t.ms_median);
+    const double fraction = roofline_gpix > 0 ? gpix / roofline_gpix : NAN;
+    const bool blur_known = local && std::isfinite(blur_ms);
+    j.set("ms_median", t.ms_median)
+        .set("gpix_per_s", gpix)
+        .set("roofline_gpix_per_s", roofline_gpix)
+        .set("copy_gbps", copy_bps * 1e-9)
+        .set("fraction_of_roofline", fraction)
+        .set("blur_ms", blur_known ? Json(blur_ms) : Json(nullptr))
+        .set("blur_share", blur_known ? Json(blur_ms / t.ms_median) : Json(nullptr))
+        .set("timing", timing_json(t));
+    if (stretch == BrightnessStretch::Percentile) j.set("stretch_range", range_json(fs, shape, p));
+    if (local && c.format == PixelFormat::Rgba && fs.width() == 3840 && fs.height() == 2160 &&
+        stretch == BrightnessStretch::Percentile) {
+      target_fraction = fraction;
+      j.set("target_fraction", kTargetFraction).set("meets_target", fraction >= kTargetFraction);
+    }
+    cases.push(std::move(j));
+    std::fprintf(stderr, "%s: %.4f ms, %.2f Gpix/s (%.1f%% of the copy roofline, %.2f Gpix/s)\n",
+                 label.c_str(), t.ms_median, gpix, 100.0 * fraction, roofline_gpix);
   }
 
   Json head(const FrameSet& fs, const FrameCase& c, const char* what) const {
@@ -409,19 +445,14 @@ class Bench {
   }
 
   // The percentile's lo and hi on frame 0, after one more call: a sanity value.
-  Json range_json(const FrameSet& fs, const FrameShape& shape) {
-    BrightnessParams p;
-    p.sigma = o_.sigma;
-    p.strength = o_.strength;
-    p.stretch = BrightnessStretch::Percentile;
-    const DeviceBytes scratch(cuda::brightness_scratch_bytes(fs.width(), fs.height()));
+  Json range_json(const FrameSet& fs, const FrameShape& shape, const BrightnessParams& p) {
+    const DeviceBytes scratch(cuda::brightness_scratch_bytes(p, shape));
     cuda::BrightnessStretchRange range;
     cudaError_t s = cuda::launch_brightness(p, shape, fs.in(0), fs.out(0), scratch.data(),
                                             scratch.size(), stream_.get());
     if (s == cudaSuccess) {
-      s = cudaMemcpyAsync(&range,
-                          cuda::brightness_stretch_range(scratch.data(), fs.width(), fs.height()),
-                          sizeof range, cudaMemcpyDeviceToHost, stream_.get());
+      s = cudaMemcpyAsync(&range, cuda::brightness_stretch_range(scratch.data()), sizeof range,
+                          cudaMemcpyDeviceToHost, stream_.get());
     }
     if (s == cudaSuccess) s = cudaStreamSynchronize(stream_.get());
     if (s != cudaSuccess) return Json(cuda_error("stretch range", s));
@@ -453,6 +484,8 @@ int run(int argc, char** argv) {
 
   Json stretches = Json::array();
   for (const BrightnessStretch s : o.stretches) stretches.push(to_string(s));
+  Json modes = Json::array();
+  for (const BrightnessMode m : o.modes) modes.push(to_string(m));
   Json method =
       Json::object()
           .set("cache", "rotating")
@@ -464,9 +497,11 @@ int run(int argc, char** argv) {
           .set("data", o.data == "random" ? "uniform random samples within the bit depth"
                                           : "a synthetic sky frame (SkyGenerator, frame 0)")
           .set("seed", static_cast<unsigned long long>(o.seed))
+          .set("modes", std::move(modes))
+          .set("clahe", "tiles 8x8, clip limit 2 (BrightnessParams' defaults)")
           .set("stretches", std::move(stretches))
           .set("blur", "launch_gauss Auto, reflect-101, on the float luminance plane")
-          .set("scratch", "brightness_scratch_bytes, allocated once per frame set")
+          .set("scratch", "brightness_scratch_bytes (the most of the modes), once per frame set")
           .set("roofline",
                "max(copy kernel, cudaMemcpy2DAsync) over the same frames, bytes read+written "
                "per second; a correction reads and writes each pixel at least once")

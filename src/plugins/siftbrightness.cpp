@@ -23,14 +23,16 @@
  * their BT.709 luma, and R, G and B scaled alike by the ratio of the new luma to the old, so
  * hues hold; alpha and padding bytes pass through untouched.
  *
- * Runs on the CPU (#GstSiftTransform:backend=cpu; the CUDA backend is not written yet, so on a
- * host with a usable GPU set backend=cpu). Property changes take effect at the next frame. A
- * value out of its own range is refused at once (the property keeps its value); the rules
- * that join two properties (low-percentile below high-percentile, stretch-min below
- * stretch-max when stretch=fixed) and those that depend on the frames (stretch-max within the
- * bit depth, no clahe on GRAY32F) are checked when the element starts or the change reaches
- * the stream: at start a failure is an error, while playing the running parameters are kept
- * and a warning says why.
+ * Runs on the CPU or a CUDA GPU, as #GstSiftTransform:backend chooses (auto: the GPU where one
+ * is usable); #GstSiftTransform:active-backend says which one runs. The GPU blurs the luminance
+ * by the Gaussian's recursion beyond sigma 4, the CPU on a downsampled plane from sigma 8; on
+ * 8- and 12-bit frames each stays within two counts of the exact definition. Property changes
+ * take effect at the next frame. A value out of its own range is refused at once (the property
+ * keeps its value); the rules that join two properties (low-percentile below high-percentile,
+ * stretch-min below stretch-max when stretch=fixed) and those that depend on the frames
+ * (stretch-max within the bit depth, no clahe on GRAY32F) are checked when the element starts
+ * or the change reaches the stream: at start a failure is an error, while playing the running
+ * parameters are kept and a warning says why.
  *
  * ## Example launch line
  * |[

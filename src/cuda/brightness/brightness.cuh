@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// CUDA launcher of the adaptive brightness correction (pipeline/brightness/params.hpp), mode
-// local and the stretch, on device frames; reference.hpp's steps, on `stream`:
+// CUDA launcher of the adaptive brightness correction (pipeline/brightness/params.hpp), on
+// device frames; reference.hpp's steps, on `stream`. Mode local:
 //
 // | kernel       | reads          | writes                   | what                            |
 // |--------------|----------------|--------------------------|---------------------------------|
@@ -15,6 +15,12 @@
 //
 // Outside the blur that moves 4 b + 12 bytes per pixel of b bytes with the percentile stretch
 // (3 b + 8 without), where a copy moves 2 b: bench/README.md (starsift-bench-brightness).
+//
+// Mode clahe: launch_clahe (clahe.cuh) maps the frame (grey; samples above the bit depth's
+// maximum count in its top bin, as the reference clamps them) or colour's luma rounded to
+// 8 bits (a kernel of its own writes that GRAY8 plane) into a plane of the scratch,
+// clahe_reference()'s values bit for bit; the histogram and correct kernels then read C as
+// the mapped value over the plane's maximum where mode local reads B.
 //
 // The histogram (percentile stretch): one bin per sensor value (2^bit_depth bins; 256 for
 // GRAY8 and colour). Up to 4096 bins (8-bit, colour, GRAY16 up to 12 bits) each block counts
@@ -43,12 +49,14 @@
 //    0.51 strength times that (dC/dB <= 2 ln 2 strength / e): integer samples within
 //    1 + 1.3e-4 strength max counts (8 bits: 1; 12 bits: 1 at strength 1; 16 bits: 9),
 //    GRAY32F within 1.4e-4 strength.
+//  - mode clahe: the mapped plane is the reference's, so v is within float rounding of the
+//    reference's and integer samples within 1 (rare flips).
 // The CPU's fast path (BrightnessCpu) downsamples the blur and differs from both by more.
 //
 // Limitations
 // | what        | supported                                                            |
 // |-------------|----------------------------------------------------------------------|
-// | modes       | local; clahe returns cudaErrorNotSupported (its kernels come apart)  |
+// | modes       | local; clahe (launch_clahe) on GRAY8, GRAY16_LE and colour           |
 // | formats     | GRAY8, GRAY16_LE (bit depth 1..16), GRAY32F, RGBA/BGRA/RGBx/BGRx     |
 // |             | (byte 3 copied)                                                      |
 // | image size  | any >= 1x1 up to 2^32 - 1 pixels (the histogram's counts)            |
@@ -89,20 +97,25 @@ struct BrightnessStretchRange {
   std::uint32_t residual[2] = {0, 0};
 };
 
-// Bytes of device scratch launch_brightness needs for width x height frames of any format and
-// parameters: the Y and B planes, launch_gauss's scratch for any path, the histograms.
-std::size_t brightness_scratch_bytes(int width, int height) noexcept;
+// Bytes of device scratch launch_brightness needs for frames of `shape` with `params`: the
+// range and histograms of the stretch, then for mode local the Y and B planes and
+// launch_gauss's scratch for any path (so sigma may change freely), for mode clahe the mapped
+// plane, colour's 8-bit luma and clahe_scratch_bytes() (which grows with the grid and the
+// bit depth).
+std::size_t brightness_scratch_bytes(const BrightnessParams& params,
+                                     const FrameShape& shape) noexcept;
 
-// Where the percentile stretch's range lies in `scratch` (a device pointer).
-const BrightnessStretchRange* brightness_stretch_range(const void* scratch, int width,
-                                                       int height) noexcept;
+// Where the percentile stretch's range lies in `scratch` (a device pointer): at its start, for
+// any parameters.
+const BrightnessStretchRange* brightness_stretch_range(const void* scratch) noexcept;
 
 // Corrects `in` into `out` (both of `shape`: size, format; the bit depth sets the maximum) on
-// `stream`. `scratch` holds at least brightness_scratch_bytes(shape.width, shape.height) bytes.
-// `blur`: the path of launch_gauss for B (Auto, as the Gaussian stage; Separable for the exact
-// sums at any sigma). Parameters are validated by the caller (BrightnessParams::
-// validate_frames); views that break the limitations above, or too little scratch, return
-// cudaErrorInvalidValue.
+// `stream`. `scratch` holds at least brightness_scratch_bytes(params, shape) bytes, 256-byte
+// aligned (as cudaMalloc returns it). `blur`: the path of launch_gauss for B in mode local
+// (Auto, as the Gaussian stage; Separable for the exact sums at any sigma). Parameters are
+// validated by the caller (BrightnessParams::validate_frames); views that break the
+// limitations above, or too little scratch, return cudaErrorInvalidValue, as launch_clahe's
+// refusals (a grid whose tiles are wider than 65535 pixels).
 cudaError_t launch_brightness(const BrightnessParams& params, const FrameShape& shape,
                               ConstImageView in, ImageView out, void* scratch,
                               std::size_t scratch_bytes, cudaStream_t stream,

@@ -10,6 +10,7 @@
 
 #include "cuda/brightness/brightness.cuh"
 #include "cuda/brightness/brightness_pixel.hpp"
+#include "cuda/brightness/clahe.cuh"
 
 namespace starsift::cuda {
 
@@ -63,6 +64,7 @@ template <class T>
 struct GreyInt {
   using Raw = float;  // the sample
   static constexpr bool kFloat = false;
+  static constexpr bool kColour = false;
   static constexpr int kMaxBins = 1 << (8 * sizeof(T));  // the percentile's histogram
   __device__ static void load(const std::byte* row, int x0, int n, bool vector,
                               Raw (&raw)[kGroup]) {
@@ -113,8 +115,7 @@ struct GreyInt {
 
 struct GreyFloat {
   using Raw = float;
-  static constexpr bool kFloat = true;
-  static constexpr int kMaxBins = 0;  // selected by the bits of v, not by sensor values
+  static constexpr bool kFloat = true;  // no sensor values: no kMaxBins, no mode clahe
   __device__ static void load(const std::byte* row, int x0, int n, bool vector,
                               Raw (&raw)[kGroup]) {
     const float* p = reinterpret_cast<const float*>(row) + x0;
@@ -155,6 +156,7 @@ template <bool Bgr>
 struct Colour {
   using Raw = std::uint32_t;  // the pixel
   static constexpr bool kFloat = false;
+  static constexpr bool kColour = true;
   static constexpr int kMaxBins = 256;
   __device__ static void load(const std::byte* row, int x0, int n, bool vector,
                               Raw (&raw)[kGroup]) {
@@ -217,30 +219,74 @@ void with_format(PixelFormat format, Fn&& f) {
   }
 }
 
-// The group of pixels (x0.., y): its raw pixels, Y and v. B is read from the plane as one
-// float4 (its rows hold whole groups); at the right edge only the frame's samples, the blur
-// having written no others.
-template <class F>
-__device__ void group_values(const Frame& f, const Plane& blurred, const Correction& k, int x0,
-                             int y, int n, typename F::Raw (&raw)[kGroup], float (&lum)[kGroup],
+// ---- Where C comes from -------------------------------------------------------------------
+
+// Mode local: B, the blurred luminance, from its float plane, one float4 a group (the plane's
+// rows hold whole groups); at the right edge only the frame's samples, the blur having written
+// no others.
+struct LocalSource {
+  Plane blurred;
+  __device__ void load(int x0, int y, int n, float (&b)[kGroup]) const {
+    const float* row = blurred.at(x0, y);
+    if (n == kGroup) {
+      const float4 b4 = __ldg(reinterpret_cast<const float4*>(row));
+      b[0] = b4.x;
+      b[1] = b4.y;
+      b[2] = b4.z;
+      b[3] = b4.w;
+      return;
+    }
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) b[i] = i < n ? __ldg(row + i) : 0.0f;
+  }
+  __device__ float value(float lum, float b, const Correction& k) const {
+    return brightness_pixel::local_value(lum, b, k);
+  }
+};
+
+// Mode clahe: launch_clahe's mapped values (T: 8 or 16 bits), rows of whole 256-byte lines,
+// one word a group.
+template <class T>
+struct ClaheSource {
+  const std::byte* mapped;
+  std::size_t pitch;  // bytes
+  float plane_max;
+  __device__ void load(int x0, int y, int n, float (&m)[kGroup]) const {
+    const T* row = reinterpret_cast<const T*>(mapped + static_cast<std::size_t>(y) * pitch) + x0;
+    if (n == kGroup) {
+      if constexpr (sizeof(T) == 1) {
+        const std::uint32_t w = __ldg(reinterpret_cast<const unsigned int*>(row));
+#pragma unroll
+        for (int i = 0; i < kGroup; ++i) m[i] = static_cast<float>((w >> (8 * i)) & 0xffu);
+      } else {
+        const uint2 w = __ldg(reinterpret_cast<const uint2*>(row));
+        m[0] = static_cast<float>(w.x & 0xffffu);
+        m[1] = static_cast<float>(w.x >> 16);
+        m[2] = static_cast<float>(w.y & 0xffffu);
+        m[3] = static_cast<float>(w.y >> 16);
+      }
+      return;
+    }
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) m[i] = i < n ? static_cast<float>(__ldg(row + i)) : 0.0f;
+  }
+  __device__ float value(float lum, float m, const Correction& k) const {
+    return brightness_pixel::clahe_value(lum, m, plane_max, k);
+  }
+};
+
+// The group of pixels (x0.., y): its raw pixels, Y and v.
+template <class F, class S>
+__device__ void group_values(const Frame& f, const S& source, const Correction& k, int x0, int y,
+                             int n, typename F::Raw (&raw)[kGroup], float (&lum)[kGroup],
                              float (&value)[kGroup]) {
   F::load(f.in + static_cast<std::ptrdiff_t>(y) * f.in_stride, x0, n, f.vector, raw);
-  float b[kGroup];
-  const float* b_row = blurred.at(x0, y);
-  if (n == kGroup) {
-    const float4 b4 = __ldg(reinterpret_cast<const float4*>(b_row));
-    b[0] = b4.x;
-    b[1] = b4.y;
-    b[2] = b4.z;
-    b[3] = b4.w;
-  } else {
-#pragma unroll
-    for (int i = 0; i < kGroup; ++i) b[i] = i < n ? __ldg(b_row + i) : 0.0f;
-  }
+  float c[kGroup];
+  source.load(x0, y, n, c);
 #pragma unroll
   for (int i = 0; i < kGroup; ++i) {
     lum[i] = F::luminance(raw[i], k.max);
-    value[i] = brightness_pixel::local_value(lum[i], b[i], k);
+    value[i] = source.value(lum[i], c[i], k);
   }
 }
 
@@ -261,6 +307,25 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
                   F::luminance(raw[3], max));
 }
 
+// Mode clahe, colour frames: Y rounded to 8 bits, the GRAY8 plane CLAHE equalises.
+template <class F>
+__global__ void __launch_bounds__(kBlockX* kBlockY)
+    luma_byte_kernel(Frame f, std::byte* plane, std::size_t pitch) {
+  const int x0 = (blockIdx.x * kBlockX + threadIdx.x) * kGroup;
+  const int y = blockIdx.y * kBlockY + threadIdx.y;
+  if (x0 >= f.width || y >= f.height) return;
+  const int n = min(kGroup, f.width - x0);
+  typename F::Raw raw[kGroup];
+  F::load(f.in + static_cast<std::ptrdiff_t>(y) * f.in_stride, x0, n, f.vector, raw);
+  std::uint32_t word = 0;
+#pragma unroll
+  for (int i = 0; i < kGroup; ++i) {
+    word |= brightness_pixel::luma_byte(F::luminance(raw[i], 255.0f)) << (8 * i);
+  }
+  // Rows of whole 256-byte lines: a group's 4 bytes are one aligned word, past the width too.
+  *reinterpret_cast<unsigned int*>(plane + static_cast<std::size_t>(y) * pitch + x0) = word;
+}
+
 // ---- Steps 2-5: the correction ----------------------------------------------------------
 
 // v -> (v - lo) scale: by value (none, fixed), or from the percentile's selection.
@@ -271,9 +336,9 @@ struct Stretch {
 };
 
 // Bottom rows first: the histogram's pass has just read them, and some are still in L2.
-template <class F>
+template <class F, class S>
 __global__ void __launch_bounds__(kBlockX* kBlockY)
-    correct_kernel(Frame f, Plane blurred, Correction k, Stretch stretch) {
+    correct_kernel(Frame f, S source, Correction k, Stretch stretch) {
   const int x0 = (blockIdx.x * kBlockX + threadIdx.x) * kGroup;
   const int y = (gridDim.y - 1 - blockIdx.y) * kBlockY + threadIdx.y;
   if (x0 >= f.width || y >= f.height) return;
@@ -286,7 +351,7 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
   const int n = min(kGroup, f.width - x0);
   typename F::Raw raw[kGroup];
   float lum[kGroup], value[kGroup], stretched[kGroup];
-  group_values<F>(f, blurred, k, x0, y, n, raw, lum, value);
+  group_values<F>(f, source, k, x0, y, n, raw, lum, value);
 #pragma unroll
   for (int i = 0; i < kGroup; ++i) stretched[i] = (value[i] - lo) * scale;
   F::store(f.out + static_cast<std::ptrdiff_t>(y) * f.out_stride, x0, n, f.vector, raw, lum,
@@ -330,9 +395,9 @@ struct LowBitsKeys {
 // into `histogram` at the end; else into `histogram` directly, one atomic per value a warp
 // holds. The loop runs over whole warps (lanes past the frame count nothing), so every lane
 // of a warp takes part in each warp-wide step.
-template <class F, class Keys, bool Shared>
+template <class F, class S, class Keys, bool Shared>
 __global__ void __launch_bounds__(kHistogramThreads)
-    histogram_kernel(Frame f, Plane blurred, Correction k, Keys keys,
+    histogram_kernel(Frame f, S source, Correction k, Keys keys,
                      const BrightnessStretchRange* range, unsigned int* histogram, int bins) {
   __shared__ unsigned int block_counts[Shared ? kSharedBins : 1];
   if constexpr (Shared) {
@@ -355,7 +420,7 @@ __global__ void __launch_bounds__(kHistogramThreads)
       const int n = min(kGroup, f.width - x0);
       typename F::Raw raw[kGroup];
       float lum[kGroup], value[kGroup];
-      group_values<F>(f, blurred, k, x0, y, n, raw, lum, value);
+      group_values<F>(f, source, k, x0, y, n, raw, lum, value);
 #pragma unroll
       for (int s = 0; s < Keys::kSlots; ++s) {
 #pragma unroll
@@ -529,32 +594,74 @@ __global__ void __launch_bounds__(kSelectThreads)
 
 // ---- The scratch ---------------------------------------------------------------------------
 
+// The stretch's range first and the histograms, whatever the mode (brightness_stretch_range()
+// finds the range without the parameters); then mode local's planes and the Gaussian's
+// scratch, or mode clahe's mapped plane, colour's 8-bit luma and CLAHE's scratch.
 struct Layout {
+  BrightnessStretchRange* range = nullptr;
+  unsigned int* histogram = nullptr;
   Plane luma{};
   Plane blurred{};
   void* gauss = nullptr;
   std::size_t gauss_bytes = 0;
-  unsigned int* histogram = nullptr;
-  BrightnessStretchRange* range = nullptr;
+  std::byte* mapped = nullptr;
+  std::size_t mapped_pitch = 0;
+  std::byte* luma_bytes = nullptr;
+  std::size_t luma_bytes_pitch = 0;
+  void* clahe = nullptr;
+  std::size_t clahe_bytes = 0;
   std::size_t total = 0;
 };
 
-Layout layout_of(const void* base, int width, int height) noexcept {
+constexpr std::size_t kRangeBytes = (sizeof(BrightnessStretchRange) + kAlign - 1) / kAlign * kAlign;
+
+bool is_colour(PixelFormat format) {
+  return format_info(format).color_channels == 3;
+}
+
+// What CLAHE equalises for frames of `shape`: the frame, or colour's 8-bit luma.
+FrameShape clahe_shape(const FrameShape& shape) {
+  if (!is_colour(shape.format)) return shape;
+  return {shape.width, shape.height, PixelFormat::Gray8, 8};
+}
+
+Layout layout_of(const void* base, const BrightnessParams& params,
+                 const FrameShape& shape) noexcept {
   Layout l;
-  const std::size_t row_floats = (static_cast<std::size_t>(width) + 31) / 32 * 32;
-  const std::size_t plane = aligned(row_floats * sizeof(float) * static_cast<std::size_t>(height));
-  l.gauss_bytes = gauss_scratch_bytes(GaussPath::Auto, width, height, PixelFormat::Gray32F);
+  const auto width = static_cast<std::size_t>(shape.width);
+  const auto height = static_cast<std::size_t>(shape.height);
   const std::size_t histogram = aligned(kHistogramWords * sizeof(unsigned int));
-  const std::size_t range = aligned(sizeof(BrightnessStretchRange));
-  l.total = 2 * plane + aligned(l.gauss_bytes) + histogram + range;
-  if (!base) return l;
+  std::size_t at = kRangeBytes + histogram;
   auto* bytes = static_cast<std::byte*>(const_cast<void*>(base));
-  l.luma = {reinterpret_cast<float*>(bytes), row_floats};
-  l.blurred = {reinterpret_cast<float*>(bytes + plane), row_floats};
-  l.gauss = bytes + 2 * plane;
-  l.histogram = reinterpret_cast<unsigned int*>(bytes + 2 * plane + aligned(l.gauss_bytes));
-  l.range = reinterpret_cast<BrightnessStretchRange*>(bytes + 2 * plane + aligned(l.gauss_bytes) +
-                                                      histogram);
+  const auto place = [&](std::size_t size) -> std::byte* {
+    std::byte* where = bytes ? bytes + at : nullptr;
+    at += aligned(size);
+    return where;
+  };
+  if (params.mode == BrightnessMode::Clahe) {
+    const FrameShape equalised = clahe_shape(shape);
+    l.mapped_pitch = aligned(width * static_cast<std::size_t>(bytes_per_pixel(equalised.format)));
+    l.mapped = place(l.mapped_pitch * height);
+    if (is_colour(shape.format)) {
+      l.luma_bytes_pitch = aligned(width);
+      l.luma_bytes = place(l.luma_bytes_pitch * height);
+    }
+    l.clahe_bytes = clahe_scratch_bytes(params, equalised);
+    l.clahe = place(l.clahe_bytes);
+  } else {
+    const std::size_t row_floats = (width + 31) / 32 * 32;
+    const std::size_t plane = row_floats * sizeof(float) * height;
+    l.luma = {reinterpret_cast<float*>(place(plane)), row_floats};
+    l.blurred = {reinterpret_cast<float*>(place(plane)), row_floats};
+    l.gauss_bytes =
+        gauss_scratch_bytes(GaussPath::Auto, shape.width, shape.height, PixelFormat::Gray32F);
+    l.gauss = place(l.gauss_bytes);
+  }
+  l.total = at;
+  if (bytes) {
+    l.range = reinterpret_cast<BrightnessStretchRange*>(bytes);
+    l.histogram = reinterpret_cast<unsigned int*>(bytes + kRangeBytes);
+  }
   return l;
 }
 
@@ -606,110 +713,155 @@ int histogram_blocks(long long groups) {
   return static_cast<int>(std::max(1LL, std::min<long long>(wanted, sms * kHistogramBlocksPerSm)));
 }
 
-}  // namespace
+// What the launch of one frame shares.
+struct FrameLaunch {
+  const BrightnessParams& params;
+  const Frame& f;
+  const Correction& k;
+  const Layout& l;
+  std::size_t pixels;
+  dim3 grid;
+  dim3 block;
+  cudaStream_t stream;
+};
 
-std::size_t brightness_scratch_bytes(int width, int height) noexcept {
-  return layout_of(nullptr, width, height).total;
+// Steps 3-5 for frames of format F, C from `source`: the stretch (selected on the device for
+// percentile), then the correction. Returns the status of what is not a kernel launch.
+template <class F, class S>
+cudaError_t stretch_and_correct(const FrameLaunch& a, const S& source) {
+  const BrightnessParams& params = a.params;
+  const Layout& l = a.l;
+  Stretch stretch;
+  if (params.stretch == BrightnessStretch::Fixed) {
+    stretch.lo = static_cast<float>(params.stretch_min);
+    stretch.scale = static_cast<float>(static_cast<double>(a.k.max) /
+                                       (params.stretch_max - params.stretch_min));
+  } else if (params.stretch == BrightnessStretch::Percentile) {
+    const auto low_rank =
+        static_cast<unsigned int>(brightness_percentile_rank(params.low_percentile, a.pixels));
+    const auto high_rank =
+        static_cast<unsigned int>(brightness_percentile_rank(params.high_percentile, a.pixels));
+    const long long groups = static_cast<long long>((a.f.width + kGroup - 1) / kGroup) * a.f.height;
+    const int blocks = histogram_blocks(groups);
+    stretch.range = l.range;
+    if constexpr (!F::kFloat) {
+      const int bins = static_cast<int>(a.k.max) + 1;
+      const cudaError_t cleared = cudaMemsetAsync(
+          l.histogram, 0, static_cast<std::size_t>(bins) * sizeof(unsigned int), a.stream);
+      if (cleared != cudaSuccess) return cleared;
+      const SensorKeys keys{a.k.max};
+      bool shared = true;
+      if constexpr (F::kMaxBins > kSharedBins) {
+        if (bins > kSharedBins) {
+          histogram_kernel<F, S, SensorKeys, false><<<blocks, kHistogramThreads, 0, a.stream>>>(
+              a.f, source, a.k, keys, l.range, l.histogram, bins);
+          shared = false;
+        }
+      }
+      if (shared) {
+        histogram_kernel<F, S, SensorKeys, true><<<blocks, kHistogramThreads, 0, a.stream>>>(
+            a.f, source, a.k, keys, l.range, l.histogram, bins);
+      }
+      select_kernel<<<1, kSelectThreads, 0, a.stream>>>(l.histogram, bins, SelectRound::Sensor,
+                                                        low_rank, high_rank, a.k.max, l.range);
+    } else {
+      const cudaError_t cleared =
+          cudaMemsetAsync(l.histogram, 0, kHistogramWords * sizeof(unsigned int), a.stream);
+      if (cleared != cudaSuccess) return cleared;
+      histogram_kernel<F, S, HighBitsKeys, false><<<blocks, kHistogramThreads, 0, a.stream>>>(
+          a.f, source, a.k, HighBitsKeys{}, l.range, l.histogram, kFloatBins);
+      select_kernel<<<1, kSelectThreads, 0, a.stream>>>(
+          l.histogram, kFloatBins, SelectRound::HighBits, low_rank, high_rank, a.k.max, l.range);
+      unsigned int* low_bits = l.histogram + kFloatBins;
+      histogram_kernel<F, S, LowBitsKeys, false><<<blocks, kHistogramThreads, 0, a.stream>>>(
+          a.f, source, a.k, LowBitsKeys{}, l.range, low_bits, kFloatBins);
+      select_kernel<<<1, kSelectThreads, 0, a.stream>>>(low_bits, kFloatBins, SelectRound::LowBits,
+                                                        low_rank, high_rank, a.k.max, l.range);
+    }
+  }
+  correct_kernel<F, S><<<a.grid, a.block, 0, a.stream>>>(a.f, source, a.k, stretch);
+  return cudaSuccess;
 }
 
-const BrightnessStretchRange* brightness_stretch_range(const void* scratch, int width,
-                                                       int height) noexcept {
-  return layout_of(scratch, width, height).range;
+}  // namespace
+
+std::size_t brightness_scratch_bytes(const BrightnessParams& params,
+                                     const FrameShape& shape) noexcept {
+  return layout_of(nullptr, params, shape).total;
+}
+
+const BrightnessStretchRange* brightness_stretch_range(const void* scratch) noexcept {
+  return static_cast<const BrightnessStretchRange*>(scratch);
 }
 
 cudaError_t launch_brightness(const BrightnessParams& params, const FrameShape& shape,
                               ConstImageView in, ImageView out, void* scratch,
                               std::size_t scratch_bytes, cudaStream_t stream, GaussPath blur) {
-  if (params.mode != BrightnessMode::Local) return cudaErrorNotSupported;
   const int width = shape.width;
   const int height = shape.height;
   const std::size_t pixels = static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
-  if (!brightness_supports(shape.format) || width < 1 || height < 1 || pixels > 0xffffffffu ||
-      in.width != width || in.height != height || in.format != shape.format || out.width != width ||
-      out.height != height || out.format != shape.format) {
+  const bool is_float = format_info(shape.format).is_float;
+  const bool clahe = params.mode == BrightnessMode::Clahe;
+  if (!brightness_supports(shape.format) || (clahe && is_float) || width < 1 || height < 1 ||
+      pixels > 0xffffffffu || in.width != width || in.height != height ||
+      in.format != shape.format || out.width != width || out.height != height ||
+      out.format != shape.format) {
     return cudaErrorInvalidValue;
   }
   Frame f{};
   if (!frame_of(in, out, f)) return cudaErrorInvalidValue;
-  if (!scratch || scratch_bytes < brightness_scratch_bytes(width, height)) {
+  if (!scratch || scratch_bytes < brightness_scratch_bytes(params, shape)) {
     return cudaErrorInvalidValue;
   }
-  const Layout l = layout_of(scratch, width, height);
+  const Layout l = layout_of(scratch, params, shape);
   const Correction k = brightness_pixel::correction_of(params, shape);
-  const bool is_float = format_info(shape.format).is_float;
   const dim3 block(kBlockX, kBlockY);
   const dim3 grid((width + kBlockX * kGroup - 1) / (kBlockX * kGroup),
                   (height + kBlockY - 1) / kBlockY);
+  const FrameLaunch a{params, f, k, l, pixels, grid, block, stream};
 
-  // 1. Y.
+  cudaError_t status = cudaSuccess;
   with_format(shape.format, [&](auto io) {
     using F = decltype(io);
-    luminance_kernel<F><<<grid, block, 0, stream>>>(f, l.luma, k.max);
-  });
-
-  // 2. B.
-  GaussParams gauss;
-  gauss.sigma_x = gauss.sigma_y = params.sigma;
-  gauss.border = BorderMode::Reflect101;
-  const cudaError_t blurred =
-      launch_gauss(gauss, const_view(plane_view(l.luma, width, height)),
-                   plane_view(l.blurred, width, height), l.gauss, l.gauss_bytes, stream, blur);
-  if (blurred != cudaSuccess) return blurred;
-
-  // The stretch: by value, or selected on the device.
-  Stretch stretch;
-  if (params.stretch == BrightnessStretch::Fixed) {
-    stretch.lo = static_cast<float>(params.stretch_min);
-    stretch.scale =
-        static_cast<float>(static_cast<double>(k.max) / (params.stretch_max - params.stretch_min));
-  } else if (params.stretch == BrightnessStretch::Percentile) {
-    const auto low_rank =
-        static_cast<unsigned int>(brightness_percentile_rank(params.low_percentile, pixels));
-    const auto high_rank =
-        static_cast<unsigned int>(brightness_percentile_rank(params.high_percentile, pixels));
-    const long long groups = static_cast<long long>((width + kGroup - 1) / kGroup) * height;
-    const int blocks = histogram_blocks(groups);
-    stretch.range = l.range;
-    if (!is_float) {
-      const int bins = static_cast<int>(k.max) + 1;
-      cudaMemsetAsync(l.histogram, 0, static_cast<std::size_t>(bins) * sizeof(unsigned int),
-                      stream);
-      with_format(shape.format, [&](auto io) {
-        using F = decltype(io);
-        const SensorKeys keys{k.max};
-        if constexpr (F::kMaxBins > kSharedBins) {
-          if (bins > kSharedBins) {
-            histogram_kernel<F, SensorKeys, false><<<blocks, kHistogramThreads, 0, stream>>>(
-                f, l.blurred, k, keys, l.range, l.histogram, bins);
-            return;
-          }
-        }
-        if constexpr (!F::kFloat) {
-          histogram_kernel<F, SensorKeys, true><<<blocks, kHistogramThreads, 0, stream>>>(
-              f, l.blurred, k, keys, l.range, l.histogram, bins);
-        }
-      });
-      select_kernel<<<1, kSelectThreads, 0, stream>>>(l.histogram, bins, SelectRound::Sensor,
-                                                      low_rank, high_rank, k.max, l.range);
-    } else {
-      cudaMemsetAsync(l.histogram, 0, kHistogramWords * sizeof(unsigned int), stream);
-      histogram_kernel<GreyFloat, HighBitsKeys, false><<<blocks, kHistogramThreads, 0, stream>>>(
-          f, l.blurred, k, HighBitsKeys{}, l.range, l.histogram, kFloatBins);
-      select_kernel<<<1, kSelectThreads, 0, stream>>>(
-          l.histogram, kFloatBins, SelectRound::HighBits, low_rank, high_rank, k.max, l.range);
-      unsigned int* low_bits = l.histogram + kFloatBins;
-      histogram_kernel<GreyFloat, LowBitsKeys, false><<<blocks, kHistogramThreads, 0, stream>>>(
-          f, l.blurred, k, LowBitsKeys{}, l.range, low_bits, kFloatBins);
-      select_kernel<<<1, kSelectThreads, 0, stream>>>(low_bits, kFloatBins, SelectRound::LowBits,
-                                                      low_rank, high_rank, k.max, l.range);
+    if (!clahe) {
+      // 1. Y, 2. B.
+      luminance_kernel<F><<<grid, block, 0, stream>>>(f, l.luma, k.max);
+      GaussParams gauss;
+      gauss.sigma_x = gauss.sigma_y = params.sigma;
+      gauss.border = BorderMode::Reflect101;
+      status =
+          launch_gauss(gauss, const_view(plane_view(l.luma, width, height)),
+                       plane_view(l.blurred, width, height), l.gauss, l.gauss_bytes, stream, blur);
+      if (status == cudaSuccess) status = stretch_and_correct<F>(a, LocalSource{l.blurred});
+      return;
     }
-  }
-
-  // 3.-5. The correction.
-  with_format(shape.format, [&](auto io) {
-    using F = decltype(io);
-    correct_kernel<F><<<grid, block, 0, stream>>>(f, l.blurred, k, stretch);
+    if constexpr (!F::kFloat) {
+      // 1. The plane CLAHE equalises: the frame itself (samples above the bit depth's maximum
+      // count in the top bin, as the reference's clamp puts them), or colour's 8-bit luma.
+      const FrameShape equalised = clahe_shape(shape);
+      ConstImageView source = in;
+      if constexpr (F::kColour) {
+        luma_byte_kernel<F><<<grid, block, 0, stream>>>(f, l.luma_bytes, l.luma_bytes_pitch);
+        source = {l.luma_bytes, width, height, static_cast<std::ptrdiff_t>(l.luma_bytes_pitch),
+                  PixelFormat::Gray8};
+      }
+      // 2. The mapped plane, C its value over the plane's maximum.
+      const ImageView mapped{l.mapped, width, height, static_cast<std::ptrdiff_t>(l.mapped_pitch),
+                             equalised.format};
+      status = launch_clahe(params, equalised.bit_depth, source, mapped,
+                            ClaheScratch{l.clahe, l.clahe_bytes}, stream);
+      if (status != cudaSuccess) return;
+      const auto plane_max = static_cast<float>(brightness_sample_max(equalised));
+      if constexpr (F::kMaxBins > 256) {
+        status = stretch_and_correct<F>(
+            a, ClaheSource<std::uint16_t>{l.mapped, l.mapped_pitch, plane_max});
+      } else {
+        status = stretch_and_correct<F>(
+            a, ClaheSource<std::uint8_t>{l.mapped, l.mapped_pitch, plane_max});
+      }
+    }
   });
+  if (status != cudaSuccess) return status;
   return cudaPeekAtLastError();
 }
 

@@ -10,7 +10,8 @@
 //     quotient); colour in double, each product and sum rounded on its own as the reference's
 //     host code rounds them (no fused multiply-add).
 //  2. C = Y^e, e = 2^(strength (2 B - 1)): in float, as 2^(e log2 Y) (exp2f, log2f); strength
-//     0 gives C = Y exactly, as pow(Y, 1) does.
+//     0 gives C = Y exactly, as pow(Y, 1) does. Mode clahe: C = the mapped value over the
+//     plane's maximum, a float quotient (launch_clahe's plane is clahe_reference()'s).
 //  3. v = alpha max C + (1 - alpha) max Y, one fused multiply-add: for alpha 0 or strength 0
 //     it is exactly the reference's v rounded to float, so the percentile's histogram is the
 //     reference's.
@@ -99,6 +100,18 @@ STARSIFT_HD float blend(float corrected, float y, const Correction& k) {
 // v of mode local.
 STARSIFT_HD float local_value(float y, float blurred, const Correction& k) {
   return blend(local_power(y, blurred, k.strength), y, k);
+}
+
+// Mode clahe on colour frames: Y rounded to the 8-bit value CLAHE equalises, as the reference
+// rounds it (double(Y) 255 is exact, so a fused multiply-add rounds alike).
+STARSIFT_HD std::uint32_t luma_byte(float y) {
+  return static_cast<std::uint32_t>(std::floor(static_cast<double>(y) * 255.0 + 0.5));
+}
+
+// v of mode clahe: C = the mapped value over the plane's maximum (the sensor's; 255 for the
+// colour formats' 8-bit luma).
+STARSIFT_HD float clahe_value(float y, float mapped, float plane_max, const Correction& k) {
+  return blend(mapped / plane_max, y, k);
 }
 
 // The percentile's histogram bin of v (integer formats): v rounded to a sensor value.

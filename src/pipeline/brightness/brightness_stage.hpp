@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The adaptive brightness correction as a stage. On the CPU: BrightnessCpu on the shared
-// thread pool (mode local, and mode clahe through ClaheCpu). On CUDA: launch_brightness
-// (brightness_stage_cuda.cpp; mode local). The stage keeps nothing from one frame to the next
-// but its buffers, so every parameter change applies from the next frame.
+// thread pool (mode local, and mode clahe through ClaheCpu). On CUDA: launch_brightness, both
+// modes (brightness_stage_cuda.cpp). The stage keeps nothing from one frame to the next but
+// its buffers, so every parameter change applies from the next frame.
 #pragma once
 
 #include <memory>

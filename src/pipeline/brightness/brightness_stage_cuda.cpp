@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The brightness stage on a CUDA device: host frame -> device -> launch_brightness -> host, on
 // the stage's own stream (process()), or the kernels alone on a device chain's stream
-// (enqueue()). The scratch (the luminance and its blur, the Gaussian's, the histograms) is
-// allocated at configure for the frame size and serves every parameter, so a live change of
-// sigma, strength, alpha or stretch allocates nothing. Mode clahe has no CUDA kernels yet: the
-// stage refuses it, when built and at each frame (a live change to it fails that frame).
+// (enqueue()). The scratch is allocated at configure for the frame size and the parameters,
+// and serves mode local at any sigma, strength, alpha or stretch; it grows, once, the first
+// time parameters need more (a live change to mode clahe, a finer grid or a deeper bit depth),
+// never per frame.
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -21,18 +21,10 @@ namespace starsift {
 
 namespace {
 
-void refuse_unsupported(const BrightnessParams& params) {
-  if (params.mode == BrightnessMode::Clahe) {
-    throw Error("brightness: mode clahe has no CUDA kernels yet",
-                "mode local on backend cuda, or mode clahe on backend cpu");
-  }
-}
-
 class BrightnessStageCuda final : public BrightnessStage {
  public:
   BrightnessStageCuda(const BrightnessParams& params, int device_id)
       : BrightnessStage(params), device_id_(device_id) {
-    refuse_unsupported(params_);
     cuda::use_device(device_id_);
     stream_ = std::make_unique<cuda::Stream>();
   }
@@ -47,24 +39,22 @@ class BrightnessStageCuda final : public BrightnessStage {
   void configure_device(const FrameShape& shape) override {
     shape.validate();
     params_.validate_for(shape);
-    refuse_unsupported(params_);
     cuda::use_device(device_id_);
     staging_.release();  // device chains bring their own buffers
-    const std::size_t need = cuda::brightness_scratch_bytes(shape.width, shape.height);
-    if (need != scratch_bytes_) {
+    if (!shape_ || shape.width != shape_->width || shape.height != shape_->height ||
+        shape.format != shape_->format || shape.bit_depth != shape_->bit_depth) {
       scratch_.release();
       scratch_bytes_ = 0;
-      scratch_.allocate(need, 1);
-      scratch_bytes_ = need;
     }
     shape_ = shape;
+    reserve_scratch();
   }
 
   void enqueue(ConstImageView in, ImageView out, void* stream) override {
     if (!shape_) {
       throw Error("brightness: a frame before configure()", "configure() or configure_device()");
     }
-    refuse_unsupported(params_);
+    reserve_scratch();
     cuda::check(cuda::launch_brightness(params_, *shape_, in, out, scratch_.data(), scratch_bytes_,
                                         static_cast<cudaStream_t>(stream)),
                 "brightness kernel launch");
@@ -87,6 +77,17 @@ class BrightnessStageCuda final : public BrightnessStage {
   }
 
  private:
+  // The scratch the current parameters need, allocated when they first need more than there is.
+  void reserve_scratch() {
+    const std::size_t need = cuda::brightness_scratch_bytes(params_, *shape_);
+    if (need <= scratch_bytes_) return;
+    cuda::use_device(device_id_);
+    scratch_.release();
+    scratch_bytes_ = 0;
+    scratch_.allocate(need, 1);
+    scratch_bytes_ = need;
+  }
+
   int device_id_;
   std::unique_ptr<cuda::Stream> stream_;
   HostStaging staging_;  // process() only
