@@ -13,8 +13,9 @@ namespace starsift {
 
 namespace {
 
+// As rows.cpp: AVX-512, AVX2 and the baseline, chosen at run time.
 #if defined(__x86_64__) && defined(__GNUC__)
-#define STARSIFT_BRIGHTNESS_CLONES [[gnu::target_clones("avx2", "default")]]
+#define STARSIFT_BRIGHTNESS_CLONES [[gnu::target_clones("avx512f", "avx2", "default")]]
 #else
 #define STARSIFT_BRIGHTNESS_CLONES
 #endif
@@ -22,6 +23,15 @@ namespace {
 // sums[x] += w row[x]
 STARSIFT_BRIGHTNESS_CLONES void add_scaled(float* sums, const float* row, float w, int n) {
   for (int x = 0; x < n; ++x) sums[x] += w * row[x];
+}
+
+// towards_left[x] = lum[x] to_left[x], towards_right[x] = lum[x] to_right[x]
+STARSIFT_BRIGHTNESS_CLONES void weigh(const float* lum, const float* to_left, const float* to_right,
+                                      int n, float* towards_left, float* towards_right) {
+  for (int x = 0; x < n; ++x) {
+    towards_left[x] = lum[x] * to_left[x];
+    towards_right[x] = lum[x] * to_right[x];
+  }
 }
 
 // out[x] = a[x] + t (b[x] - a[x])
@@ -55,44 +65,44 @@ double LuminanceBlur::small_sigma(double sigma, double spacing) noexcept {
 }
 
 void LuminanceBlur::Axis::build(int pixel_count, int factor) {
-  if (pixel_count == pixels && samples == small_samples(pixel_count, factor) &&
-      !tap_begin.empty()) {
+  if (pixel_count == pixels && samples == small_samples(pixel_count, factor) && !left.empty()) {
     return;
   }
   pixels = pixel_count;
   samples = small_samples(pixel_count, factor);
   spacing = samples > 1 ? static_cast<double>(pixels - 1) / (samples - 1) : 1.0;
-  tap_begin.assign(1, 0);
-  tap_pixel.clear();
-  tap_weight.clear();
-  for (int i = 0; i < samples; ++i) {
-    // The tent of half-width s around the sample: weight 1 - |x - c| / s.
-    const double centre = i * spacing;
-    const int first = static_cast<int>(std::floor(centre - spacing)) + 1;
-    const int last = static_cast<int>(std::ceil(centre + spacing)) - 1;
-    double sum = 0.0;
-    const std::size_t begin = tap_weight.size();
-    for (int x = first; x <= last; ++x) {
-      const double w = 1.0 - std::abs(x - centre) / spacing;
-      if (w <= 0.0) continue;
-      tap_pixel.push_back(border_index(x, pixels, BorderMode::Reflect101));
-      tap_weight.push_back(static_cast<float>(w));
-      sum += w;
-    }
-    for (std::size_t k = begin; k < tap_weight.size(); ++k) {
-      tap_weight[k] = static_cast<float>(tap_weight[k] / sum);
-    }
-    tap_begin.push_back(static_cast<int>(tap_weight.size()));
+  const auto n = static_cast<std::size_t>(pixels);
+  left.assign(n, 0);
+  fraction.assign(n, 0.0f);
+  to_left.assign(n, 1.0f);
+  to_right.assign(n, 0.0f);
+  run_begin.assign(static_cast<std::size_t>(samples), pixels);
+  if (samples == 1) {  // one pixel: the sample is that pixel
+    run_begin[0] = 0;
+    return;
   }
-  left.resize(static_cast<std::size_t>(pixels));
-  fraction.resize(static_cast<std::size_t>(pixels));
-  for (int p = 0; p < pixels; ++p) {
+  // The tent of sample i (at i s): 1 - |p - i s| / s. Pixels beyond the frame read their
+  // mirror image (reflect-101), which lies under the edge sample's tent too.
+  std::vector<double> wl(n), wr(n), total(static_cast<std::size_t>(samples), 0.0);
+  for (int p = pixels - 1; p >= 0; --p) {
     const double u = p / spacing;
-    const int i = samples > 1 ? std::min(static_cast<int>(u), samples - 2) : 0;
-    left[static_cast<std::size_t>(p)] = i;
-    fraction[static_cast<std::size_t>(p)] =
-        samples > 1 ? static_cast<float>(std::min(u - i, 1.0)) : 0.0f;
+    const int i = std::min(static_cast<int>(u), samples - 2);
+    const double t = std::min(u - i, 1.0);
+    const auto k = static_cast<std::size_t>(p);
+    left[k] = i;
+    fraction[k] = static_cast<float>(t);
+    wl[k] = (1.0 - t) * (i == 0 && p > 0 ? 2.0 : 1.0);
+    wr[k] = t * (i == samples - 2 && p < pixels - 1 ? 2.0 : 1.0);
+    total[static_cast<std::size_t>(i)] += wl[k];
+    total[static_cast<std::size_t>(i) + 1] += wr[k];
+    run_begin[static_cast<std::size_t>(i)] = p;
   }
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto i = static_cast<std::size_t>(left[k]);
+    to_left[k] = static_cast<float>(wl[k] / total[i]);
+    to_right[k] = static_cast<float>(wr[k] / total[i + 1]);
+  }
+  run_begin[static_cast<std::size_t>(samples) - 1] = pixels;
 }
 
 void LuminanceBlur::prepare(const FrameShape& shape, double sigma, ConstImageView in,
@@ -129,29 +139,60 @@ void LuminanceBlur::prepare(const FrameShape& shape, double sigma, ConstImageVie
   const std::size_t small_size = static_cast<std::size_t>(sw) * sh;
   small_.resize(small_size);
   blurred_.resize(small_size);
-  const std::size_t line_floats = static_cast<std::size_t>(width_) + sw;
+  // 1. The small plane: each row of the frame read once (twice where two thread chunks
+  // meet), reduced across by the tents, and added to the two small rows whose tents it lies
+  // under.
+  const std::size_t line_floats = 3 * static_cast<std::size_t>(width_) + sw;
   lines_.resize(static_cast<std::size_t>(chunks) * line_floats);
-
-  // 1. Each small row: the tents down of the rows reduced by the tents across.
   pool.parallel_for(chunks, [&](int chunk_begin, int chunk_end) {
     for (int chunk = chunk_begin; chunk < chunk_end; ++chunk) {
       float* lum = lines_.data() + static_cast<std::size_t>(chunk) * line_floats;
-      float* reduced = lum + width_;
+      float* towards_left = lum + width_;
+      float* towards_right = towards_left + width_;
+      float* reduced = towards_right + width_;
       const int j_begin = static_cast<int>(static_cast<long long>(sh) * chunk / chunks);
       const int j_end = static_cast<int>(static_cast<long long>(sh) * (chunk + 1) / chunks);
-      for (int j = j_begin; j < j_end; ++j) {
-        float* small_row = small_.data() + static_cast<std::size_t>(j) * sw;
-        std::fill(small_row, small_row + sw, 0.0f);
-        for (int k = y_.tap_begin[j]; k < y_.tap_begin[j + 1]; ++k) {
-          brightness_rows::load_luminance(in, y_.tap_pixel[k], max, lum);
-          for (int i = 0; i < sw; ++i) {
-            float sum = 0.0f;
-            for (int t = x_.tap_begin[i]; t < x_.tap_begin[i + 1]; ++t) {
-              sum += x_.tap_weight[t] * lum[x_.tap_pixel[t]];
-            }
-            reduced[i] = sum;
+      if (j_begin >= j_end) continue;
+      std::fill(small_.data() + static_cast<std::size_t>(j_begin) * sw,
+                small_.data() + static_cast<std::size_t>(j_end) * sw, 0.0f);
+      const auto reduce_row = [&](int y) {
+        brightness_rows::load_luminance(in, y, max, lum);
+        if (sw == 1) {
+          reduced[0] = lum[0];
+          return;
+        }
+        weigh(lum, x_.to_left.data(), x_.to_right.data(), width_, towards_left, towards_right);
+        std::fill(reduced, reduced + sw, 0.0f);
+        for (int i = 0; i + 1 < sw; ++i) {
+          float a = 0.0f, b = 0.0f;
+          for (int x = x_.run_begin[i]; x < x_.run_begin[i + 1]; ++x) {
+            a += towards_left[x];
+            b += towards_right[x];
           }
-          add_scaled(small_row, reduced, y_.tap_weight[k], sw);
+          reduced[i] += a;
+          reduced[i + 1] += b;
+        }
+      };
+      if (sh == 1) {
+        reduce_row(0);
+        std::copy(reduced, reduced + sw, small_.data());
+        continue;
+      }
+      // Runs r - 1 .. r of rows feed small row r; this chunk's rows j_begin .. j_end - 1.
+      const int run_first = std::max(j_begin - 1, 0);
+      const int run_last = std::min(j_end - 1, sh - 2);
+      for (int r = run_first; r <= run_last; ++r) {
+        for (int y = y_.run_begin[r]; y < y_.run_begin[r + 1]; ++y) {
+          reduce_row(y);
+          const auto k = static_cast<std::size_t>(y);
+          if (r >= j_begin) {
+            add_scaled(small_.data() + static_cast<std::size_t>(r) * sw, reduced, y_.to_left[k],
+                       sw);
+          }
+          if (r + 1 < j_end) {
+            add_scaled(small_.data() + static_cast<std::size_t>(r + 1) * sw, reduced,
+                       y_.to_right[k], sw);
+          }
         }
       }
     }
@@ -177,7 +218,7 @@ void LuminanceBlur::prepare(const FrameShape& shape, double sigma, ConstImageVie
       for (int x = 0; x < width_; ++x) {
         const int i = x_.left[static_cast<std::size_t>(x)];
         const float a = src[i];
-        const float b = src[std::min(i + 1, sw - 1)];
+        const float b = src[std::min(i + 1, sw - 1)];  // sw 1: fraction 0
         dst[x] = a + x_.fraction[static_cast<std::size_t>(x)] * (b - a);
       }
     }

@@ -58,17 +58,18 @@ class LuminanceBlur {
   int factor() const noexcept { return factor_; }
 
  private:
-  // One axis of the small plane: where each sample reads the frame, and where each pixel
-  // reads the small plane.
+  // One axis of the small plane. Pixel p lies between samples left[p] and left[p] + 1, a
+  // fraction of the spacing past the first: it is under those two samples' tents only, with
+  // weights 1 - fraction and fraction (doubled next to an edge sample, for the pixel's mirror
+  // image under reflect-101), which to_left and to_right hold divided by each sample's total.
   struct Axis {
     int pixels = 0;
     int samples = 0;
     double spacing = 1.0;
-    std::vector<int> tap_begin;     // samples + 1 offsets into tap_pixel / tap_weight
-    std::vector<int> tap_pixel;     // the pixel of each tap (reflect-101 applied)
-    std::vector<float> tap_weight;  // normalised: a sample's weights sum to 1
-    std::vector<int> left;          // per pixel: the small sample at or before it
-    std::vector<float> fraction;    // and how far it lies towards the next, 0..1
+    std::vector<int> left;
+    std::vector<float> fraction;
+    std::vector<float> to_left, to_right;
+    std::vector<int> run_begin;  // samples entries: the first pixel with left == i; then pixels
     void build(int pixels, int factor);
   };
 
@@ -78,7 +79,7 @@ class LuminanceBlur {
   std::vector<float> small_;           // the small plane (f > 1), or Y (f = 1)
   std::vector<float> blurred_;         // small_ blurred
   std::vector<float> upsampled_rows_;  // f > 1: each blurred row interpolated to full width
-  std::vector<float> lines_;           // per thread chunk: a luminance row and a reduced row
+  std::vector<float> lines_;  // per thread chunk: a luminance row, two weighted, a reduced row
   GaussCpu direct_;
   GaussIir recursive_;
 };
