@@ -11,10 +11,9 @@ namespace starsift::brightness_rows {
 namespace {
 
 // On x86-64 the row loops are also compiled for AVX-512 and AVX2 (16 and 8 floats a step,
-// where the baseline has 4), the best the CPU has chosen at run time. Without contraction
-// into fused multiply-adds (-ffp-contract=off, ISO C++) every clone rounds alike: the same
-// pixels on every CPU. AVX-512 over AVX2: 2.5 against 3.5 ms of CPU time for 1024x1024
-// GRAY8 at sigma 40 (the 2-core development VM).
+// where the baseline has 4), the best the CPU has chosen at run time. Compiled without
+// contraction into fused multiply-adds (-ffp-contract=off, src/pipeline/CMakeLists.txt), every
+// clone rounds alike: the same pixels on every CPU.
 #if defined(__x86_64__) && defined(__GNUC__)
 #define STARSIFT_BRIGHTNESS_CLONES [[gnu::target_clones("avx512f", "avx2", "default")]]
 #else
