@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The CPU backend's Gaussian blur (gauss_cpu.hpp) against the reference: the same sums in the
 // same order, so the same results bit for bit, in every format, border and sigma, on padded
-// rows and on frames narrower than the window.
+// rows, on frames narrower than the window and on rows wider than the vector blocks.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -65,7 +66,9 @@ bool same_pixels(const Padded& a, const Padded& b) {
 TEST_CASE("the CPU Gaussian blur is the reference's, bit for bit", "[gauss]") {
   ThreadPool pool(2);
   GaussCpu cpu;
-  const struct { int w, h; } shapes[] = {{1, 1}, {37, 1}, {1, 23}, {5, 4}, {64, 33}};
+  // 301 wide: whole blocks of 8 vectors (128 floats with AVX-512), then single vectors, then
+  // single samples, in the sums and the conversions.
+  const struct { int w, h; } shapes[] = {{1, 1}, {37, 1}, {1, 23}, {5, 4}, {64, 33}, {301, 19}};
   for (const PixelFormat f : {PixelFormat::Gray8, PixelFormat::Gray16, PixelFormat::Gray32F,
                               PixelFormat::Rgba, PixelFormat::Bgrx}) {
     for (const BorderMode border :
@@ -82,8 +85,13 @@ TEST_CASE("the CPU Gaussian blur is the reference's, bit for bit", "[gauss]") {
           p.border = border;
           p.border_value = 17.0;
           gauss_reference(p, in.cview(), expected.view(), pool);
-          cpu.run(p, in.cview(), actual.view(), pool);
-          REQUIRE(same_pixels(actual, expected));
+          for (const GaussCpuIsa isa :
+               {GaussCpuIsa::Best, GaussCpuIsa::Avx2, GaussCpuIsa::Baseline}) {
+            INFO("vectors " << gauss_cpu_isa_name(isa));
+            std::fill(actual.bytes.begin(), actual.bytes.end(), std::byte{0});
+            cpu.run(p, in.cview(), actual.view(), pool, isa);
+            REQUIRE(same_pixels(actual, expected));
+          }
         }
       }
     }

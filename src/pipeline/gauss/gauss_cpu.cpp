@@ -1,110 +1,303 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+// The CPU Gaussian blur's direct sums (gauss_cpu.hpp), in the reference's order.
+//
+// Each thread takes a band of output rows. A source row is converted to float into a padded
+// line (the border's samples written only at its two ends), blurred along x into a ring that
+// keeps the last 2 ry + 1 such rows, and every output row is then the weighted sum of the
+// ring's rows along y, converted back as it is written. Both sums are one kernel (convolve):
+// out[k] = sum over taps t, in order, of w[t] * src_t[k], where src_t is the padded line
+// shifted by t pixels (along x) or the ring's row t (along y). It keeps a block of outputs in
+// registers across every tap, so each tap costs one load, one multiply and one add per
+// vector; every output still takes the reference's float operations in the reference's
+// order (starting from 0, tap -r first), so the results are the reference's, bit for bit.
+//
+// Vectors: GCC/Clang vector extensions, compiled three times: the target's baseline (16-byte
+// registers on x86-64), and on x86-64 also AVX2 (32 bytes) and AVX-512F (64 bytes), chosen at
+// run time. None of the three enables FMA, and this file is compiled with -ffp-contract=off,
+// so a multiply and the following add are never fused: the sums round as the reference's.
 #include "pipeline/gauss/gauss_cpu.hpp"
 
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string_view>
 #include <type_traits>
 
 namespace starsift {
 
 namespace {
 
-// Row y's colour samples as floats, `channels` per pixel (alpha/padding left out), for
-// samples of type T (one loop per format: no branch per sample).
-template <class T>
-void load_row_as(ConstImageView in, int y, int channels, float* out) {
-  const int step = format_info(in.format).channels;
-  const std::byte* row = in.row(y);
-  for (int x = 0; x < in.width; ++x) {
-    for (int c = 0; c < channels; ++c) {
-      T v;
-      std::memcpy(&v, row + sizeof(T) * (static_cast<std::size_t>(x) * step + c), sizeof v);
-      out[static_cast<std::size_t>(x) * channels + c] = static_cast<float>(v);
-    }
-  }
-}
-
-void load_row(ConstImageView in, int y, int channels, float* out) {
-  switch (format_info(in.format).bytes_per_sample) {
-    case 1:
-      return load_row_as<std::uint8_t>(in, y, channels, out);
-    case 2:
-      return load_row_as<std::uint16_t>(in, y, channels, out);
-    default:
-      return load_row_as<float>(in, y, channels, out);
-  }
-}
-
-// Writes one output row of samples of type T from its float sums (integers through
-// gauss_round), alpha/padding copied from the input.
-template <class T>
-void store_row_as(ConstImageView in, ImageView out, int y, int channels, const float* sums) {
-  const int step = format_info(out.format).channels;
-  std::byte* row = out.row(y);
-  const std::byte* src = in.row(y);
-  constexpr float kMax = std::is_same_v<T, std::uint8_t> ? 255.0f : 65535.0f;  // T not float
-  for (int x = 0; x < out.width; ++x) {
-    for (int c = 0; c < step; ++c) {
-      const std::size_t at = sizeof(T) * (static_cast<std::size_t>(x) * step + c);
-      if (c >= channels) {
-        std::memcpy(row + at, src + at, sizeof(T));
-        continue;
-      }
-      const float v = sums[static_cast<std::size_t>(x) * channels + c];
-      T sample;
-      if constexpr (std::is_same_v<T, float>) {
-        sample = v;
-      } else {
-        sample = static_cast<T>(gauss_round(v, kMax));
-      }
-      std::memcpy(row + at, &sample, sizeof sample);
-    }
-  }
-}
-
-void store_row(ConstImageView in, ImageView out, int y, int channels, const float* sums) {
-  switch (format_info(out.format).bytes_per_sample) {
-    case 1:
-      return store_row_as<std::uint8_t>(in, out, y, channels, sums);
-    case 2:
-      return store_row_as<std::uint16_t>(in, out, y, channels, sums);
-    default:
-      return store_row_as<float>(in, out, y, channels, sums);
-  }
-}
-
-// On x86-64 the two sum loops are also compiled for AVX2 (8 floats a step, where the baseline
-// has 4), chosen at run time; AVX2 alone enables no FMA, so the sums round as the reference's.
-#if defined(__x86_64__) && defined(__GNUC__)
-#define STARSIFT_GAUSS_CLONES [[gnu::target_clones("avx2", "default")]]
-#else
-#define STARSIFT_GAUSS_CLONES
+// Every function here that passes vectors by value is internal and inlined (flatten), so
+// GCC's note that wide vectors change the calling convention concerns no real call.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 
-// acc[k] = sum over taps t, in order, of w[t] * src[k + t * stride], for k < n: the same
-// sequence of float operations per output as the reference's loop, across k at once.
-STARSIFT_GAUSS_CLONES void convolve(const float* src, std::size_t stride, const float* w, int taps,
-                                    std::size_t n, float* acc) {
-  for (std::size_t k = 0; k < n; ++k) acc[k] = 0.0f;
-  for (int t = 0; t < taps; ++t) {
-    const float wt = w[t];
-    const float* s = src + static_cast<std::size_t>(t) * stride;
-    for (std::size_t k = 0; k < n; ++k) acc[k] += wt * s[k];
+#define STARSIFT_GAUSS_INLINE [[gnu::always_inline]] inline
+
+template <int kBytes>
+struct Vec {
+  typedef float type __attribute__((vector_size(kBytes)));
+};
+
+// Outputs kept in registers per block: 8 vectors (8 independent chains of adds, enough to
+// hide the add's latency) plus a weight and a loaded vector fit the 16 registers of SSE2 and
+// AVX2 and a quarter of AVX-512's 32.
+constexpr int kBlockVectors = 8;
+
+template <class V>
+STARSIFT_GAUSS_INLINE V load(const float* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <class V>
+STARSIFT_GAUSS_INLINE void store(float* p, const V& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// out[k] = sum over t < taps, in order, of w[t] * src[t][k], for k < n, each sum started at 0:
+// per output, the reference's sequence of float operations.
+template <int kBytes>
+STARSIFT_GAUSS_INLINE void convolve(const float* const* src, const float* w, int taps,
+                                    std::size_t n, float* out) {
+  using V = typename Vec<kBytes>::type;
+  constexpr std::size_t kLanes = kBytes / sizeof(float);
+  constexpr std::size_t kBlock = kBlockVectors * kLanes;
+  std::size_t k = 0;
+  for (; k + kBlock <= n; k += kBlock) {
+    V acc[kBlockVectors] = {};
+    for (int t = 0; t < taps; ++t) {
+      const V wt = V{} + w[t];
+      const float* s = src[t] + k;
+#pragma GCC unroll 8
+      for (int j = 0; j < kBlockVectors; ++j) acc[j] += wt * load<V>(s + j * kLanes);
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < kBlockVectors; ++j) store(out + k + j * kLanes, acc[j]);
+  }
+  for (; k + kLanes <= n; k += kLanes) {
+    V acc = {};
+    for (int t = 0; t < taps; ++t) acc += (V{} + w[t]) * load<V>(src[t] + k);
+    store(out + k, acc);
+  }
+  for (; k < n; ++k) {
+    float acc = 0.0f;
+    for (int t = 0; t < taps; ++t) acc += w[t] * src[t][k];
+    out[k] = acc;
   }
 }
 
-// sums[k] += w * src[k], for k < n: one row of the column pass.
-STARSIFT_GAUSS_CLONES void accumulate(float* sums, const float* src, float w, std::size_t n) {
-  for (std::size_t k = 0; k < n; ++k) sums[k] += w * src[k];
+// The samples of one format: type T, kStep samples per pixel of which the first kChannels
+// are blurred (the others, alpha or padding, copied).
+template <class T, int kStep, int kChannels>
+struct Layout {
+  using Sample = T;
+  static constexpr int step = kStep;
+  static constexpr int channels = kChannels;
+};
+
+// Row `row`'s colour samples as floats into out[0, width * channels). (A plain loop: GCC
+// vectorises it well, where its vector extensions convert narrow integers lane by lane.)
+template <class L>
+STARSIFT_GAUSS_INLINE void load_row(const std::byte* __restrict row, int width,
+                                    float* __restrict out) {
+  using T = typename L::Sample;
+  for (int x = 0; x < width; ++x) {
+    for (int c = 0; c < L::channels; ++c) {
+      T v;
+      std::memcpy(&v, row + sizeof(T) * (static_cast<std::size_t>(x) * L::step + c), sizeof v);
+      out[static_cast<std::size_t>(x) * L::channels + c] = static_cast<float>(v);
+    }
+  }
+}
+
+// gauss_round() in a form the compiler vectorises: the same result for every float (NaN and
+// anything not above 0 give 0, anything from max up gives max, the rest is rounded half up).
+template <class T>
+STARSIFT_GAUSS_INLINE T round_sample(float v) {
+  if constexpr (std::is_same_v<T, float>) {
+    return v;
+  } else {
+    constexpr float kMax = std::is_same_v<T, std::uint8_t> ? 255.0f : 65535.0f;
+    float c = v > 0.0f ? v : 0.0f;
+    c = c < kMax ? c : kMax;
+    return static_cast<T>(static_cast<int>(c + 0.5f));
+  }
+}
+
+// One output row from its float sums (integers through round_sample), alpha/padding copied
+// from the input row `src`; grey rows a vector of samples at a time, rounded as round_sample.
+template <int kBytes, class L>
+STARSIFT_GAUSS_INLINE void store_row(const float* sums, const std::byte* src, std::byte* dst,
+                                     int width) {
+  using T = typename L::Sample;
+  int x = 0;
+  if constexpr (L::step == 1 && !std::is_same_v<T, float>) {
+    using V = typename Vec<kBytes>::type;
+    constexpr int kLanes = kBytes / sizeof(float);
+    typedef std::int32_t VI __attribute__((vector_size(kBytes)));
+    typedef T VT __attribute__((vector_size(kLanes * sizeof(T))));
+    constexpr float kMax = std::is_same_v<T, std::uint8_t> ? 255.0f : 65535.0f;
+    const V zero = {}, max = zero + kMax, half = zero + 0.5f;
+    for (; x + kLanes <= width; x += kLanes) {
+      const V v = load<V>(sums + x);
+      V c = v > zero ? v : zero;  // NaN too
+      c = c < max ? c : max;
+      const VT sample = __builtin_convertvector(__builtin_convertvector(c + half, VI), VT);
+      std::memcpy(dst + sizeof(T) * static_cast<std::size_t>(x), &sample, sizeof sample);
+    }
+  }
+  for (; x < width; ++x) {
+    for (int c = 0; c < L::step; ++c) {
+      const std::size_t at = sizeof(T) * (static_cast<std::size_t>(x) * L::step + c);
+      if (c >= L::channels) {
+        std::memcpy(dst + at, src + at, sizeof(T));
+      } else {
+        const T sample = round_sample<T>(sums[static_cast<std::size_t>(x) * L::channels + c]);
+        std::memcpy(dst + at, &sample, sizeof sample);
+      }
+    }
+  }
+}
+
+// What every band of one call shares.
+struct Frame {
+  const GaussParams& params;
+  ConstImageView in;
+  ImageView out;
+  int rx, ry;
+  const float* wx;
+  const float* wy;
+};
+
+// The rows [y_begin, y_end) of the output, as the header says.
+template <int kBytes, class L>
+STARSIFT_GAUSS_INLINE void blur_band(const Frame& f, int y_begin, int y_end) {
+  constexpr int ch = L::channels;
+  const int width = f.in.width, height = f.in.height, rx = f.rx, ry = f.ry;
+  const BorderMode mode = f.params.border;
+  const auto border = static_cast<float>(f.params.border_value);
+  const std::size_t row_samples = static_cast<std::size_t>(width) * ch;
+  const int slots = 2 * ry + 1;
+  const int taps_x = 2 * rx + 1;
+
+  // Grow to the widest frame and largest radius, then stay: no allocation per frame.
+  thread_local std::vector<float> padded, ring, sums, constant_row;
+  thread_local std::vector<int> ring_rows;
+  thread_local std::vector<const float*> x_taps, y_taps;
+  padded.resize(row_samples + 2 * static_cast<std::size_t>(rx) * ch);
+  ring.resize(static_cast<std::size_t>(slots) * row_samples);
+  sums.resize(row_samples);
+  constant_row.assign(row_samples, border);
+  ring_rows.assign(static_cast<std::size_t>(slots), std::numeric_limits<int>::min());
+  x_taps.resize(static_cast<std::size_t>(taps_x));
+  y_taps.resize(static_cast<std::size_t>(slots));
+  for (int t = 0; t < taps_x; ++t) x_taps[t] = padded.data() + static_cast<std::size_t>(t) * ch;
+
+  // Virtual row v (any y, through the border) blurred along x: computed when it first enters
+  // the ring (a band's first ry rows are also its neighbour's); the border value's row
+  // outside the frame under Constant.
+  const auto blurred_row = [&](int v) -> const float* {
+    const int sy = border_index(v, height, mode);
+    if (sy < 0) return constant_row.data();
+    const auto slot = static_cast<std::size_t>(((v % slots) + slots) % slots);
+    float* dst = ring.data() + slot * row_samples;
+    if (ring_rows[slot] == v) return dst;
+    float* middle = padded.data() + static_cast<std::size_t>(rx) * ch;
+    load_row<L>(f.in.row(sy), width, middle);
+    for (int side = 0; side < 2; ++side) {  // the rx pixels beyond each end
+      const int x_begin = side == 0 ? -rx : width;
+      for (int xx = x_begin; xx < x_begin + rx; ++xx) {
+        const int sx = border_index(xx, width, mode);
+        float* p = middle + static_cast<std::ptrdiff_t>(xx) * ch;
+        for (int c = 0; c < ch; ++c) {
+          p[c] = sx < 0 ? border : middle[static_cast<std::size_t>(sx) * ch + c];
+        }
+      }
+    }
+    convolve<kBytes>(x_taps.data(), f.wx, taps_x, row_samples, dst);
+    ring_rows[slot] = v;
+    return dst;
+  };
+
+  // A packed float grey output row takes the sums directly; the others through `sums`.
+  constexpr bool kDirect = std::is_same_v<typename L::Sample, float> && L::step == ch;
+  for (int y = y_begin; y < y_end; ++y) {
+    for (int j = -ry; j <= ry; ++j) y_taps[static_cast<std::size_t>(j + ry)] = blurred_row(y + j);
+    if constexpr (kDirect) {
+      convolve<kBytes>(y_taps.data(), f.wy, slots, row_samples,
+                       reinterpret_cast<float*>(f.out.row(y)));
+    } else {
+      convolve<kBytes>(y_taps.data(), f.wy, slots, row_samples, sums.data());
+      store_row<kBytes, L>(sums.data(), f.in.row(y), f.out.row(y), width);
+    }
+  }
+}
+
+template <class L>
+[[gnu::flatten]] void band_baseline(const Frame& f, int y_begin, int y_end) {
+  blur_band<16, L>(f, y_begin, y_end);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define STARSIFT_GAUSS_X86 1
+template <class L>
+[[gnu::flatten, gnu::target("avx2")]] void band_avx2(const Frame& f, int y_begin, int y_end) {
+  blur_band<32, L>(f, y_begin, y_end);
+}
+template <class L>
+[[gnu::flatten, gnu::target("avx512f")]] void band_avx512(const Frame& f, int y_begin, int y_end) {
+  blur_band<64, L>(f, y_begin, y_end);
+}
+#else
+#define STARSIFT_GAUSS_X86 0
+#endif
+
+enum class Vectors { Baseline, Avx2, Avx512 };
+
+Vectors resolve(GaussCpuIsa isa) noexcept {
+#if STARSIFT_GAUSS_X86
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (isa == GaussCpuIsa::Best && avx512) return Vectors::Avx512;
+  if (isa != GaussCpuIsa::Baseline && avx2) return Vectors::Avx2;
+#else
+  (void)isa;
+#endif
+  return Vectors::Baseline;
+}
+
+template <class L>
+void run_layout(const Frame& f, ThreadPool& pool, Vectors vectors) {
+  void (*band)(const Frame&, int, int) = &band_baseline<L>;
+#if STARSIFT_GAUSS_X86
+  if (vectors == Vectors::Avx512) band = &band_avx512<L>;
+  if (vectors == Vectors::Avx2) band = &band_avx2<L>;
+#else
+  (void)vectors;
+#endif
+  pool.parallel_for(f.in.height, [&](int y_begin, int y_end) { band(f, y_begin, y_end); });
 }
 
 }  // namespace
 
-void GaussCpu::run(const GaussParams& params, ConstImageView in, ImageView out, ThreadPool& pool) {
+std::string_view gauss_cpu_isa_name(GaussCpuIsa isa) noexcept {
+  switch (resolve(isa)) {
+    case Vectors::Avx512:
+      return "avx512f";
+    case Vectors::Avx2:
+      return "avx2";
+    case Vectors::Baseline:
+      break;
+  }
+  return "baseline";
+}
+
+void GaussCpu::run(const GaussParams& params, ConstImageView in, ImageView out, ThreadPool& pool,
+                   GaussCpuIsa isa) {
   params.validate_frames(in, out);
-  const int channels = format_info(in.format).color_channels;
   const int rx = params.effective_radius_x();
   const int ry = params.effective_radius_y();
   if (weights_for_.sigma_x != params.sigma_x || weights_for_.sigma_y != params.sigma_y ||
@@ -114,56 +307,18 @@ void GaussCpu::run(const GaussParams& params, ConstImageView in, ImageView out, 
     wy_ = gauss_weights(params.sigma_y, ry);
     weights_for_ = params;
   }
-  const auto border = static_cast<float>(params.border_value);
-  const std::size_t row_samples = static_cast<std::size_t>(in.width) * channels;
-  const int slots = 2 * ry + 1;
-
-  // Each thread takes a band of output rows and keeps the last 2 ry + 1 rows blurred along x
-  // in a ring, so the float rows between the passes stay in its cache instead of making a
-  // whole frame. A virtual row (any y, through the border) is blurred along x when it first
-  // enters the ring; a band's first ry rows are also its neighbour's. The sums are the
-  // reference's, in its order.
-  pool.parallel_for(in.height, [&](int y_begin, int y_end) {
-    // Grow to the widest frame and largest radius, then stay: no allocation per frame.
-    thread_local std::vector<float> line, padded, ring, sums, constant_row;
-    thread_local std::vector<int> ring_rows;
-    line.resize(row_samples);
-    padded.resize(row_samples + 2 * static_cast<std::size_t>(rx) * channels);
-    ring.resize(static_cast<std::size_t>(slots) * row_samples);
-    sums.resize(row_samples);
-    constant_row.assign(row_samples, border);
-    ring_rows.assign(static_cast<std::size_t>(slots), std::numeric_limits<int>::min());
-
-    // Virtual row v blurred along x (the border value's row outside under Constant).
-    const auto blurred_row = [&](int v) -> const float* {
-      const int sy = border_index(v, in.height, params.border);
-      if (sy < 0) return constant_row.data();
-      const auto slot = static_cast<std::size_t>(((v % slots) + slots) % slots);
-      float* dst = ring.data() + slot * row_samples;
-      if (ring_rows[slot] == v) return dst;
-      load_row(in, sy, channels, line.data());
-      for (int xx = -rx; xx < in.width + rx; ++xx) {
-        const int sx = border_index(xx, in.width, params.border);
-        float* p = padded.data() + static_cast<std::size_t>(xx + rx) * channels;
-        for (int c = 0; c < channels; ++c) {
-          p[c] = sx < 0 ? border : line[static_cast<std::size_t>(sx) * channels + c];
-        }
-      }
-      convolve(padded.data(), static_cast<std::size_t>(channels), wx_.data(), 2 * rx + 1,
-               row_samples, dst);
-      ring_rows[slot] = v;
-      return dst;
-    };
-
-    for (int y = y_begin; y < y_end; ++y) {
-      for (std::size_t k = 0; k < row_samples; ++k) sums[k] = 0.0f;
-      for (int j = -ry; j <= ry; ++j) {
-        accumulate(sums.data(), blurred_row(y + j), wy_[static_cast<std::size_t>(j + ry)],
-                   row_samples);
-      }
-      store_row(in, out, y, channels, sums.data());
-    }
-  });
+  const Frame f{params, in, out, rx, ry, wx_.data(), wy_.data()};
+  const Vectors vectors = resolve(isa);
+  const FormatInfo& info = format_info(in.format);
+  switch (info.bytes_per_sample) {
+    case 1:
+      if (info.channels == 1) return run_layout<Layout<std::uint8_t, 1, 1>>(f, pool, vectors);
+      return run_layout<Layout<std::uint8_t, 4, 3>>(f, pool, vectors);
+    case 2:
+      return run_layout<Layout<std::uint16_t, 1, 1>>(f, pool, vectors);
+    default:
+      return run_layout<Layout<float, 1, 1>>(f, pool, vectors);
+  }
 }
 
 }  // namespace starsift
