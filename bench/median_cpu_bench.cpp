@@ -7,152 +7,63 @@
 //       --size K [--border replicate] [--threads 2] [--reps 7] [--target-ms 200]
 //       [--impl fast|reference] [--isa best|baseline] [--output FILE]
 //
-// Timing: one untimed call (first touch of the output), one timed call to estimate the cost,
-// then --reps repetitions of max(1, target-ms / estimate) calls each, steady_clock around
-// each repetition; per-call milliseconds of every repetition and their median are written.
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
+// The options, the frame, the timing and the JSON are those of every CPU benchmark
+// (cpu_bench.hpp).
 #include <iostream>
 #include <string>
-#include <vector>
 
-#include "bench/json.hpp"
-#include "pipeline/error.hpp"
+#include "bench/cpu_bench.hpp"
 #include "pipeline/median/median_cpu.hpp"
 #include "pipeline/median/reference.hpp"
 
 using namespace starsift;
-using Clock = std::chrono::steady_clock;
 
-namespace {
+int main(int argc, char** argv) {
+  const bench::CpuBenchTool tool{
+      "starsift-bench-median-cpu",
+      "--size K [--border replicate|reflect-101|constant] [--isa best|baseline]",
+      {"fast", "reference"}};
+  return bench::run_cpu_bench(tool, [&] {
+    MedianParams params;
+    params.border = BorderMode::Replicate;  // OpenCV's medianBlur border
+    std::string isa_name = "best";
+    const bench::CpuBenchOptions o = bench::parse_cpu_bench_options(
+        tool, argc, argv, [&](const std::string& key, const std::string& value) {
+          if (key == "--size")
+            params.size = std::stoi(value);
+          else if (key == "--border")
+            params.border = parse_border_mode(value);
+          else if (key == "--isa")
+            isa_name = value;
+          else
+            return false;
+          return true;
+        });
+    if (isa_name != "best" && isa_name != "baseline")
+      bench::usage(tool, "--isa is best or baseline");
+    params.validate_for(o.format);
 
-struct Options {
-  std::string input, output, impl = "fast", isa = "best";
-  int width = 0, height = 0, threads = 2, reps = 7;
-  double target_ms = 200;
-  PixelFormat format = PixelFormat::Gray8;
-  MedianParams params;
-};
+    bench::CpuBenchFrames frames = bench::read_frame(tool, o);
+    ThreadPool pool(static_cast<unsigned>(o.threads));
+    const MedianCpuIsa isa = isa_name == "best" ? MedianCpuIsa::Best : MedianCpuIsa::Baseline;
+    const bench::CpuTiming timing = bench::time_calls(
+        [&] {
+          if (o.impl == "fast")
+            median_cpu(params, frames.in, frames.out, pool, isa);
+          else
+            median_reference(params, frames.in, frames.out, pool);
+        },
+        o.reps, o.target_ms);
+    bench::write_output(o, frames);
 
-[[noreturn]] void usage(const std::string& why) {
-  std::cerr << "starsift-bench-median-cpu: " << why
-            << "\nusage: starsift-bench-median-cpu --input FILE --width W --height H --format "
-               "GRAY8|GRAY16_LE --size K [--border replicate|reflect-101|constant] [--threads N] "
-               "[--reps N] [--target-ms MS] [--impl fast|reference] [--isa best|baseline] "
-               "[--output FILE]\n";
-  std::exit(2);
-}
-
-Options parse(int argc, char** argv) {
-  Options o;
-  o.params.border = BorderMode::Replicate;  // OpenCV's medianBlur border
-  for (int i = 1; i < argc; ++i) {
-    const std::string key = argv[i];
-    if (i + 1 >= argc) usage("option " + key + " needs a value");
-    const std::string value = argv[++i];
-    if (key == "--input")
-      o.input = value;
-    else if (key == "--output")
-      o.output = value;
-    else if (key == "--width")
-      o.width = std::stoi(value);
-    else if (key == "--height")
-      o.height = std::stoi(value);
-    else if (key == "--format")
-      o.format = parse_pixel_format(value);
-    else if (key == "--size")
-      o.params.size = std::stoi(value);
-    else if (key == "--border")
-      o.params.border = parse_border_mode(value);
-    else if (key == "--threads")
-      o.threads = std::stoi(value);
-    else if (key == "--reps")
-      o.reps = std::stoi(value);
-    else if (key == "--target-ms")
-      o.target_ms = std::stod(value);
-    else if (key == "--impl")
-      o.impl = value;
-    else if (key == "--isa")
-      o.isa = value;
-    else
-      usage("unknown option " + key);
-  }
-  if (o.input.empty() || o.width <= 0 || o.height <= 0)
-    usage("--input, --width, --height are required");
-  if (o.impl != "fast" && o.impl != "reference") usage("--impl is fast or reference");
-  if (o.isa != "best" && o.isa != "baseline") usage("--isa is best or baseline");
-  if (o.threads < 1 || o.reps < 1) usage("--threads and --reps are at least 1");
-  o.params.validate_for(o.format);
-  return o;
-}
-
-}  // namespace
-
-int main(int argc, char** argv) try {
-  const Options o = parse(argc, argv);
-  const std::size_t row = static_cast<std::size_t>(o.width) * bytes_per_pixel(o.format);
-  std::vector<std::byte> in(row * o.height), out(row * o.height);
-  std::ifstream file(o.input, std::ios::binary);
-  if (!file.read(reinterpret_cast<char*>(in.data()), static_cast<std::streamsize>(in.size())))
-    usage("cannot read " + std::to_string(in.size()) + " bytes from " + o.input);
-  const ConstImageView src{in.data(), o.width, o.height, static_cast<std::ptrdiff_t>(row),
-                           o.format};
-  const ImageView dst{out.data(), o.width, o.height, static_cast<std::ptrdiff_t>(row), o.format};
-  ThreadPool pool(static_cast<unsigned>(o.threads));
-  const MedianCpuIsa isa = o.isa == "best" ? MedianCpuIsa::Best : MedianCpuIsa::Baseline;
-  const auto call = [&] {
-    if (o.impl == "fast")
-      median_cpu(o.params, src, dst, pool, isa);
-    else
-      median_reference(o.params, src, dst, pool);
-  };
-  const auto ms_since = [](Clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  };
-
-  call();
-  auto t0 = Clock::now();
-  call();
-  const double estimate = ms_since(t0);
-  const int calls = std::max(1, static_cast<int>(o.target_ms / std::max(estimate, 1e-3)));
-  std::vector<double> per_call;
-  for (int r = 0; r < o.reps; ++r) {
-    t0 = Clock::now();
-    for (int c = 0; c < calls; ++c) call();
-    per_call.push_back(ms_since(t0) / calls);
-  }
-  std::vector<double> sorted = per_call;
-  std::sort(sorted.begin(), sorted.end());
-  const double median = sorted[sorted.size() / 2];
-
-  if (!o.output.empty()) {
-    std::ofstream(o.output, std::ios::binary)
-        .write(reinterpret_cast<const char*>(out.data()), static_cast<std::streamsize>(out.size()));
-  }
-  bench::Json reps = bench::Json::array();
-  for (double ms : per_call) reps.push(ms);
-  bench::Json j = bench::Json::object();
-  j.set("tool", "starsift-bench-median-cpu")
-      .set("impl", o.impl)
-      .set("isa", o.impl == "fast" && median_cpu_vectorised(o.params, o.format)
-                      ? std::string(median_cpu_isa_name(isa))
-                      : std::string("scalar"))
-      .set("width", o.width)
-      .set("height", o.height)
-      .set("format", to_string(o.format))
-      .set("size", o.params.size)
-      .set("border", to_string(o.params.border))
-      .set("threads", o.threads)
-      .set("calls_per_rep", calls)
-      .set("ms_per_call", reps)
-      .set("ms_median", median)
-      .set("mpix_per_s", o.width * static_cast<double>(o.height) / (median * 1e3));
-  std::cout << j << "\n";
-  return 0;
-} catch (const Error& e) {
-  std::cerr << "starsift-bench-median-cpu: " << e.what() << "\n";
-  return 2;
+    bench::Json fields = bench::Json::object();
+    fields
+        .set("isa", o.impl == "fast" && median_cpu_vectorised(params, o.format)
+                        ? std::string(median_cpu_isa_name(isa))
+                        : std::string("scalar"))
+        .set("size", params.size)
+        .set("border", to_string(params.border));
+    std::cout << bench::cpu_bench_json(tool, o, fields, timing) << "\n";
+    return 0;
+  });
 }
