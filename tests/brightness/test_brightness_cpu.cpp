@@ -10,6 +10,7 @@
 
 #include "brightness_frames.hpp"
 #include "pipeline/brightness/brightness_cpu.hpp"
+#include "pipeline/brightness/clahe.hpp"
 #include "pipeline/brightness/luminance_blur.hpp"
 #include "pipeline/gauss/reference.hpp"
 #include "pipeline/sky/sky_generator.hpp"
@@ -298,4 +299,43 @@ TEST_CASE("the fast path in mode clahe against the reference", "[brightness]") {
       colour.worst, colour.mean, blended.worst, blended.mean);
   CHECK(colour.worst <= 2.0);
   CHECK(blended.worst <= 2.0);
+}
+
+// Every allocation of starsift_tests, counted by its replacement of operator new
+// (tests/sky/test_sky_allocation.cpp).
+long starsift_test_allocations();
+
+TEST_CASE("the fast path allocates nothing after the first frame", "[brightness]") {
+  BrightnessCpu cpu;
+  const auto run_frames = [&](const BrightnessParams& p, TestImage& in, int bits) {
+    const FrameShape shape = shape_of(in, bits);
+    TestImage out(in.width, in.height, in.format);
+    cpu.run(p, shape, in.cview(), out.view(), pool());  // sizes the buffers
+    const long before = starsift_test_allocations();
+    for (int k = 0; k < 5; ++k) cpu.run(p, shape, in.cview(), out.view(), pool());
+    return starsift_test_allocations() - before;
+  };
+  TestImage gray12 = sky_frame(157, 101);
+  TestImage rgba(157, 101, PixelFormat::Rgba);
+  fill_random(rgba, 255, 13);
+  BrightnessParams local;
+  BrightnessParams exact;
+  exact.sigma = 4.0;
+  BrightnessParams percentile;
+  percentile.stretch = BrightnessStretch::Percentile;
+  BrightnessParams clahe;
+  clahe.mode = BrightnessMode::Clahe;
+  CHECK(run_frames(local, gray12, 12) == 0);
+  CHECK(run_frames(exact, gray12, 12) == 0);
+  CHECK(run_frames(percentile, gray12, 12) == 0);
+  CHECK(run_frames(percentile, rgba, 8) == 0);
+  // Mode clahe adds nothing to what ClaheCpu itself allocates per call.
+  ClaheCpu equaliser;
+  TestImage luma(157, 101, PixelFormat::Gray8), mapped(157, 101, PixelFormat::Gray8);
+  fill_random(luma, 255, 14);
+  equaliser.run(clahe, 8, luma.cview(), mapped.view(), pool());
+  const long before = starsift_test_allocations();
+  for (int k = 0; k < 5; ++k) equaliser.run(clahe, 8, luma.cview(), mapped.view(), pool());
+  const long by_clahe = starsift_test_allocations() - before;
+  CHECK(run_frames(clahe, rgba, 8) == by_clahe);
 }

@@ -34,6 +34,12 @@ void operator delete(void* p, std::size_t) noexcept {
   std::free(p);
 }
 
+// The count so far, for other tests that check a path allocates nothing per frame
+// (tests/brightness/test_brightness_cpu.cpp).
+long starsift_test_allocations() {
+  return allocations.load();
+}
+
 using namespace starsift;
 using namespace starsift::test;
 
