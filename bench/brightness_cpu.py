@@ -30,53 +30,22 @@ brightness-cpu.md into --out. Usage, from the repository root:
   bench/brightness_cpu.py [--bench build/bench/starsift-bench-brightness-cpu] [--out DIR]
       [--machine TEXT] [--quick]
 """
-import argparse
-import datetime
-import json
 import math
 import os
-import platform
-import subprocess
 import sys
 import tempfile
-import time
 
 import cv2
 import numpy as np
+
+from cpu_peer import (commit, header, machine_line, median, parse, parser, run_starsift,
+                      time_calls, write)
 
 LN2 = math.log(2.0)
 LUMA = (0.2126, 0.7152, 0.0722)
 # (format, bit depth, max, numpy type, channels)
 FORMATS = {'GRAY8': (8, 255, np.uint8, 1), 'GRAY16_LE': (12, 4095, np.uint16, 1),
            'RGBA': (8, 255, np.uint8, 4)}
-
-
-def time_calls(call, reps, target_ms):
-    call()
-    t0 = time.perf_counter()
-    call()
-    estimate = (time.perf_counter() - t0) * 1e3
-    calls = max(1, int(target_ms / max(estimate, 1e-3)))
-    out = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            call()
-        out.append((time.perf_counter() - t0) * 1e3 / calls)
-    return out
-
-
-def median(values):
-    s = sorted(values)
-    return s[len(s) // 2]
-
-
-def cpu_name():
-    with open('/proc/cpuinfo') as f:
-        for line in f:
-            if line.startswith('model name'):
-                return line.split(':', 1)[1].strip()
-    return platform.processor()
 
 
 def make_frame(fmt, res, rng):
@@ -154,49 +123,21 @@ class OpenCvBrightness:
 
 def starsift(args, frame_path, res, fmt, sigma, output=None):
     bits = FORMATS[fmt][0]
-    cmd = [args.bench, '--input', frame_path, '--width', str(res), '--height', str(res),
-           '--format', fmt, '--bit-depth', str(bits), '--sigma', str(sigma),
-           '--threads', str(args.threads), '--reps', str(args.reps),
-           '--target-ms', str(args.target_ms)]
-    if output:
-        cmd += ['--output', output]
-    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    return run_starsift(args, frame_path, res, res, fmt,
+                        ['--bit-depth', str(bits), '--sigma', str(sigma)], output=output)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--bench', default='build/bench/starsift-bench-brightness-cpu')
-    ap.add_argument('--out', default='bench/results/brightness-cpu')
-    ap.add_argument('--threads', type=int, default=2)
-    ap.add_argument('--reps', type=int, default=7)
-    ap.add_argument('--rounds', type=int, default=2)
-    ap.add_argument('--target-ms', type=float, default=200)
-    ap.add_argument('--resolutions', default='1024,2048')
+    ap = parser(__doc__, 'brightness-cpu')
     ap.add_argument('--sigmas', default='40,4')
-    ap.add_argument('--seed', type=int, default=1)
-    ap.add_argument('--machine', default='', help='free text naming the machine and its load')
-    ap.add_argument('--quick', action='store_true', help='1 round of 3 repetitions of ~30 ms')
-    args = ap.parse_args()
-    if args.quick:
-        args.rounds, args.reps, args.target_ms = 1, 3, 30
-    cv2.setNumThreads(args.threads)
-    os.makedirs(args.out, exist_ok=True)
-    commit = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True,
-                            text=True).stdout.strip() or None
-    result = {
-        'benchmark': 'brightness-cpu',
-        'date_utc': datetime.datetime.utcnow().isoformat(timespec='seconds') + 'Z',
-        'commit': commit, 'machine': args.machine, 'cpu': cpu_name(), 'cores': os.cpu_count(),
-        'loadavg_start': os.getloadavg(), 'opencv': cv2.__version__,
-        'opencv_parallel': [' '.join(l.split()) for l in cv2.getBuildInformation().splitlines()
-                            if 'Parallel framework' in l],
-        'method': {'threads': args.threads, 'reps': args.reps, 'rounds': args.rounds,
-                   'target_ms_per_rep': args.target_ms, 'strength': 1.0, 'alpha': 1.0,
-                   'stretch': 'none',
-                   'data': f'dark gradient with 1 % noise (grey), random colours (RGBA), '
-                           f'numpy default_rng({args.seed})',
-                   'statistic': 'median per-call ms over all repetitions of all rounds'},
-        'cases': []}
+    args = parse(ap)
+    result = header('brightness-cpu', args, commit(),
+                    {'threads': args.threads, 'reps': args.reps, 'rounds': args.rounds,
+                     'target_ms_per_rep': args.target_ms, 'strength': 1.0, 'alpha': 1.0,
+                     'stretch': 'none',
+                     'data': f'dark gradient with 1 % noise (grey), random colours (RGBA), '
+                             f'numpy default_rng({args.seed})',
+                     'statistic': 'median per-call ms over all repetitions of all rounds'})
     rng = np.random.default_rng(args.seed)
     with tempfile.TemporaryDirectory() as tmp:
         for res in [int(r) for r in args.resolutions.split(',')]:
@@ -236,23 +177,14 @@ def main():
                           f"{case['opencv_ms']:.2f} ms (full blur {full_ms:.1f}), ratio "
                           f"{case['time_ratio_vs_opencv']:.2f}, worst difference {worst}, "
                           f"load {load}", file=sys.stderr)
-    result['loadavg_end'] = os.getloadavg()
-    with open(os.path.join(args.out, 'brightness-cpu.json'), 'w') as f:
-        json.dump(result, f, indent=1)
-        f.write('\n')
-    with open(os.path.join(args.out, 'brightness-cpu.md'), 'w') as f:
-        f.write(table(result))
-    print(table(result))
+    write(args, 'brightness-cpu', result, table)
 
 
 def table(r):
     m = r['method']
     lines = [
         '# CPU brightness correction: starsift vs OpenCV doing the same work', '',
-        f"{r['machine'] or 'machine not described'}; CPU `{r['cpu']}`, {r['cores']} cores; "
-        f"OpenCV {r['opencv']} ({'; '.join(r['opencv_parallel'])}); starsift {r['commit']}; "
-        f"{r['date_utc']}. Load average (1 min) at start {r['loadavg_start'][0]:.2f}, at end "
-        f"{r['loadavg_end'][0]:.2f}.", '',
+        machine_line(r), '',
         f"{m['threads']} threads each; mode local, strength {m['strength']:g}, alpha "
         f"{m['alpha']:g}, stretch {m['stretch']}; {m['data']}; {m['statistic']} "
         f"({m['rounds']} rounds × {m['reps']} repetitions of ~{m['target_ms_per_rep']:.0f} ms, "

@@ -26,13 +26,8 @@ Needs Debian's python3-opencv (run with /usr/bin/python3). Writes gauss-cpu.json
 gauss-cpu.md into --out. Usage, from the repository root:
   bench/gauss_cpu.py [--bench build/bench/starsift-bench-gauss-cpu] [--out DIR] [--quick]
 """
-import argparse
-import datetime
-import json
 import math
 import os
-import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,36 +35,18 @@ import time
 import cv2
 import numpy as np
 
+from cpu_peer import (add_rates, commit, header, median, parse, parser, run_starsift,
+                      time_calls_cpu, write)
+
 FORMATS = {'GRAY8': np.uint8, 'GRAY16_LE': np.uint16, 'GRAY32F': np.float32}
 RECURSIVE_FROM_SIGMA = 25.0  # GaussParams::kRecursiveFromSigma
 RECURSION_MIN_SIGMA = 5.0    # time the recursion as the other path from here (GaussIir takes 3)
 
 
-def time_calls(call, reps, target_ms):
-    call()
-    t0 = time.perf_counter()
-    call()
-    estimate = (time.perf_counter() - t0) * 1e3
-    calls = max(1, int(target_ms / max(estimate, 1e-3)))
-    out = []
-    wall0, cpu0 = time.perf_counter(), time.process_time()
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            call()
-        out.append((time.perf_counter() - t0) * 1e3 / calls)
-    cpu_per_wall = (time.process_time() - cpu0) / (time.perf_counter() - wall0)
-    return out, cpu_per_wall
-
-
 def starsift(args, frame_path, w, h, fmt, sigma, impl='stage', output=None, reps=None):
-    cmd = [args.bench, '--input', frame_path, '--width', str(w), '--height', str(h),
-           '--format', fmt, '--sigma', str(sigma), '--border', 'reflect-101', '--impl', impl,
-           '--threads', str(args.threads), '--reps', str(reps or args.reps),
-           '--target-ms', str(args.target_ms)]
-    if output:
-        cmd += ['--output', output]
-    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    return run_starsift(args, frame_path, w, h, fmt,
+                        ['--sigma', str(sigma), '--border', 'reflect-101', '--impl', impl],
+                        output=output, reps=reps)
 
 
 def opencv_blur(frame, sigma):
@@ -83,11 +60,6 @@ def random_frame(rng, fmt, res):
     if dtype == np.float32:
         return rng.uniform(0.0, 1000.0, size=(res, res)).astype(np.float32)
     return rng.integers(0, np.iinfo(dtype).max + 1, size=(res, res), dtype=dtype)
-
-
-def median(values):
-    s = sorted(values)
-    return s[len(s) // 2]
 
 
 def runnable():
@@ -104,56 +76,26 @@ def wait_quiet(max_load, wait_s):
             'quiet': os.getloadavg()[0] < max_load}
 
 
-def cpu_name():
-    with open('/proc/cpuinfo') as f:
-        for line in f:
-            if line.startswith('model name'):
-                return line.split(':', 1)[1].strip()
-    return platform.processor()
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--bench', default='build/bench/starsift-bench-gauss-cpu')
-    ap.add_argument('--out', default='bench/results/gauss-cpu')
-    ap.add_argument('--threads', type=int, default=2)
-    ap.add_argument('--reps', type=int, default=5)
-    ap.add_argument('--rounds', type=int, default=2)
-    ap.add_argument('--target-ms', type=float, default=150)
-    ap.add_argument('--resolutions', default='1024,2048')
+    ap = parser(__doc__, 'gauss-cpu', reps=5, target_ms=150)
     ap.add_argument('--formats', default='GRAY8,GRAY16_LE,GRAY32F')
     ap.add_argument('--sigmas', default='0.5,1,2,3,5,10,25,50')
-    ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--max-load', type=float, default=0.7,
                     help='wait for a 1-minute load average under this before starting')
     ap.add_argument('--wait-s', type=float, default=300, help='wait at most this long')
-    ap.add_argument('--machine', default='', help='free text naming the machine')
-    ap.add_argument('--quick', action='store_true', help='1 round of 3 repetitions of ~30 ms')
-    args = ap.parse_args()
-    if args.quick:
-        args.rounds, args.reps, args.target_ms = 1, 3, 30
-    cv2.setNumThreads(args.threads)
-    os.makedirs(args.out, exist_ok=True)
-    commit = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True,
-                            text=True).stdout.strip() or None
+    args = parse(ap, machine_help='free text naming the machine')
+    commit_id = commit()
     quiet = wait_quiet(args.max_load, args.wait_s)
     print(f"start: waited {quiet['waited_s']} s, load average {quiet['loadavg']}",
           file=sys.stderr)
-    result = {
-        'benchmark': 'gauss-cpu',
-        'date_utc': datetime.datetime.utcnow().isoformat(timespec='seconds') + 'Z',
-        'commit': commit, 'machine': args.machine, 'cpu': cpu_name(), 'cores': os.cpu_count(),
-        'start': quiet, 'max_load': args.max_load, 'loadavg_start': os.getloadavg(),
-        'opencv': cv2.__version__,
-        'opencv_parallel': [' '.join(l.split()) for l in cv2.getBuildInformation().splitlines()
-                            if 'Parallel framework' in l],
-        'method': {'threads': args.threads, 'reps': args.reps, 'rounds': args.rounds,
-                   'target_ms_per_rep': args.target_ms, 'border': 'reflect-101',
-                   'ksize': '2 ceil(4 sigma) + 1, sigmaX = sigmaY = sigma',
-                   'data': f'numpy default_rng({args.seed}): integers uniform over every bit, '
-                           'float32 uniform in [0, 1000)',
-                   'statistic': 'median per-call ms over all repetitions of all rounds'},
-        'cases': []}
+    result = header('gauss-cpu', args, commit_id,
+                    {'threads': args.threads, 'reps': args.reps, 'rounds': args.rounds,
+                     'target_ms_per_rep': args.target_ms, 'border': 'reflect-101',
+                     'ksize': '2 ceil(4 sigma) + 1, sigmaX = sigmaY = sigma',
+                     'data': f'numpy default_rng({args.seed}): integers uniform over every '
+                             'bit, float32 uniform in [0, 1000)',
+                     'statistic': 'median per-call ms over all repetitions of all rounds'},
+                    start=quiet, max_load=args.max_load)
     rng = np.random.default_rng(args.seed)
     sigmas = [float(s) for s in args.sigmas.split(',')]
     with tempfile.TemporaryDirectory() as tmp:
@@ -166,13 +108,7 @@ def main():
                 for sigma in sigmas:
                     result['cases'].append(
                         run_case(args, frame, frame_path, out_path, res, fmt, sigma))
-    result['loadavg_end'] = os.getloadavg()
-    with open(os.path.join(args.out, 'gauss-cpu.json'), 'w') as f:
-        json.dump(result, f, indent=1)
-        f.write('\n')
-    with open(os.path.join(args.out, 'gauss-cpu.md'), 'w') as f:
-        f.write(table(result))
-    print(table(result))
+    write(args, 'gauss-cpu', result, table)
 
 
 def run_case(args, frame, frame_path, out_path, res, fmt, sigma):
@@ -185,7 +121,7 @@ def run_case(args, frame, frame_path, out_path, res, fmt, sigma):
         ours += r['ms_per_call']
         ours_cpu.append(r['cpu_per_wall'])
         path = r['path']
-        ms, cpu = time_calls(lambda: opencv_blur(frame, sigma), args.reps, args.target_ms)
+        ms, cpu = time_calls_cpu(lambda: opencv_blur(frame, sigma), args.reps, args.target_ms)
         theirs += ms
         theirs_cpu.append(cpu)
     mine = np.fromfile(out_path, dtype=frame.dtype).reshape(frame.shape)
@@ -208,10 +144,7 @@ def run_case(args, frame, frame_path, out_path, res, fmt, sigma):
             'max_abs_diff_vs_opencv': float(diff.max()),
             'differing_samples_vs_opencv': int(np.count_nonzero(diff)),
             'loadavg_1min': load, 'runnable': procs}
-    px = res * res
-    case['starsift_mpix_per_s'] = px / (case['starsift_ms'] * 1e3)
-    case['opencv_mpix_per_s'] = px / (case['opencv_ms'] * 1e3)
-    case['time_ratio_vs_opencv'] = case['starsift_ms'] / case['opencv_ms']
+    add_rates(case, res * res)
     print(f"{res}² {fmt} sigma {sigma:g}: starsift {case['starsift_ms']:.3f} ms ({path}), "
           f"OpenCV {case['opencv_ms']:.3f} ms, ratio {case['time_ratio_vs_opencv']:.2f}, "
           f"max|diff| {case['max_abs_diff_vs_opencv']:.3g}, load {load}, runnable {procs}, "
