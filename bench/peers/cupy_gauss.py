@@ -16,15 +16,13 @@ fields starsift-bench-gauss uses for the same case.
 """
 
 import argparse
-import datetime
-import json
 import math
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cupy_median import log, measure  # noqa: E402  (the same timing as the median peer)
+from cupy_timing import header, log, make_frames, measure, write  # noqa: E402
 
 FORMATS = {"GRAY8": ("uint8", 1), "GRAY16_LE": ("uint16", 1), "GRAY32F": ("float32", 1),
            "RGBA": ("uint8", 4)}
@@ -79,36 +77,6 @@ def truncate_for(sigma):
     return t
 
 
-def make_frames(cp, width, height, dtype, channels, l2_bytes, seed):
-    """Input/output pairs whose total exceeds twice the L2 (at least 3), random inputs."""
-    import numpy as np
-
-    shape = (height, width) if channels == 1 else (height, width, channels)
-    pair_bytes = 2 * width * height * channels * np.dtype(dtype).itemsize
-    count = max(3, 2 * l2_bytes // pair_bytes + 1)
-    rs = cp.random.RandomState(seed)
-    inputs, outputs = [], []
-    for _ in range(count):
-        if dtype == "float32":
-            a = rs.uniform(-1000.0, 1000.0, size=shape, dtype=np.float32)
-        else:
-            a = rs.randint(0, int(np.iinfo(dtype).max) + 1, size=shape).astype(dtype)
-        inputs.append(a)
-        outputs.append(cp.empty_like(a))
-    cp.cuda.runtime.deviceSynchronize()
-    return inputs, outputs
-
-
-def write(out, path):
-    text = json.dumps(out, indent=2) + "\n"
-    if path:
-        with open(path, "w") as f:
-            f.write(text)
-        log(f"wrote {path}")
-    else:
-        sys.stdout.write(text)
-
-
 def main():
     args = parse_args()
     try:
@@ -120,48 +88,14 @@ def main():
         log(f"cupy_gauss: CuPy not importable: {e}")
         return 1
 
-    cp.cuda.Device(args.device).use()
-    props = cp.cuda.runtime.getDeviceProperties(args.device)
-    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-    l2_bytes = int(props["l2CacheSize"])
-
-    def cuda_version(v):
-        return f"{v // 1000}.{v % 1000 // 10}"
-
-    out = {
-        "benchmark": "gauss",
-        "peer": "cupy",
-        "cupy_version": cp.__version__,
-        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "device": {
-            "name": name,
-            "index": args.device,
-            "compute_capability": f"{props['major']}.{props['minor']}",
-            "l2_bytes": l2_bytes,
-            "driver_cuda_version": cuda_version(cp.cuda.runtime.driverGetVersion()),
-            "runtime_version": cuda_version(cp.cuda.runtime.runtimeGetVersion()),
-        },
-        "method": {
-            "cache": "rotating",
-            "frames_rule": "input+output pairs > 2 x L2, at least 3",
-            "timing": "cuda events around each repetition, after warm-up",
-            "statistic": "median of repetitions, per call",
-            "reps": args.reps,
-            "target_ms_per_rep": args.target_ms,
-            "mode": "mirror (reflect-101)",
-            "radius": "ceil(4 sigma), through truncate = radius / sigma",
-            "data": "uniform random samples (GRAY32F: [-1000, 1000))",
-            "seed": args.seed,
-            "caps": {"slow_ms": args.slow_ms, "skip_s": args.skip_s},
-        },
-        "cases": [],
-    }
+    out, l2_bytes = header(cp, args, "gauss",
+                           radius="ceil(4 sigma), through truncate = radius / sigma")
     began = time.time()
     for width, height in args.sizes:
         for fmt in args.formats:
             dtype, channels = FORMATS[fmt]
             log(f"cupy frames {width}x{height} {fmt}: allocating and filling")
-            inputs, outputs = make_frames(cp, width, height, dtype, channels, l2_bytes, args.seed)
+            inputs, outputs = make_frames(cp, width, height, dtype, l2_bytes, args.seed, channels)
             frames = len(inputs)
             skip_reason = None
             for sigma in sorted(args.sigmas):

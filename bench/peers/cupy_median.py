@@ -14,18 +14,14 @@ fields starsift-bench uses for the same case.
 """
 
 import argparse
-import datetime
-import json
-import math
-import statistics
+import os
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cupy_timing import header, log, make_frames, measure, write  # noqa: E402
+
 FORMATS = {"GRAY8": "uint8", "GRAY16_LE": "uint16", "GRAY32F": "float32"}
-
-
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
 
 
 def parse_args():
@@ -60,113 +56,18 @@ def parse_args():
     return args
 
 
-def make_frames(cp, width, height, dtype, l2_bytes, seed):
-    """Input/output pairs whose total exceeds twice the L2 (at least 3), random inputs."""
-    import numpy as np
-
-    pair_bytes = 2 * width * height * np.dtype(dtype).itemsize
-    count = max(3, 2 * l2_bytes // pair_bytes + 1)
-    rs = cp.random.RandomState(seed)
-    inputs, outputs = [], []
-    for _ in range(count):
-        if dtype == "float32":
-            a = rs.uniform(-1000.0, 1000.0, size=(height, width), dtype=np.float32)
-        else:
-            a = rs.randint(0, int(np.iinfo(dtype).max) + 1, size=(height, width)).astype(dtype)
-        inputs.append(a)
-        outputs.append(cp.empty_like(a))
-    cp.cuda.runtime.deviceSynchronize()
-    return inputs, outputs
-
-
-def time_calls(cp, call, frames, calls, start_index):
-    """GPU milliseconds per call of `calls` calls, rotating from `start_index`."""
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    for k in range(calls):
-        call((start_index + k) % frames)
-    stop.record()
-    stop.synchronize()
-    return cp.cuda.get_elapsed_time(start, stop) / calls
-
-
-def measure(cp, call, frames, args):
-    """Cold call (kernel compilation), one timed call, then repetitions; None when too slow."""
-    call(0)
-    cp.cuda.runtime.deviceSynchronize()
-    estimate = time_calls(cp, call, frames, 1, 1 % frames)
-    if estimate > args.skip_s * 1000.0:
-        return None, estimate
-    reps = max(args.reps, 1)
-    if estimate >= args.slow_ms:
-        calls = 1
-        reps = min(reps, 3)
-    else:
-        if estimate * frames <= 2.0 * args.target_ms:  # warm every frame, refine the estimate
-            estimate = time_calls(cp, call, frames, frames, 0)
-        calls = max(1, round(args.target_ms / max(estimate, 1e-4)))
-        if calls >= frames:
-            calls = frames * math.ceil(calls / frames)
-    samples = []
-    index = 0
-    for _ in range(reps):
-        samples.append(time_calls(cp, call, frames, calls, index))
-        index = (index + calls) % frames
-    return {"ms_median": statistics.median(samples), "ms_min": min(samples), "ms_reps": samples,
-            "calls_per_rep": calls, "launch": "stream"}, estimate
-
-
 def main():
     args = parse_args()
     try:
         import cupy as cp
         from cupyx.scipy import ndimage
     except ImportError as e:
-        text = json.dumps({"benchmark": "median", "peer": "cupy", "cases": [],
-                           "error": f"CuPy not importable: {e}"}, indent=2) + "\n"
-        if args.json:
-            with open(args.json, "w") as f:
-                f.write(text)
-        else:
-            sys.stdout.write(text)
+        write({"benchmark": "median", "peer": "cupy", "cases": [],
+               "error": f"CuPy not importable: {e}"}, args.json)
         log(f"cupy_median: CuPy not importable: {e}")
         return 1
 
-    cp.cuda.Device(args.device).use()
-    props = cp.cuda.runtime.getDeviceProperties(args.device)
-    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-    l2_bytes = int(props["l2CacheSize"])
-
-    def cuda_version(v):
-        return f"{v // 1000}.{v % 1000 // 10}"
-
-    out = {
-        "benchmark": "median",
-        "peer": "cupy",
-        "cupy_version": cp.__version__,
-        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "device": {
-            "name": name,
-            "index": args.device,
-            "compute_capability": f"{props['major']}.{props['minor']}",
-            "l2_bytes": l2_bytes,
-            "driver_cuda_version": cuda_version(cp.cuda.runtime.driverGetVersion()),
-            "runtime_version": cuda_version(cp.cuda.runtime.runtimeGetVersion()),
-        },
-        "method": {
-            "cache": "rotating",
-            "frames_rule": "input+output pairs > 2 x L2, at least 3",
-            "timing": "cuda events around each repetition, after warm-up",
-            "statistic": "median of repetitions, per call",
-            "reps": args.reps,
-            "target_ms_per_rep": args.target_ms,
-            "mode": "mirror (reflect-101)",
-            "data": "uniform random samples (GRAY32F: [-1000, 1000))",
-            "seed": args.seed,
-            "caps": {"slow_ms": args.slow_ms, "skip_s": args.skip_s},
-        },
-        "cases": [],
-    }
+    out, l2_bytes = header(cp, args, "median")
     began = time.time()
     for width, height in args.resolutions:
         for fmt in args.formats:
@@ -212,13 +113,7 @@ def main():
             del inputs, outputs
             cp.get_default_memory_pool().free_all_blocks()
     out["seconds"] = round(time.time() - began, 1)
-    text = json.dumps(out, indent=2) + "\n"
-    if args.json:
-        with open(args.json, "w") as f:
-            f.write(text)
-        log(f"wrote {args.json}")
-    else:
-        sys.stdout.write(text)
+    write(out, args.json)
     return 0
 
 
