@@ -13,12 +13,11 @@ usage: scripts/bench_gauss_table.py FILE_OR_DIR... [-o OUT.md]
 """
 
 import argparse
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_table import DASH, copy_lines, gpix, header, percent, ratio  # noqa: E402
+from bench_table import DASH, copy_lines, gpix, header, load, percent, ratio  # noqa: E402
 
 PATHS = ["fused", "separable", "recursive"]
 # The targets (bench/README.md).
@@ -26,32 +25,6 @@ FUSED_MAX_SIGMA = 3.0
 FUSED_MIN_FRACTION = 0.5
 U8_MIN_GPIX = 300.0
 MAX_SIGMA = 50.0
-
-
-def load(paths):
-    """(starsift documents, cupy documents) from the JSON files given or found in folders."""
-    files = []
-    for p in paths:
-        if os.path.isdir(p):
-            files += sorted(os.path.join(p, f) for f in os.listdir(p) if f.endswith(".json"))
-        else:
-            files.append(p)
-    starsift, cupy = [], []
-    for f in files:
-        try:
-            with open(f) as fh:
-                doc = json.load(fh)
-        except (OSError, ValueError) as e:
-            print(f"bench_gauss_table: skipping {f}: {e}", file=sys.stderr)
-            continue
-        if not isinstance(doc, dict) or doc.get("benchmark") != "gauss":
-            continue
-        doc["_file"] = os.path.basename(f)
-        if doc.get("tool") == "starsift-bench-gauss":
-            starsift.append(doc)
-        elif doc.get("peer") == "cupy":
-            cupy.append(doc)
-    return starsift, cupy
 
 
 def sig(v):
@@ -284,7 +257,7 @@ def main():
     ap.add_argument("inputs", nargs="+", help="JSON files or folders holding them")
     ap.add_argument("-o", "--out", help="write the markdown there instead of stdout")
     args = ap.parse_args()
-    starsift, cupy = load(args.inputs)
+    starsift, cupy = load(args.inputs, "gauss", "starsift-bench-gauss", "bench_gauss_table")
     if not starsift and not cupy:
         print("bench_gauss_table: no Gaussian benchmark JSON found", file=sys.stderr)
         return 1

@@ -17,8 +17,9 @@ import sys
 DASH = "—"
 
 
-def load(paths):
-    """(starsift documents, cupy documents) from the JSON files given or found in folders."""
+def load(paths, benchmark="median", tool="starsift-bench", name="bench_table"):
+    """(starsift documents, cupy documents) of `benchmark` from the JSON files given or found
+    in folders; starsift's are those `tool` wrote, and `name` signs the skipped files."""
     files = []
     for p in paths:
         if os.path.isdir(p):
@@ -31,12 +32,12 @@ def load(paths):
             with open(f) as fh:
                 doc = json.load(fh)
         except (OSError, ValueError) as e:
-            print(f"bench_table: skipping {f}: {e}", file=sys.stderr)
+            print(f"{name}: skipping {f}: {e}", file=sys.stderr)
             continue
-        if not isinstance(doc, dict) or doc.get("benchmark") != "median":
+        if not isinstance(doc, dict) or doc.get("benchmark") != benchmark:
             continue
         doc["_file"] = os.path.basename(f)
-        if doc.get("tool") == "starsift-bench":
+        if doc.get("tool") == tool:
             starsift.append(doc)
         elif doc.get("peer") == "cupy":
             cupy.append(doc)
