@@ -847,17 +847,7 @@ int run(int argc, char** argv) {
     std::cerr << "starsift-bench-gauss: stopped early: " << bench.aborted << "\n";
   }
 
-  if (o.json_path.empty()) {
-    std::cout << out;
-  } else {
-    std::ofstream f(o.json_path);
-    f << out;
-    if (!f) {
-      std::cerr << "starsift-bench-gauss: cannot write " << o.json_path << "\n";
-      return 1;
-    }
-    std::cerr << "wrote " << o.json_path << "\n";
-  }
+  if (!write_json(out, o.json_path, "starsift-bench-gauss")) return 1;
   if (!bench.aborted.empty()) return 1;
   if (bench.failures) {
     std::cerr << "starsift-bench-gauss: " << bench.failures << " case(s) or check(s) failed\n";

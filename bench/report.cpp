@@ -5,6 +5,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <iostream>
 #include <regex>
 
 #include "cuda/cuda_check.hpp"
@@ -103,6 +104,21 @@ std::string context_lost() {
   cudaGetLastError();
   const cudaError_t s = cudaDeviceSynchronize();
   return s == cudaSuccess ? std::string() : cuda_error("CUDA context unusable", s);
+}
+
+bool write_json(const Json& out, const std::string& path, std::string_view tool) {
+  if (path.empty()) {
+    std::cout << out;
+    return true;
+  }
+  std::ofstream f(path);
+  f << out;
+  if (!f) {
+    std::cerr << tool << ": cannot write " << path << "\n";
+    return false;
+  }
+  std::cerr << "wrote " << path << "\n";
+  return true;
 }
 
 }  // namespace starsift::bench

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <string>
+#include <string_view>
 
 #include "bench/json.hpp"
 #include "bench/timing.hpp"
@@ -35,6 +36,10 @@ Json timing_json(const Timing& t);
 // The samples of the pixel at (x, y) of a device view (its first `bytes` bytes), as numbers;
 // null when they cannot be read.
 Json pixel_json(ConstImageView v, int x, int y, int bytes);
+
+// Writes `out` to `path`, or to stdout when `path` is empty, and says on stderr where it went;
+// false, said on stderr after `tool`'s name, when the file cannot be written.
+bool write_json(const Json& out, const std::string& path, std::string_view tool);
 
 // After a failure: empty when the CUDA context is still usable, else why not (a sticky error
 // ruins it, and every later measurement would fail).
