@@ -95,20 +95,9 @@ Options parse_options(int argc, char** argv) {
   bool target_given = false;
   std::optional<Resolution> rgba, gray;
   int bit_depth = 12;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string value;
-    bool has_value = false;
-    if (const std::size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      has_value = true;
-    }
-    const auto next = [&]() -> std::string {
-      if (has_value) return value;
-      if (i + 1 >= argc) throw Error(arg + " needs a value");
-      return argv[++i];
-    };
+  for (OptionReader options(argc, argv); options.advance();) {
+    const std::string& arg = options.arg();
+    const auto next = [&] { return options.value(); };
     const auto size = [&]() -> Resolution {
       const std::string v = next();
       if (v == "0x0") return {0, 0};

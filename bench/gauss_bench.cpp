@@ -118,20 +118,9 @@ Options parse_options(int argc, char** argv) {
   bool sigmas_given = false;
   bool reps_given = false;
   bool target_given = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string value;
-    bool has_value = false;
-    if (const std::size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      has_value = true;
-    }
-    const auto next = [&]() -> std::string {
-      if (has_value) return value;
-      if (i + 1 >= argc) throw Error(arg + " needs a value");
-      return argv[++i];
-    };
+  for (OptionReader options(argc, argv); options.advance();) {
+    const std::string& arg = options.arg();
+    const auto next = [&] { return options.value(); };
     if (arg == "--help" || arg == "-h") {
       std::cout << kUsage;
       std::exit(0);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// Comma-separated option values of the benchmark programs: "1,3,4" and "never,always".
+// The options of the benchmark programs: "--name value" or "--name=value", one at a time, and
+// comma-separated values: "1,3,4" and "never,always".
 #pragma once
 
 #include <algorithm>
@@ -72,5 +73,45 @@ inline std::string normalized_name(std::string_view s) {
   }
   return out;
 }
+
+// The options of a command line, one at a time: "--name value" and "--name=value" alike.
+class OptionReader {
+ public:
+  OptionReader(int argc, char** argv) : argc_(argc), argv_(argv) {}
+
+  // Moves to the next option; false after the last.
+  bool advance() {
+    if (++i_ >= argc_) return false;
+    arg_ = argv_[i_];
+    value_.clear();
+    has_value_ = false;
+    if (const std::size_t eq = arg_.find('=');
+        arg_.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value_ = arg_.substr(eq + 1);
+      arg_ = arg_.substr(0, eq);
+      has_value_ = true;
+    }
+    return true;
+  }
+
+  // The option's name ("--name" of "--name=value").
+  const std::string& arg() const { return arg_; }
+
+  // The option's value: after its '=', else the next argument (taken); throws Error when
+  // there is none.
+  std::string value() {
+    if (has_value_) return value_;
+    if (i_ + 1 >= argc_) throw Error(arg_ + " needs a value");
+    return argv_[++i_];
+  }
+
+ private:
+  int argc_;
+  char** argv_;
+  int i_ = 0;
+  std::string arg_;
+  std::string value_;
+  bool has_value_ = false;
+};
 
 }  // namespace starsift::bench
