@@ -152,6 +152,47 @@ void check_properties_documented(GstElement* element) {
   g_free(specs);
 }
 
+void check_inspect_shows(const char* factory, std::initializer_list<const char*> expected) {
+  init_gstreamer();
+  gchar* out = nullptr;
+  gchar* err = nullptr;
+  gint status = 0;
+  GError* error = nullptr;
+  const std::string command = std::string("gst-inspect-1.0 ") + factory;
+  if (!g_spawn_command_line_sync(command.c_str(), &out, &err, &status, &error)) {
+    WARN("skipped: gst-inspect-1.0 not runnable here: " << error->message);
+    g_clear_error(&error);
+    return;
+  }
+  const std::string text = out != nullptr ? out : "";
+  g_free(out);
+  g_free(err);
+  CHECK(g_spawn_check_wait_status(status, nullptr));
+
+  const auto squeeze = [](std::string s) {
+    std::erase_if(s, [](unsigned char c) { return g_ascii_isspace(c); });
+    return s;
+  };
+  const std::string squeezed = squeeze(text);
+  for (const char* part : expected) {
+    INFO("expected " << part << " in\n" << text);
+    CHECK(squeezed.find(squeeze(part)) != std::string::npos);
+  }
+}
+
+void check_double_refused(GstElement* element, const char* name, double value, double kept,
+                          const char* message_part) {
+  INFO(name << " = " << value);
+  WarningCapture warnings;
+  g_object_set(element, name, value, nullptr);
+  gdouble now = 0.0;
+  g_object_get(element, name, &now, nullptr);
+  CHECK(now == kept);
+  INFO(warnings.all());
+  REQUIRE(warnings.messages().size() == 1);
+  CHECK(warnings.messages()[0].find(message_part) != std::string::npos);
+}
+
 WarningCapture::WarningCapture() {
   for (const char* domain : {"starsift", "GLib-GObject"}) {
     handlers_.emplace_back(domain, g_log_set_handler(domain, G_LOG_LEVEL_WARNING, &on_log, this));

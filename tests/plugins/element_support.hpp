@@ -83,6 +83,16 @@ std::string string_property(GstElement* element, const char* name);
 // Every property of `element` has a non-empty description.
 void check_properties_documented(GstElement* element);
 
+// Runs `gst-inspect-1.0 factory` and checks that its text holds each of `expected`, whitespace
+// aside (gst-inspect-1.0 wraps long lines and aligns numbers). Where gst-inspect-1.0 cannot be
+// run it warns and checks nothing.
+void check_inspect_shows(const char* factory, std::initializer_list<const char*> expected);
+
+// Sets the double property `name` of `element` to `value`, which the element refuses: the
+// property keeps `kept`, and exactly one warning, which contains `message_part`, is logged.
+void check_double_refused(GstElement* element, const char* name, double value, double kept,
+                          const char* message_part);
+
 // Collects GLib warnings of the plugin's and GObject's log domains while alive.
 class WarningCapture {
  public:

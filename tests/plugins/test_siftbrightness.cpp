@@ -227,25 +227,8 @@ TEST_CASE("siftbrightness applies a property change at the next frame", "[plugin
 TEST_CASE("siftbrightness refuses values out of range and keeps the old ones",
           "[plugin][brightness]") {
   GstElement* element = make_element("siftbrightness", {{"sigma", "12"}, {"clip-limit", "3"}});
-  {
-    WarningCapture warnings;
-    g_object_set(element, "sigma", 0.0, nullptr);
-    gdouble sigma = 0.0;
-    g_object_get(element, "sigma", &sigma, nullptr);
-    CHECK(sigma == 12.0);
-    REQUIRE(warnings.messages().size() == 1);
-    CHECK(warnings.messages()[0].find("finite numbers above 0 up to 1000 px") != std::string::npos);
-  }
-  {
-    WarningCapture warnings;
-    g_object_set(element, "clip-limit", 0.5, nullptr);
-    gdouble clip = 0.0;
-    g_object_get(element, "clip-limit", &clip, nullptr);
-    CHECK(clip == 3.0);
-    REQUIRE(warnings.messages().size() == 1);
-    CHECK(warnings.messages()[0].find("0 (no limit) or a finite number from 1") !=
-          std::string::npos);
-  }
+  check_double_refused(element, "sigma", 0.0, 12.0, "finite numbers above 0 up to 1000 px");
+  check_double_refused(element, "clip-limit", 0.5, 3.0, "0 (no limit) or a finite number from 1");
   {
     // Out of the param spec's range: GObject itself refuses.
     WarningCapture warnings;
