@@ -193,6 +193,29 @@ void check_double_refused(GstElement* element, const char* name, double value, d
   CHECK(warnings.messages()[0].find(message_part) != std::string::npos);
 }
 
+void check_output_caps(Harness& harness, const std::string& caps) {
+  GstCaps* in_caps = gst_caps_from_string(caps.c_str());
+  GstCaps* out_caps = gst_pad_get_current_caps(harness.get()->sinkpad);
+  REQUIRE(out_caps != nullptr);
+  CHECK(gst_caps_is_equal(in_caps, out_caps));
+  gst_caps_unref(out_caps);
+  gst_caps_unref(in_caps);
+}
+
+void check_refuses_other_formats(const char* factory) {
+  Harness harness(factory, {{"backend", "cpu"}});
+  GstPad* sinkpad = gst_element_get_static_pad(harness.element(), "sink");
+  for (const char* caps_text : {"video/x-raw,format=I420,width=32,height=32,framerate=30/1",
+                                "video/x-raw,format=GRAY16_BE,width=32,height=32,framerate=30/1",
+                                "video/x-raw,format=RGB,width=32,height=32,framerate=30/1"}) {
+    INFO(caps_text);
+    GstCaps* caps = gst_caps_from_string(caps_text);
+    CHECK_FALSE(gst_pad_query_accept_caps(sinkpad, caps));
+    gst_caps_unref(caps);
+  }
+  gst_object_unref(sinkpad);
+}
+
 WarningCapture::WarningCapture() {
   for (const char* domain : {"starsift", "GLib-GObject"}) {
     handlers_.emplace_back(domain, g_log_set_handler(domain, G_LOG_LEVEL_WARNING, &on_log, this));

@@ -93,6 +93,12 @@ void check_inspect_shows(const char* factory, std::initializer_list<const char*>
 void check_double_refused(GstElement* element, const char* name, double value, double kept,
                           const char* message_part);
 
+// The caps the harness's element has put out are `caps` (a transform in place: what came in).
+void check_output_caps(Harness& harness, const std::string& caps);
+
+// `factory`'s sink pad refuses I420, GRAY16_BE and RGB.
+void check_refuses_other_formats(const char* factory);
+
 // Collects GLib warnings of the plugin's and GObject's log domains while alive.
 class WarningCapture {
  public:
