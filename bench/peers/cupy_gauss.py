@@ -22,7 +22,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cupy_timing import header, log, make_frames, measure, write  # noqa: E402
+from cupy_timing import (add_run_args, finish_args, header, log, make_frames,  # noqa: E402
+                         measure, write)
 
 FORMATS = {"GRAY8": ("uint8", 1), "GRAY16_LE": ("uint16", 1), "GRAY32F": ("float32", 1),
            "RGBA": ("uint8", 4)}
@@ -34,32 +35,15 @@ def parse_args():
     p.add_argument("--sizes", "--resolutions", dest="sizes", default="4096x4096",
                    help="frame sizes WxH,... [4096x4096]")
     p.add_argument("--formats", default="GRAY8,GRAY16_LE,GRAY32F,RGBA", help=",".join(FORMATS))
-    p.add_argument("--reps", type=int, help="repetitions, the median reported [5]")
-    p.add_argument("--target-ms", type=float, help="GPU time per repetition [100]")
-    p.add_argument("--slow-ms", type=float, default=100.0,
-                   help="a call slower than this gets at most 3 repetitions of 1 call")
-    p.add_argument("--skip-s", type=float, default=5.0,
-                   help="a single call slower than this skips the sigma and larger ones")
-    p.add_argument("--quick", action="store_true",
-                   help="sigmas 1,3,25 (unless --sigmas), 1 repetition of ~20 ms")
-    p.add_argument("--device", type=int, default=0)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--json", help="write the JSON there instead of stdout")
+    add_run_args(p, "sigma", "sigmas 1,3,25 (unless --sigmas), 1 repetition of ~20 ms")
     args = p.parse_args()
     if args.sigmas is None:
         args.sigmas = "1,3,25" if args.quick else "0.5,1,2,3,5,10,25,50"
-    if args.reps is None:
-        args.reps = 1 if args.quick else 5
-    if args.target_ms is None:
-        args.target_ms = 20.0 if args.quick else 100.0
     args.sigmas = [float(s) for s in args.sigmas.split(",") if s]
     for s in args.sigmas:
         if not s > 0:
             p.error(f"sigma {s} is not allowed; allowed: > 0")
-    args.formats = [f for f in args.formats.split(",") if f]
-    for f in args.formats:
-        if f not in FORMATS:
-            p.error(f"unknown format {f!r}; allowed: {', '.join(FORMATS)}")
+    finish_args(p, args, FORMATS)
     args.sizes = [tuple(int(v) for v in r.split("x")) for r in args.sizes.split(",") if r]
     return args
 

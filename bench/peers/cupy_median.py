@@ -19,7 +19,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cupy_timing import header, log, make_frames, measure, write  # noqa: E402
+from cupy_timing import (add_run_args, finish_args, header, log, make_frames,  # noqa: E402
+                         measure, write)
 
 FORMATS = {"GRAY8": "uint8", "GRAY16_LE": "uint16", "GRAY32F": "float32"}
 
@@ -29,29 +30,12 @@ def parse_args():
     p.add_argument("--sizes", help="odd window sides [3,5,7,9,11,13,15]")
     p.add_argument("--formats", default="GRAY8,GRAY16_LE,GRAY32F", help=",".join(FORMATS))
     p.add_argument("--resolutions", default="1920x1080,4096x4096", help="WxH,...")
-    p.add_argument("--reps", type=int, help="repetitions, the median reported [5]")
-    p.add_argument("--target-ms", type=float, help="GPU time per repetition [100]")
-    p.add_argument("--slow-ms", type=float, default=100.0,
-                   help="a call slower than this gets at most 3 repetitions of 1 call")
-    p.add_argument("--skip-s", type=float, default=5.0,
-                   help="a single call slower than this skips the size and larger ones")
-    p.add_argument("--quick", action="store_true",
-                   help="sizes 3,7,15 (unless --sizes), 1 repetition of ~20 ms")
-    p.add_argument("--device", type=int, default=0)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--json", help="write the JSON there instead of stdout")
+    add_run_args(p, "size", "sizes 3,7,15 (unless --sizes), 1 repetition of ~20 ms")
     args = p.parse_args()
     if args.sizes is None:
         args.sizes = "3,7,15" if args.quick else "3,5,7,9,11,13,15"
-    if args.reps is None:
-        args.reps = 1 if args.quick else 5
-    if args.target_ms is None:
-        args.target_ms = 20.0 if args.quick else 100.0
     args.sizes = [int(s) for s in args.sizes.split(",") if s]
-    args.formats = [f for f in args.formats.split(",") if f]
-    for f in args.formats:
-        if f not in FORMATS:
-            p.error(f"unknown format {f!r}; allowed: {', '.join(FORMATS)}")
+    finish_args(p, args, FORMATS)
     args.resolutions = [tuple(int(v) for v in r.split("x")) for r in args.resolutions.split(",") if r]
     return args
 

@@ -12,6 +12,34 @@ import statistics
 import sys
 
 
+def add_run_args(p, unit, quick_help):
+    """The options both peers take after their own; `unit` names what --skip-s skips (the
+    sigma, the size) and `quick_help` what --quick runs."""
+    p.add_argument("--reps", type=int, help="repetitions, the median reported [5]")
+    p.add_argument("--target-ms", type=float, help="GPU time per repetition [100]")
+    p.add_argument("--slow-ms", type=float, default=100.0,
+                   help="a call slower than this gets at most 3 repetitions of 1 call")
+    p.add_argument("--skip-s", type=float, default=5.0,
+                   help=f"a single call slower than this skips the {unit} and larger ones")
+    p.add_argument("--quick", action="store_true", help=quick_help)
+    p.add_argument("--device", type=int, default=0)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--json", help="write the JSON there instead of stdout")
+
+
+def finish_args(p, args, formats):
+    """--reps and --target-ms by --quick where not given; --formats as a list, each one of
+    `formats`."""
+    if args.reps is None:
+        args.reps = 1 if args.quick else 5
+    if args.target_ms is None:
+        args.target_ms = 20.0 if args.quick else 100.0
+    args.formats = [f for f in args.formats.split(",") if f]
+    for f in args.formats:
+        if f not in formats:
+            p.error(f"unknown format {f!r}; allowed: {', '.join(formats)}")
+
+
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
