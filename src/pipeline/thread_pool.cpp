@@ -72,7 +72,7 @@ void ThreadPool::worker_loop(unsigned index) {
   }
 }
 
-void ThreadPool::parallel_for(int count, const std::function<void(int, int)>& body) {
+void ThreadPool::parallel_for(int count, ChunkBody body) {
   if (count <= 0) return;
   if (running_in == this) {
     body(0, count);

@@ -7,12 +7,32 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace starsift {
+
+// A non-owning reference to a loop body, body(begin, end): a lambda passes as it is. A
+// std::function would copy a lambda of more than a few captures to the heap at every call,
+// which is every frame. The referenced callable must outlive the call it is passed to (a
+// temporary lambda lives to the end of the statement: long enough).
+class ChunkBody {
+ public:
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, ChunkBody>>>
+  ChunkBody(F&& body) noexcept  // NOLINT(google-explicit-constructor): lambdas pass as they are
+      : object_(const_cast<void*>(static_cast<const void*>(std::addressof(body)))),
+        call_([](void* object, int begin, int end) {
+          (*static_cast<std::remove_reference_t<F>*>(object))(begin, end);
+        }) {}
+  void operator()(int begin, int end) const { call_(object_, begin, end); }
+
+ private:
+  void* object_;
+  void (*call_)(void*, int, int);
+};
 
 class ThreadPool {
  public:
@@ -31,7 +51,7 @@ class ThreadPool {
   // first one's loop is done (the pool has one set of workers and one job slot). A body that
   // calls parallel_for on the same pool again runs that inner loop itself, serially, since
   // waiting for the pool from inside one of its own jobs would never end.
-  void parallel_for(int count, const std::function<void(int begin, int end)>& body);
+  void parallel_for(int count, ChunkBody body);
 
  private:
   void worker_loop(unsigned index);
@@ -42,7 +62,7 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable work_ready_;
   std::condition_variable work_done_;
-  const std::function<void(int, int)>* body_ = nullptr;
+  const ChunkBody* body_ = nullptr;
   int count_ = 0;
   std::uint64_t generation_ = 0;
   unsigned pending_ = 0;

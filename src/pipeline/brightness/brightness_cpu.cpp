@@ -70,7 +70,7 @@ ConstImageView BrightnessCpu::equalise(const BrightnessParams& params, const Fra
   clahe_in8_.resize(size);
   const int chunks = static_cast<int>(pool.size());
   rows_.resize(static_cast<std::size_t>(chunks) * 4 * width);
-  parallel_for_each(pool, chunks, [&](int chunk_begin, int chunk_end) {
+  pool.parallel_for(chunks, [&](int chunk_begin, int chunk_end) {
     for (int chunk = chunk_begin; chunk < chunk_end; ++chunk) {
       float* lum = rows_.data() + static_cast<std::size_t>(chunk) * 4 * width;
       const auto [y_begin, y_end] = chunk_rows(height, chunk, chunks);
@@ -130,7 +130,7 @@ void BrightnessCpu::run(const BrightnessParams& params, const FrameShape& shape,
   }
 
   // v of every row; stored at once without a percentile stretch, else kept and counted.
-  parallel_for_each(pool, chunks, [&](int chunk_begin, int chunk_end) {
+  pool.parallel_for(chunks, [&](int chunk_begin, int chunk_end) {
     for (int chunk = chunk_begin; chunk < chunk_end; ++chunk) {
       float* lum = rows_.data() + static_cast<std::size_t>(chunk) * 4 * row_floats;
       float* corrected = lum + row_floats;
@@ -191,7 +191,7 @@ void BrightnessCpu::run(const BrightnessParams& params, const FrameShape& shape,
     lo = low;
     scale = max / (high - low);
   }
-  parallel_for_each(pool, chunks, [&](int chunk_begin, int chunk_end) {
+  pool.parallel_for(chunks, [&](int chunk_begin, int chunk_end) {
     for (int chunk = chunk_begin; chunk < chunk_end; ++chunk) {
       float* lum = rows_.data() + static_cast<std::size_t>(chunk) * 4 * row_floats;
       const auto [y_begin, y_end] = chunk_rows(height, chunk, chunks);

@@ -120,7 +120,7 @@ void LuminanceBlur::prepare(const FrameShape& shape, double sigma, ConstImageVie
     const std::size_t size = static_cast<std::size_t>(width_) * height_;
     small_.resize(size);
     blurred_.resize(size);
-    brightness_rows::parallel_for_each(pool, height_, [&](int y_begin, int y_end) {
+    pool.parallel_for(height_, [&](int y_begin, int y_end) {
       for (int y = y_begin; y < y_end; ++y) {
         brightness_rows::load_luminance(in, y, max,
                                         small_.data() + static_cast<std::size_t>(y) * width_);
@@ -144,7 +144,7 @@ void LuminanceBlur::prepare(const FrameShape& shape, double sigma, ConstImageVie
   // under.
   const std::size_t line_floats = 3 * static_cast<std::size_t>(width_) + sw;
   lines_.resize(static_cast<std::size_t>(chunks) * line_floats);
-  brightness_rows::parallel_for_each(pool, chunks, [&](int chunk_begin, int chunk_end) {
+  pool.parallel_for(chunks, [&](int chunk_begin, int chunk_end) {
     for (int chunk = chunk_begin; chunk < chunk_end; ++chunk) {
       float* lum = lines_.data() + static_cast<std::size_t>(chunk) * line_floats;
       float* towards_left = lum + width_;
@@ -211,7 +211,7 @@ void LuminanceBlur::prepare(const FrameShape& shape, double sigma, ConstImageVie
 
   // 3. Each blurred row interpolated to the full width once; row() then blends two.
   upsampled_rows_.resize(static_cast<std::size_t>(sh) * width_);
-  brightness_rows::parallel_for_each(pool, sh, [&](int j_begin, int j_end) {
+  pool.parallel_for(sh, [&](int j_begin, int j_end) {
     for (int j = j_begin; j < j_end; ++j) {
       const float* src = blurred_.data() + static_cast<std::size_t>(j) * sw;
       float* dst = upsampled_rows_.data() + static_cast<std::size_t>(j) * width_;

@@ -14,14 +14,6 @@
 
 namespace starsift::brightness_rows {
 
-// pool.parallel_for(count, body) with `body` passed by reference: the std::function then
-// holds one pointer, in place, where a lambda capturing more than two would be copied to the
-// heap on every call (libstdc++ keeps 16 bytes in place): so a frame allocates nothing.
-template <class Body>
-void parallel_for_each(ThreadPool& pool, int count, const Body& body) {
-  pool.parallel_for(count, [&body](int begin, int end) { body(begin, end); });
-}
-
 // Byte offsets of R, G and B in a pixel of a 4-channel format.
 struct ColourOrder {
   int r, g, b;
