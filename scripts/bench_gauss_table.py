@@ -17,7 +17,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_table import DASH, copy_lines, gpix, header, load, percent, ratio  # noqa: E402
+from bench_table import (DASH, copy_section, gpix, header, load, percent, ratio,  # noqa: E402
+                         write_markdown)
 
 PATHS = ["fused", "separable", "recursive"]
 # The targets (bench/README.md).
@@ -264,10 +265,7 @@ def main():
     md = ["# Gaussian blur: starsift vs the memory roofline, NPP and CuPy", ""]
     md += header(starsift, cupy)
     md += ["", "How it was measured:", ""] + method(starsift, cupy)
-    copies = copy_lines(starsift)
-    if copies:
-        md += ["", "Measured device copy bandwidth (read + write, same frames; the roofline):", ""]
-        md += copies
+    md += copy_section(starsift)
     md += targets(starsift)
     md += tables(starsift, cupy)
     md += ["", "Reading it: Gpix/s are output pixels per second (median per call). % roofline is "
@@ -277,13 +275,7 @@ def main():
            "the largest difference, in the format's units, between the outputs of the paths "
            "that take the case (fused, separable, recursive) on frame 0, and between Auto's and "
            "NPP's same weights on the interior (r pixels from the edges).", ""]
-    text = "\n".join(md)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
-        print(f"wrote {args.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    write_markdown(md, args.out)
     return 0
 
 

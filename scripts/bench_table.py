@@ -212,6 +212,26 @@ def tables(starsift, cupy):
     return out
 
 
+def copy_section(starsift):
+    """The measured copy bandwidth under its heading; nothing when none was measured."""
+    copies = copy_lines(starsift)
+    if not copies:
+        return []
+    return ["", "Measured device copy bandwidth (read + write, same frames; the roofline):",
+            ""] + copies
+
+
+def write_markdown(md, out):
+    """The lines `md` to the file `out`, or to stdout without one."""
+    text = "\n".join(md)
+    if out:
+        with open(out, "w") as f:
+            f.write(text)
+        print(f"wrote {out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("inputs", nargs="+", help="JSON files or folders holding them")
@@ -224,22 +244,13 @@ def main():
     md = ["# Median filter: starsift vs the memory roofline, NPP and CuPy", ""]
     md += header(starsift, cupy)
     md += ["", "How it was measured:", ""] + method(starsift, cupy)
-    copies = copy_lines(starsift)
-    if copies:
-        md += ["", "Measured device copy bandwidth (read + write, same frames; the roofline):", ""]
-        md += copies
+    md += copy_section(starsift)
     md += tables(starsift, cupy)
     md += ["", "Reading it: Gpix/s are output pixels per second (median per call). % roofline is the "
            "bytes a median must move (read + write at the format's width) per second over the "
            "copy bandwidth above; roofline Gpix/s is that bandwidth over 2 × bytes per pixel. "
            "× NPP and × CuPy divide starsift's Gpix/s by the peer's.", ""]
-    text = "\n".join(md)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
-        print(f"wrote {args.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    write_markdown(md, args.out)
     return 0
 
 
