@@ -9,6 +9,8 @@
 #include <regex>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_buffer.hpp"
+#include "cuda/device_query.hpp"
 
 namespace starsift::bench {
 
@@ -104,6 +106,19 @@ std::string context_lost() {
   cudaGetLastError();
   const cudaError_t s = cudaDeviceSynchronize();
   return s == cudaSuccess ? std::string() : cuda_error("CUDA context unusable", s);
+}
+
+std::optional<Device> open_device(int index, std::string_view tool) {
+  std::string description;
+  if (const std::string why = cuda::device_unusable_reason(index, &description); !why.empty()) {
+    std::cerr << tool << ": " << why << "\n";
+    return std::nullopt;
+  }
+  cuda::use_device(index);
+  Device device = describe_device(index);
+  std::cerr << "device " << description << ", L2 " << device.prop.l2CacheSize / (1 << 20)
+            << " MiB\n";
+  return device;
 }
 
 bool write_json(const Json& out, const std::string& path, std::string_view tool) {

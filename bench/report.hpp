@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,6 +30,10 @@ struct Device {
 
 // Throws Error when CUDA cannot describe the device.
 Device describe_device(int index);
+
+// Makes device `index` current and describes it, naming it and its L2 on stderr; empty, with
+// why after `tool`'s name on stderr, when the device cannot be used.
+std::optional<Device> open_device(int index, std::string_view tool);
 
 // { "ms_median", "ms_min", "ms_reps", "calls_per_rep", "launch", "capture_error"? }
 Json timing_json(const Timing& t);

@@ -455,15 +455,9 @@ int run(int argc, char** argv) {
     std::cerr << "starsift-bench: " << e.what() << "\n";
     return 2;
   }
-  std::string description;
-  if (const std::string why = cuda::device_unusable_reason(o.device, &description); !why.empty()) {
-    std::cerr << "starsift-bench: " << why << "\n";
-    return 1;
-  }
-  cuda::use_device(o.device);
-  const Device device = describe_device(o.device);
-  std::cerr << "device " << description << ", L2 " << device.prop.l2CacheSize / (1 << 20)
-            << " MiB\n";
+  const std::optional<Device> opened = open_device(o.device, "starsift-bench");
+  if (!opened) return 1;
+  const Device& device = *opened;
 
   const npp::Library lib =
       o.npp ? npp::Library::load() : npp::Library::unavailable("disabled by --no-npp");
