@@ -470,13 +470,7 @@ int run(int argc, char** argv) {
   Json modes = Json::array();
   for (const BrightnessMode m : o.modes) modes.push(to_string(m));
   Json method =
-      Json::object()
-          .set("cache", "rotating")
-          .set("frames_rule", "input+output pairs > 2 x L2, at least 3")
-          .set("timing", "cuda events around each repetition, after warm-up")
-          .set("statistic", "median of repetitions, per call")
-          .set("reps", o.plan.reps)
-          .set("target_ms_per_rep", o.plan.target_ms)
+      rotating_method(o.plan)
           .set("data", o.data == "random" ? "uniform random samples within the bit depth"
                                           : "a synthetic sky frame (SkyGenerator, frame 0)")
           .set("seed", static_cast<unsigned long long>(o.seed))

@@ -782,13 +782,7 @@ int run(int argc, char** argv) {
   Json masks = Json::array();
   for (const int m : o.npp_masks) masks.push(mask_name(m));
   Json method =
-      Json::object()
-          .set("cache", "rotating")
-          .set("frames_rule", "input+output pairs > 2 x L2, at least 3")
-          .set("timing", "cuda events around each repetition, after warm-up")
-          .set("statistic", "median of repetitions, per call")
-          .set("reps", o.plan.reps)
-          .set("target_ms_per_rep", o.plan.target_ms)
+      rotating_method(o.plan)
           .set("border", to_string(o.border))
           .set("radius", "ceil(4 sigma), both axes")
           .set("data", "uniform random samples (GRAY32F: [-1000, 1000))")

@@ -108,6 +108,16 @@ std::string context_lost() {
   return s == cudaSuccess ? std::string() : cuda_error("CUDA context unusable", s);
 }
 
+Json rotating_method(const TimingPlan& plan) {
+  return Json::object()
+      .set("cache", "rotating")
+      .set("frames_rule", "input+output pairs > 2 x L2, at least 3")
+      .set("timing", "cuda events around each repetition, after warm-up")
+      .set("statistic", "median of repetitions, per call")
+      .set("reps", plan.reps)
+      .set("target_ms_per_rep", plan.target_ms);
+}
+
 std::optional<Device> open_device(int index, std::string_view tool) {
   std::string description;
   if (const std::string why = cuda::device_unusable_reason(index, &description); !why.empty()) {

@@ -31,6 +31,10 @@ struct Device {
 // Throws Error when CUDA cannot describe the device.
 Device describe_device(int index);
 
+// The method's first fields, as every kernel benchmark times: frames rotated beyond the L2,
+// CUDA events around each repetition, the median per call; `plan`'s reps and target.
+Json rotating_method(const TimingPlan& plan);
+
 // Makes device `index` current and describes it, naming it and its L2 on stderr; empty, with
 // why after `tool`'s name on stderr, when the device cannot be used.
 std::optional<Device> open_device(int index, std::string_view tool);

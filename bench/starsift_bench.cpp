@@ -472,13 +472,7 @@ int run(int argc, char** argv) {
 
   Json schedules = Json::array();
   for (const MedianSchedule s : o.schedules) schedules.push(cuda::to_string(s));
-  Json method = Json::object()
-                    .set("cache", "rotating")
-                    .set("frames_rule", "input+output pairs > 2 x L2, at least 3")
-                    .set("timing", "cuda events around each repetition, after warm-up")
-                    .set("statistic", "median of repetitions, per call")
-                    .set("reps", o.plan.reps)
-                    .set("target_ms_per_rep", o.plan.target_ms)
+  Json method = rotating_method(o.plan)
                     .set("border", to_string(o.border))
                     .set("data", "uniform random samples (GRAY32F: [-1000, 1000))")
                     .set("seed", static_cast<unsigned long long>(o.seed))
