@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The CPU backend's Gaussian blur (gauss_cpu.hpp) against the reference: the same sums in the
 // same order, so the same results bit for bit, in every format, border and sigma, on padded
-// rows, on frames narrower than the window and on rows wider than the vector blocks.
+// rows, on frames narrower than the window, on rows wider than the vector blocks and on rows
+// cut into strips.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -67,8 +68,11 @@ TEST_CASE("the CPU Gaussian blur is the reference's, bit for bit", "[gauss]") {
   ThreadPool pool(2);
   GaussCpu cpu;
   // 301 wide: whole blocks of 8 vectors (128 floats with AVX-512), then single vectors, then
-  // single samples, in the sums and the conversions.
-  const struct { int w, h; } shapes[] = {{1, 1}, {37, 1}, {1, 23}, {5, 4}, {64, 33}, {301, 19}};
+  // single samples, in the sums and the conversions; at sigma 6, two strips. 1100 wide: rows
+  // cut into 2 to 4 strips (of 256 to 1024 samples) at every sigma.
+  const struct {
+    int w, h;
+  } shapes[] = {{1, 1}, {37, 1}, {1, 23}, {5, 4}, {64, 33}, {301, 19}, {1100, 6}};
   for (const PixelFormat f : {PixelFormat::Gray8, PixelFormat::Gray16, PixelFormat::Gray32F,
                               PixelFormat::Rgba, PixelFormat::Bgrx}) {
     for (const BorderMode border :
