@@ -169,8 +169,11 @@ def table(r):
         "sigma 25, `recursive` (GaussIir, Deriche) from 25. Ratio = starsift ms ÷ OpenCV ms "
         "(below 1: starsift faster; the target is ≤ 2). max |diff| compares the two outputs in "
         "the format's units (OpenCV blurs 8- and 16-bit frames in fixed point). The other path: "
-        "starsift's other algorithm, timed once. load: 1-minute load average before each round; "
-        "cpu/wall: CPU seconds per wall second while timing (2 = both cores each).", '',
+        "starsift's other algorithm, timed once. load: 1-minute load average before each round "
+        "(the benchmark's own two threads raise it towards 2; the JSON's `runnable` counts the "
+        "threads ready to run, this one included); cpu/wall: CPU seconds per wall second while "
+        "timing, the lowest of the rounds (2: both cores busy; about 1: that side ran on one "
+        "thread, as OpenCV 4.6's float GaussianBlur did here with setNumThreads(2)).", '',
         '| frame | format | sigma | ksize | starsift ms | Mpix/s | OpenCV ms | Mpix/s | ratio | '
         'max \\|diff\\| | differing | other path ms | load | cpu/wall ours, OpenCV |',
         '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
