@@ -25,6 +25,8 @@ struct DeviceCopy {
                 "upload");
   }
   ~DeviceCopy() { cudaFree(ptr); }
+  DeviceCopy(const DeviceCopy&) = delete;
+  DeviceCopy& operator=(const DeviceCopy&) = delete;
   ImageView view() {
     return {static_cast<std::byte*>(ptr), width, height, static_cast<std::ptrdiff_t>(pitch),
             format};
