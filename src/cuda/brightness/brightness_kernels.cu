@@ -58,6 +58,28 @@ struct Plane {
   }
 };
 
+// kGroup integer samples from p as floats, `n` (1..kGroup) of them in the frame (the rest 0):
+// one 32- or 64-bit load where `vector` (p aligned to the group) and the group is whole.
+template <class T>
+__device__ void load_integers(const T* p, int n, bool vector, float (&out)[kGroup]) {
+  if (vector && n == kGroup) {
+    if constexpr (sizeof(T) == 1) {
+      const std::uint32_t w = __ldg(reinterpret_cast<const unsigned int*>(p));
+#pragma unroll
+      for (int i = 0; i < kGroup; ++i) out[i] = static_cast<float>((w >> (8 * i)) & 0xffu);
+    } else {
+      const uint2 w = __ldg(reinterpret_cast<const uint2*>(p));
+      out[0] = static_cast<float>(w.x & 0xffffu);
+      out[1] = static_cast<float>(w.x >> 16);
+      out[2] = static_cast<float>(w.y & 0xffffu);
+      out[3] = static_cast<float>(w.y >> 16);
+    }
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < kGroup; ++i) out[i] = i < n ? static_cast<float>(__ldg(p + i)) : 0.0f;
+}
+
 // How a kernel reads and writes each format's pixels, kGroup at a time; `n` (1..kGroup) of the
 // group lie in the frame. Raw is what a pixel's luminance and output are made from.
 template <class T>
@@ -68,23 +90,7 @@ struct GreyInt {
   static constexpr int kMaxBins = 1 << (8 * sizeof(T));  // the percentile's histogram
   __device__ static void load(const std::byte* row, int x0, int n, bool vector,
                               Raw (&raw)[kGroup]) {
-    const T* p = reinterpret_cast<const T*>(row) + x0;
-    if (vector && n == kGroup) {
-      if constexpr (sizeof(T) == 1) {
-        const std::uint32_t w = __ldg(reinterpret_cast<const unsigned int*>(p));
-#pragma unroll
-        for (int i = 0; i < kGroup; ++i) raw[i] = static_cast<float>((w >> (8 * i)) & 0xffu);
-      } else {
-        const uint2 w = __ldg(reinterpret_cast<const uint2*>(p));
-        raw[0] = static_cast<float>(w.x & 0xffffu);
-        raw[1] = static_cast<float>(w.x >> 16);
-        raw[2] = static_cast<float>(w.y & 0xffffu);
-        raw[3] = static_cast<float>(w.y >> 16);
-      }
-      return;
-    }
-#pragma unroll
-    for (int i = 0; i < kGroup; ++i) raw[i] = i < n ? static_cast<float>(__ldg(p + i)) : 0.0f;
+    load_integers(reinterpret_cast<const T*>(row) + x0, n, vector, raw);
   }
   __device__ static float luminance(Raw raw, float max) {
     return brightness_pixel::grey_luminance(raw, max);
@@ -253,22 +259,7 @@ struct ClaheSource {
   float plane_max;
   __device__ void load(int x0, int y, int n, float (&m)[kGroup]) const {
     const T* row = reinterpret_cast<const T*>(mapped + static_cast<std::size_t>(y) * pitch) + x0;
-    if (n == kGroup) {
-      if constexpr (sizeof(T) == 1) {
-        const std::uint32_t w = __ldg(reinterpret_cast<const unsigned int*>(row));
-#pragma unroll
-        for (int i = 0; i < kGroup; ++i) m[i] = static_cast<float>((w >> (8 * i)) & 0xffu);
-      } else {
-        const uint2 w = __ldg(reinterpret_cast<const uint2*>(row));
-        m[0] = static_cast<float>(w.x & 0xffffu);
-        m[1] = static_cast<float>(w.x >> 16);
-        m[2] = static_cast<float>(w.y & 0xffffu);
-        m[3] = static_cast<float>(w.y >> 16);
-      }
-      return;
-    }
-#pragma unroll
-    for (int i = 0; i < kGroup; ++i) m[i] = i < n ? static_cast<float>(__ldg(row + i)) : 0.0f;
+    load_integers(row, n, true, m);  // rows of whole 256-byte lines: every group aligned
   }
   __device__ float value(float lum, float m, const Correction& k) const {
     return brightness_pixel::clahe_value(lum, m, plane_max, k);
