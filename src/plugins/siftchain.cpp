@@ -25,7 +25,12 @@
  * GStreamer buffer can carry, and writes what the chain writes for them. A chain whose output
  * is GRAY32F (whiten: output: snr) is refused at start with the stage that writes it; inside
  * the chain, float frames between stages are fine. Each stage that hands back a per-frame
- * result (whiten's stats) adds it to the output buffer as a GstSiftResultMeta.
+ * result (whiten's stats) adds it to the output buffer as a GstSiftResultMeta. A chain whose
+ * last detecting stage is `detect` is followed by siftdetect's host steps: the pieces of each
+ * streak merged into one record and the records linked into tracks (the stage's
+ * `merge-streaks`, `gate`, `confirm`, `coast`, `min-speed`, `max-speed`), so its catalogue meta
+ * carries the merged records with their track ids and a "tracks" meta follows it; detect's
+ * labels are renumbered to match and its overlay shows the movers' tails, as siftdetect's do.
  *
  * #GstSiftChain:stats reports the frames filtered and each stage's time on the last frame.
  *
@@ -58,10 +63,13 @@
 
 #include "pipeline/chain/chain_config.hpp"
 #include "pipeline/chain/chain_stages.hpp"
+#include "pipeline/detect/detection_linker.hpp"
+#include "pipeline/detect/overlay_draw.hpp"
 #include "pipeline/engine/streaming_chain.hpp"
 #include "pipeline/error.hpp"
 #include "plugins/common/enums.hpp"
 #include "plugins/common/frame_allocator.hpp"
+#include "plugins/common/linked_detections.hpp"
 #include "plugins/common/video.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(gst_sift_chain_debug);
@@ -87,7 +95,67 @@ static void gst_sift_chain_get_property(GObject* object, guint prop_id, GValue* 
 G_DEFINE_TYPE(GstSiftChain, gst_sift_chain, GST_TYPE_SIFT_TRANSFORM);
 GST_ELEMENT_REGISTER_DEFINE(siftchain, "siftchain", GST_RANK_NONE, GST_TYPE_SIFT_CHAIN);
 
+// A chain ending in detect: its catalogue merged and tracked as siftdetect does.
+struct GstSiftChainLinking {
+  GstSiftChainLinking(const starsift::DetectLinkParams& link, int max_objects)
+      : linker(link, static_cast<std::size_t>(max_objects)), max_objects(max_objects) {}
+  starsift::DetectionLinker linker;
+  int max_objects;                     // the capacity the linker reserved
+  std::vector<std::byte> tracks_area;  // the tracks meta's records, reused
+  std::vector<starsift::TrackPoint> tail =
+      std::vector<starsift::TrackPoint>(starsift::kOverlayTail);
+};
+
 /* helpers */
+
+// The tracker keeps each track's last positions, for the overlay's tails.
+static starsift::DetectLinkParams gst_sift_chain_link_params(const starsift::DetectParams& p) {
+  starsift::DetectLinkParams link = p.link;
+  link.tracker.tail = starsift::kOverlayTail;
+  return link;
+}
+
+// Merges and tracks the frame's catalogue (from the chain's detect stage) and puts the result
+// on the buffer: the catalogue meta's records and track ids, a tracks meta, and on a frame
+// detection wrote (the last stage) the labels renumbered or the overlay's tails drawn.
+// Returns the movers of the frame.
+static guint gst_sift_chain_link(GstSiftChain* self, GstBuffer* buffer,
+                                 const starsift::FinishedFrame& frame,
+                                 const starsift::ChainConfig& chain) {
+  const starsift::FrameResult* catalogue = starsift::gst::frame_catalogue(frame);
+  if (catalogue == nullptr || catalogue->stage >= chain.stages.size()) return 0;
+  const auto* params = std::get_if<starsift::DetectParams>(&chain.stages[catalogue->stage].params);
+  if (params == nullptr) return 0;
+  const starsift::DetectLinkParams link = gst_sift_chain_link_params(*params);
+  GstSiftChainLinking* linking = self->linking;
+  // A new tracker only when its own parameters or the capacity change; the merge's switch
+  // and rule apply live, as in siftdetect.
+  const auto same_tracker = [&](const GstSiftChainLinking& l) {
+    return l.linker.params().tracker == link.tracker && l.max_objects == params->max_objects;
+  };
+  try {
+    if (linking == nullptr || !same_tracker(*linking)) {
+      delete self->linking;
+      self->linking = nullptr;
+      self->linking = linking = new GstSiftChainLinking(link, params->max_objects);
+    }
+    const guint32 detected = std::min(catalogue->header().count, catalogue->layout.capacity);
+    const GstClockTime pts = GST_BUFFER_PTS(buffer);
+    linking->linker.set_merge(link.merge_streaks, link.streak_merge);
+    linking->linker.link({catalogue->view.records<starsift::DetectedObject>(), detected},
+                         GST_CLOCK_TIME_IS_VALID(pts) ? static_cast<std::int64_t>(pts) : -1);
+  } catch (const std::exception& e) {
+    GST_WARNING_OBJECT(self, "linking the catalogue: %s", e.what());
+    if (linking == nullptr) return 0;
+  }
+  const bool last_stage = catalogue->stage + 1 == chain.stages.size();
+  if (last_stage) {
+    starsift::gst::edit_linked_frame(GST_ELEMENT(self), buffer, frame, params->output,
+                                     linking->linker, linking->tail);
+  }
+  starsift::gst::attach_linked_results(buffer, *catalogue, linking->linker, linking->tracks_area);
+  return static_cast<guint>(linking->linker.tracks().size());
+}
 
 // The chain the settings name when exactly one of config/chain is set; otherwise null, with
 // the problem in `problem`.
@@ -138,14 +206,17 @@ static std::shared_ptr<const starsift::ChainConfig> gst_sift_chain_describe_chai
   return chain;
 }
 
-// Records what ran the frame (backend, stage names) for the stats, when it changed.
-static void gst_sift_chain_frame_out(GstSiftTransform* trans, GstBuffer*,
-                                     const starsift::FinishedFrame&) {
+// A chain ending in detect: the catalogue merged and tracked. Then records what ran the frame
+// (backend, stage names) for the stats, when it changed.
+static void gst_sift_chain_frame_out(GstSiftTransform* trans, GstBuffer* buffer,
+                                     const starsift::FinishedFrame& frame) {
   GstSiftChain* self = GST_SIFT_CHAIN(trans);
   const auto chain = starsift::gst::running_chain(trans);
   if (!chain) return;
+  const guint movers = gst_sift_chain_link(self, buffer, frame, *chain);
   const std::string backend = starsift::gst::active_backend(trans);
   const starsift::gst::ObjectLock lock(self);
+  self->movers = movers;
   if (self->last_backend != backend) self->last_backend = backend;
   if (chain != self->last_chain) {
     self->last_stages = gst_sift_chain_stage_names(*chain);
@@ -182,14 +253,27 @@ static gboolean gst_sift_chain_start(GstBaseTransform* trans) {
     self->last_backend.clear();
     self->last_stages.clear();
     self->last_chain.reset();
+    self->movers = 0;
   }
+  delete self->linking;  // tracks start over with every start
+  self->linking = nullptr;
   return GST_BASE_TRANSFORM_CLASS(parent_class)->start(trans);
+}
+
+// A flush (a seek) breaks the frames' continuity: tracks start over.
+static gboolean gst_sift_chain_sink_event(GstBaseTransform* trans, GstEvent* event) {
+  GstSiftChain* self = GST_SIFT_CHAIN(trans);
+  if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP && self->linking != nullptr) {
+    self->linking->linker.reset();
+  }
+  return GST_BASE_TRANSFORM_CLASS(parent_class)->sink_event(trans, event);
 }
 
 /* GObject vfuncs */
 
 static void gst_sift_chain_finalize(GObject* object) {
   GstSiftChain* self = GST_SIFT_CHAIN(object);
+  delete self->linking;
   self->settings.~GstSiftChainSettings();
   self->last_backend.~basic_string<char>();
   self->last_stages.~basic_string<char>();
@@ -234,7 +318,8 @@ static void gst_sift_chain_class_init(GstSiftChainClass* klass) {
       "a copy or copied once), direct-out (guint64: results the engine wrote straight into the "
       "output buffer, page-locked, without a copy), qos-dropped (guint64: inputs dropped by QoS "
       "as too late), live-updates and stages-replaced (guint64: parameter changes and new "
-      "stages taken in between two frames, without a drain). Reset at start, kept after stop",
+      "stages taken in between two frames, without a drain), movers (guint: tracks reported in the "
+      "last frame by a chain ending in detect). Reset at start, kept after stop",
       GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_properties(gobject_class, N_PROPERTIES, properties);
 
@@ -246,6 +331,7 @@ static void gst_sift_chain_class_init(GstSiftChainClass* klass) {
   sift_class->describe_chain = GST_DEBUG_FUNCPTR(gst_sift_chain_describe_chain);
   sift_class->frame_out = GST_DEBUG_FUNCPTR(gst_sift_chain_frame_out);
   trans_class->start = GST_DEBUG_FUNCPTR(gst_sift_chain_start);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_sift_chain_sink_event);
 }
 
 static void gst_sift_chain_init(GstSiftChain* self) {
@@ -335,7 +421,7 @@ static GstStructure* gst_sift_chain_stats_structure(
       "direct-out", G_TYPE_UINT64, static_cast<guint64>(c.held_outputs), "qos-dropped",
       G_TYPE_UINT64, qos_dropped, "live-updates", G_TYPE_UINT64,
       static_cast<guint64>(c.live_updates), "stages-replaced", G_TYPE_UINT64,
-      static_cast<guint64>(c.stage_replaced), nullptr);
+      static_cast<guint64>(c.stage_replaced), "movers", G_TYPE_UINT, self->movers, nullptr);
   GValue stage_ms_array = G_VALUE_INIT;
   g_value_init(&stage_ms_array, GST_TYPE_ARRAY);
   for (const double ms : c.stage_ms_last) {

@@ -37,8 +37,16 @@ struct GstSiftChainSettings {
 // What the chain reports of itself for the `stats` property (the streaming engine's counters
 // come from GstSiftTransform at depth >= 2); written by the streaming thread under the object
 // lock, reset at start() and kept after stop().
+struct GstSiftChainLinking;
+
 struct _GstSiftChain {
   GstSiftTransform parent;
+
+  /* streaming thread */
+  // The merge and the tracker of a chain ending in `detect` (siftdetect's host steps): made
+  // at its first catalogue, anew when the detect stage's tracker or capacity changes, and
+  // dropped at start. Null while no catalogue came.
+  GstSiftChainLinking* linking;
 
   /* properties (object lock) */
   GstSiftChainSettings settings;
@@ -47,4 +55,5 @@ struct _GstSiftChain {
   std::string last_backend;
   std::string last_stages;
   std::shared_ptr<const starsift::ChainConfig> last_chain;  // the one last_stages names
+  guint movers;  // tracks reported as movers in the last frame (a chain ending in detect)
 };

@@ -59,6 +59,7 @@
 #include "pipeline/detect/overlay_draw.hpp"
 #include "pipeline/error.hpp"
 #include "plugins/common/enums.hpp"
+#include "plugins/common/linked_detections.hpp"
 #include "plugins/common/result_meta.hpp"
 #include "plugins/common/video.hpp"
 
@@ -102,29 +103,22 @@ static GParamSpec* properties[N_PROPERTIES];
 #define SIFT_DETECT_ROI_TYPE "object"
 
 struct GstSiftDetectState {
-  explicit GstSiftDetectState(const TrackerParams& params) : tracker(with_tail(params)) {}
+  explicit GstSiftDetectState(const DetectParams& params)
+      : linker(with_tail(params.link), static_cast<std::size_t>(params.max_objects)) {}
   // The tracker keeps each track's last positions for the overlay's tails.
-  static TrackerParams with_tail(TrackerParams params) {
-    params.tail = starsift::kOverlayTail;
-    return params;
+  static starsift::DetectLinkParams with_tail(starsift::DetectLinkParams link) {
+    link.tracker.tail = starsift::kOverlayTail;
+    return link;
   }
-  starsift::Tracker tracker;
-  std::string json_file;  // the json-file and json-max-bytes properties at start
+  starsift::DetectionLinker linker;  // the merge and the tracker
+  std::string json_file;             // the json-file and json-max-bytes properties at start
   guint64 json_max_bytes = 0;
   std::unique_ptr<starsift::DetectionsWriter> writer;
-  std::vector<starsift::DetectedObject> records;  // the frame's catalogue, tracks filled in
-  starsift::StreakMergeScratch merge_scratch;
-  std::vector<std::uint32_t> new_ids;      // the latest merge's old id -> new id (labels)
   std::vector<starsift::TrackPoint> tail;  // one mover's tail while the overlay is drawn
-  GstVideoInfo out_info{};                 // the negotiated output: maps the buffer to draw
-  bool out_info_set = false;
-  std::vector<std::byte> tracks_area;  // the tracks as a result area, for the meta
-  guint64 frame = 0;
+  std::vector<std::byte> tracks_area;      // the tracks as a result area, for the meta
   gint64 last_message_us = 0;
   bool posted = false;         // a message was posted since start: the interval counts from it
   bool writer_failed = false;  // the failure was reported; the next success reports again
-  const gchar* tracker_name = g_intern_static_string("tracker");
-  const gchar* tracks_kind = g_intern_static_string("tracks");
 };
 
 #define gst_sift_detect_parent_class parent_class
@@ -192,43 +186,6 @@ static std::optional<starsift::DetectOutput> gst_sift_detect_frame_output(GstSif
   return params->output;
 }
 
-// The host's changes to the frame written, after the merge and the tracker: with
-// output=labels the ids renumbered like the catalogue when records were merged; with
-// output=overlay the ellipses and the movers' tails drawn. The buffer is this element's own
-// (from its pool, downloaded before this hook on CUDA), mapped here for writing.
-static void gst_sift_detect_edit_frame(GstSiftDetect* self, GstBuffer* buffer,
-                                       const starsift::FinishedFrame& frame, std::size_t removed) {
-  GstSiftDetectState* state = self->state;
-  const std::optional<starsift::DetectOutput> output = gst_sift_detect_frame_output(self);
-  const bool remap = output == starsift::DetectOutput::Labels && removed > 0;
-  const bool draw = output == starsift::DetectOutput::Overlay;
-  if (!remap && !draw) return;
-  const starsift::PixelFormat format =
-      draw ? starsift::PixelFormat::Gray8 : starsift::PixelFormat::Gray16;
-  if (!state->out_info_set || frame.output.format != format ||
-      GST_VIDEO_INFO_WIDTH(&state->out_info) != frame.output.width ||
-      GST_VIDEO_INFO_HEIGHT(&state->out_info) != frame.output.height) {
-    GST_WARNING_OBJECT(self, "the output frame is not the %s negotiated: left as detected",
-                       draw ? "overlay" : "labels");
-    return;
-  }
-  if (!gst_buffer_is_writable(buffer)) {
-    GST_WARNING_OBJECT(self, "the output buffer is shared: left as detected");
-    return;
-  }
-  const starsift::gst::MappedFrame mapped(state->out_info, buffer, GST_MAP_READWRITE);
-  if (!mapped.ok()) {
-    GST_WARNING_OBJECT(self, "could not map the output buffer: left as detected");
-    return;
-  }
-  const starsift::ImageView view = mapped.view(format);
-  if (remap) {
-    starsift::remap_labels(view, state->new_ids, static_cast<std::uint32_t>(removed));
-  } else {
-    starsift::draw_overlay(view, state->records, state->tracker, state->tail);
-  }
-}
-
 /* GstSiftTransform hooks */
 
 // A one-stage chain: detection with the properties' parameters.
@@ -248,10 +205,7 @@ static void gst_sift_detect_frame_out(GstSiftTransform* trans, GstBuffer* buffer
   GstSiftDetect* self = GST_SIFT_DETECT(trans);
   GstSiftDetectState* state = self->state;
   if (state == nullptr) return;
-  const starsift::FrameResult* catalogue = nullptr;
-  for (const starsift::FrameResult& r : frame.results) {
-    if (r.layout.kind == starsift::kCatalogueKind) catalogue = &r;
-  }
+  const starsift::FrameResult* catalogue = starsift::gst::frame_catalogue(frame);
   if (catalogue == nullptr) return;
   // What this frame needs of the settings, without copying the strings (no allocation per
   // frame); the JSON file's path and size limit were taken at start.
@@ -260,61 +214,34 @@ static void gst_sift_detect_frame_out(GstSiftTransform* trans, GstBuffer* buffer
   guint message_interval_ms = 0;
   {
     const starsift::gst::ObjectLock lock(self);
-    merge_streaks = self->settings.merge_streaks;
-    merge_params = self->settings.streak_merge;
+    merge_streaks = self->settings.params.link.merge_streaks;
+    merge_params = self->settings.params.link.streak_merge;
     roi_metas = self->settings.roi_metas;
     post_messages = self->settings.post_messages;
     message_interval_ms = self->settings.message_interval_ms;
   }
   const guint32 detected = std::min(catalogue->header().count, catalogue->layout.capacity);
   const guint32 overflow = catalogue->header().overflow;
-  state->records.assign(catalogue->view.records<starsift::DetectedObject>(),
-                        catalogue->view.records<starsift::DetectedObject>() + detected);
-  // Merged here, on the host and for both backends alike, so that the metas, the message,
-  // the JSON line and the tracker all see one record per streak.
-  const std::size_t removed = merge_streaks
-                                  ? starsift::merge_streaks(state->records, merge_params,
-                                                            state->merge_scratch, &state->new_ids)
-                                  : 0;
-  const auto count = static_cast<guint32>(state->records.size());
   const GstClockTime pts = GST_BUFFER_PTS(buffer);
   const std::int64_t pts_ns = GST_CLOCK_TIME_IS_VALID(pts) ? static_cast<std::int64_t>(pts) : -1;
-  const guint64 number = state->frame++;
+  // Merged and tracked here, on the host and for both backends alike, so that the metas, the
+  // message, the JSON line and the tracker all see one record per streak.
+  starsift::DetectionLinker& linker = state->linker;
   try {
-    state->tracker.update(number, pts_ns < 0 ? 0 : pts_ns, state->records);
+    linker.set_merge(merge_streaks, merge_params);
+    linker.link({catalogue->view.records<starsift::DetectedObject>(), detected}, pts_ns);
   } catch (const std::exception& e) {
-    GST_WARNING_OBJECT(self, "tracking frame %" G_GUINT64_FORMAT ": %s", number, e.what());
+    GST_WARNING_OBJECT(self, "tracking frame %" G_GUINT64_FORMAT ": %s", linker.frame(), e.what());
   }
-  const std::span<const starsift::Track> tracks = state->tracker.tracks();
-  gst_sift_detect_edit_frame(self, buffer, frame, removed);
-
-  // The catalogue meta (attached before this hook, as detected) takes the merged records,
-  // fewer or as many, with their track ids.
-  gpointer iter = nullptr;
-  while (GstMeta* meta =
-             gst_buffer_iterate_meta_filtered(buffer, &iter, GST_SIFT_RESULT_META_API_TYPE)) {
-    auto* result = reinterpret_cast<GstSiftResultMeta*>(meta);
-    if (detected > 0 && result->kind == g_intern_string("catalogue") && result->count == detected) {
-      result->count = count;
-      std::memcpy(result->records, state->records.data(), count * sizeof(starsift::DetectedObject));
-    }
-  }
-  state->tracks_area.resize(starsift::kResultRecordsOffset +
-                            tracks.size() * sizeof(starsift::Track));
-  auto* header = reinterpret_cast<starsift::ResultHeader*>(state->tracks_area.data());
-  header->count = static_cast<std::uint32_t>(tracks.size());
-  header->overflow = 0;
-  if (!tracks.empty()) {
-    std::memcpy(state->tracks_area.data() + starsift::kResultRecordsOffset, tracks.data(),
-                tracks.size() * sizeof(starsift::Track));
-  }
-  const starsift::ResultLayout tracks_layout{"tracks", sizeof(starsift::Track),
-                                             static_cast<std::uint32_t>(tracks.size()), false};
-  starsift::gst::add_result_meta(buffer, static_cast<unsigned>(catalogue->stage + 1),
-                                 state->tracker_name, state->tracks_kind, tracks_layout,
-                                 {state->tracks_area.data(), state->tracks_area.size()});
+  const guint64 number = linker.frame();
+  const std::span<const starsift::DetectedObject> records = linker.records();
+  const auto count = static_cast<guint32>(records.size());
+  const std::span<const starsift::Track> tracks = linker.tracks();
+  starsift::gst::edit_linked_frame(GST_ELEMENT(self), buffer, frame,
+                                   gst_sift_detect_frame_output(self), linker, state->tail);
+  starsift::gst::attach_linked_results(buffer, *catalogue, linker, state->tracks_area);
   if (roi_metas) {
-    for (const starsift::DetectedObject& o : state->records) {
+    for (const starsift::DetectedObject& o : records) {
       GstVideoRegionOfInterestMeta* roi = gst_buffer_add_video_region_of_interest_meta(
           buffer, SIFT_DETECT_ROI_TYPE, static_cast<guint>(o.xmin), static_cast<guint>(o.ymin),
           static_cast<guint>(o.xmax - o.xmin + 1), static_cast<guint>(o.ymax - o.ymin + 1));
@@ -335,7 +262,7 @@ static void gst_sift_detect_frame_out(GstSiftTransform* trans, GstBuffer* buffer
             std::make_unique<starsift::DetectionsWriter>(state->json_file, state->json_max_bytes);
       }
       state->writer->write(
-          {number, pts_ns, gst_sift_detect_utc(self, pts), state->records, overflow, tracks});
+          {number, pts_ns, gst_sift_detect_utc(self, pts), records, overflow, tracks});
       wrote = true;
       state->writer_failed = false;
     } catch (const std::exception& e) {
@@ -355,7 +282,7 @@ static void gst_sift_detect_frame_out(GstSiftTransform* trans, GstBuffer* buffer
         now - state->last_message_us >= static_cast<gint64>(message_interval_ms) * 1000) {
       state->last_message_us = now;
       state->posted = true;
-      message = gst_sift_detect_message(number, pts, state->records, overflow, tracks);
+      message = gst_sift_detect_message(number, pts, records, overflow, tracks);
     }
   }
   {
@@ -369,7 +296,7 @@ static void gst_sift_detect_frame_out(GstSiftTransform* trans, GstBuffer* buffer
     s.json_lines += wrote ? 1 : 0;
     s.json_failures += write_failed ? 1 : 0;
     s.messages += message != nullptr ? 1 : 0;
-    s.tracker = state->tracker.counters();
+    s.tracker = linker.tracker().counters();
   }
   if (message != nullptr) {
     gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), message));
@@ -383,14 +310,11 @@ static gboolean gst_sift_detect_start(GstBaseTransform* trans) {
   GstSiftDetect* self = GST_SIFT_DETECT(trans);
   const GstSiftDetectSettings settings = gst_sift_detect_copy_settings(self);
   try {
-    settings.streak_merge.validate();
     delete self->state;
     self->state = nullptr;
-    self->state = new GstSiftDetectState(settings.tracker);
+    self->state = new GstSiftDetectState(settings.params);
     self->state->json_file = settings.json_file;
     self->state->json_max_bytes = settings.json_max_bytes;
-    self->state->records.reserve(static_cast<std::size_t>(settings.params.max_objects));
-    self->state->new_ids.reserve(static_cast<std::size_t>(settings.params.max_objects) + 1);
     self->state->tail.resize(starsift::kOverlayTail);
   } catch (...) {
     STARSIFT_POST_CURRENT_EXCEPTION(self, "starting");
@@ -411,22 +335,11 @@ static gboolean gst_sift_detect_stop(GstBaseTransform* trans) {
   return stopped;
 }
 
-// The output caps, kept to map the output buffer where the host draws on it.
-static gboolean gst_sift_detect_set_caps(GstBaseTransform* trans, GstCaps* incaps,
-                                         GstCaps* outcaps) {
-  GstSiftDetect* self = GST_SIFT_DETECT(trans);
-  if (!GST_BASE_TRANSFORM_CLASS(parent_class)->set_caps(trans, incaps, outcaps)) return FALSE;
-  if (self->state != nullptr) {
-    self->state->out_info_set = gst_video_info_from_caps(&self->state->out_info, outcaps) != FALSE;
-  }
-  return TRUE;
-}
-
 // A flush (a seek) breaks the frames' continuity: tracks start over.
 static gboolean gst_sift_detect_sink_event(GstBaseTransform* trans, GstEvent* event) {
   GstSiftDetect* self = GST_SIFT_DETECT(trans);
   if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP && self->state != nullptr) {
-    self->state->tracker.reset();
+    self->state->linker.reset();
   }
   return GST_BASE_TRANSFORM_CLASS(parent_class)->sink_event(trans, event);
 }
@@ -570,7 +483,6 @@ static void gst_sift_detect_class_init(GstSiftDetectClass* klass) {
   trans_class->start = GST_DEBUG_FUNCPTR(gst_sift_detect_start);
   trans_class->stop = GST_DEBUG_FUNCPTR(gst_sift_detect_stop);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_sift_detect_sink_event);
-  trans_class->set_caps = GST_DEBUG_FUNCPTR(gst_sift_detect_set_caps);
 }
 
 static void gst_sift_detect_init(GstSiftDetect* self) {
@@ -598,11 +510,11 @@ static void gst_sift_detect_store(GstSiftDetect* self, T DetectParams::*field, T
 
 template <class T>
 static void gst_sift_detect_store_tracker(GstSiftDetect* self, T TrackerParams::*field, T value) {
-  TrackerParams candidate = gst_sift_detect_copy_settings(self).tracker;
+  TrackerParams candidate = gst_sift_detect_copy_settings(self).params.link.tracker;
   candidate.*field = value;
   candidate.validate();
   const starsift::gst::ObjectLock lock(self);
-  self->settings.tracker.*field = value;
+  self->settings.params.link.tracker.*field = value;
 }
 
 template <class Enum>
@@ -658,7 +570,7 @@ static void gst_sift_detect_set_property(GObject* object, guint prop_id, const G
         break;
       case PROP_MERGE_STREAKS: {
         const starsift::gst::ObjectLock lock(self);
-        self->settings.merge_streaks = g_value_get_boolean(value) != FALSE;
+        self->settings.params.link.merge_streaks = g_value_get_boolean(value) != FALSE;
         break;
       }
       case PROP_GATE:
@@ -729,7 +641,7 @@ static void gst_sift_detect_get_property(GObject* object, guint prop_id, GValue*
   GstSiftDetect* self = GST_SIFT_DETECT(object);
   const starsift::gst::ObjectLock lock(self);
   const DetectParams& p = self->settings.params;
-  const TrackerParams& t = self->settings.tracker;
+  const TrackerParams& t = self->settings.params.link.tracker;
   switch (prop_id) {
     case PROP_BACKGROUND:
       g_value_set_enum(value, static_cast<gint>(p.background));
@@ -762,7 +674,7 @@ static void gst_sift_detect_get_property(GObject* object, guint prop_id, GValue*
       g_value_set_enum(value, static_cast<gint>(p.output));
       break;
     case PROP_MERGE_STREAKS:
-      g_value_set_boolean(value, self->settings.merge_streaks);
+      g_value_set_boolean(value, self->settings.params.link.merge_streaks);
       break;
     case PROP_GATE:
       g_value_set_double(value, t.gate);

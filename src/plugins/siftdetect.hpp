@@ -24,11 +24,8 @@ GST_ELEMENT_REGISTER_DECLARE(siftdetect);
 G_END_DECLS
 
 struct GstSiftDetectSettings {
+  // Detection's parameters, the host's merge and tracker (params.link) included.
   starsift::DetectParams params;
-  starsift::TrackerParams tracker;
-  // Host steps on the downloaded catalogue, before tracking: the pieces of a streak merged.
-  bool merge_streaks = true;
-  starsift::StreakMergeParams streak_merge;
   std::string json_file;       // strftime pattern in UTC; empty: no file
   guint64 json_max_bytes = 0;  // 0: no limit
   bool post_messages = false;

@@ -503,3 +503,35 @@ TEST_CASE("the example configurations parse", "[chain]") {
   CHECK(median_of(two.stages[1]) == median(5, BorderMode::Replicate, 0.0));
   CHECK(two.stages[1].where.origin == two_path);
 }
+
+// ---- detect: the host's merge and tracker --------------------------------------------------
+
+TEST_CASE("detect takes siftdetect's merge-streaks and tracker keys", "[chain]") {
+  const ChainConfig config = parse_chain_yaml(
+      "- detect: {threshold: 5, merge-streaks: false, gate: 4.5, confirm: 5, coast: 0, "
+      "min-speed: 0.25, max-speed: 30}\n- detect: {}\n",
+      "chain.yaml");
+  REQUIRE(config.stages.size() == 2);
+  const auto& set = std::get<DetectParams>(config.stages[0].params);
+  CHECK(set.threshold == 5.0);
+  CHECK_FALSE(set.link.merge_streaks);
+  CHECK(set.link.tracker.gate == 4.5);
+  CHECK(set.link.tracker.confirm == 5);
+  CHECK(set.link.tracker.coast == 0);
+  CHECK(set.link.tracker.min_speed == 0.25);
+  CHECK(set.link.tracker.max_speed == 30.0);
+  // Left out, each is siftdetect's default.
+  CHECK(std::get<DetectParams>(config.stages[1].params).link == DetectLinkParams{});
+}
+
+TEST_CASE("detect's tracker keys are refused out of the tracker's ranges", "[chain]") {
+  require_refused("- detect: {confirm: 0}\n",
+                  {"chain.yaml:1:21", "stage 1 (detect): confirm", "0 is not allowed", "1..100"});
+  require_refused("- detect: {gate: -1}\n", {"chain.yaml:1:18", "stage 1 (detect): gate", "-1",
+                                             "finite numbers above 0 up to 1000 px"});
+  require_refused("- detect: {max-speed: 0}\n",
+                  {"chain.yaml:1:23", "stage 1 (detect): max-speed", "0",
+                   "finite numbers above 0 up to 10000 px/frame"});
+  require_refused("- detect: {merge-streaks: maybe}\n",
+                  {"chain.yaml:1:27", "stage 1 (detect): merge-streaks", "'maybe'", "true"});
+}

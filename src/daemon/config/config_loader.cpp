@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <span>
+#include <variant>
 
 #include "daemon/config/chain_section.hpp"
 #include "daemon/config/clips_section.hpp"
@@ -257,6 +258,7 @@ class DaemonReader {
                                    "path of a chain file")) {
       if (auto chain = read_pipeline_chain(reader_, text_, *v, base_directory_)) {
         pipeline.chain = std::move(*chain);
+        refuse_chain_tracking(pipeline.chain, *v);
       } else {
         complete = false;
       }
@@ -291,6 +293,20 @@ class DaemonReader {
                      number_text(restart.max_s) + " s is less than initial-s " +
                          number_text(restart.initial_s) + " s",
                      "max-s >= initial-s");
+    }
+  }
+
+  // A pipeline's tracking is set in its `tracker` section, which the daemon hands to
+  // siftdetect: the same keys in the chain's detect stage would be a second place for them.
+  void refuse_chain_tracking(const PipelineChain& chain, const Value& chain_value) {
+    for (std::size_t i = 0; i < chain.config.stages.size(); ++i) {
+      const StageConfig& stage = chain.config.stages[i];
+      const auto* detect = std::get_if<DetectParams>(&stage.params);
+      if (detect == nullptr || detect->link == DetectLinkParams{}) continue;
+      reader_.refuse(stage.where, chain_value.item(i) + ".detect",
+                     "sets merge-streaks or the tracker (gate, confirm, coast, min-speed, "
+                     "max-speed), which starsiftd takes from the pipeline's tracker section",
+                     "those keys under the pipeline's `tracker:`");
     }
   }
 

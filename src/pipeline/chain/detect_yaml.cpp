@@ -1,19 +1,23 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// Detection in a chain: `- detect: {threshold: 5, background: mesh, mesh: 64, output: input}`.
-// Every key is optional; DetectParams holds the defaults and validate() the rules (a refusal
-// is reported at the key, in validate()'s words).
+// Detection in a chain: `- detect: {threshold: 5, background: mesh, mesh: 64, output: input}`,
+// with the host's steps on its catalogue: `merge-streaks` and the tracker's `gate`, `confirm`,
+// `coast`, `min-speed` and `max-speed` (siftdetect's properties of the same names). Every key
+// is optional; DetectParams holds the defaults and validate() the rules (a refusal is reported
+// at the key, in validate()'s words).
 #include <string>
 
 #include "pipeline/chain/chain_filters.hpp"
 #include "pipeline/detect/params.hpp"
+#include "pipeline/param_checks.hpp"
 
 namespace starsift {
 
 namespace {
 
 constexpr std::string_view kDetectKeys[] = {
-    "background", "mesh",         "filter",   "fwhm",        "threshold-mode",
-    "threshold",  "connectivity", "min-area", "max-objects", "output"};
+    "background",   "mesh",     "filter",      "fwhm",     "threshold-mode", "threshold",
+    "connectivity", "min-area", "max-objects", "output",   "merge-streaks",  "gate",
+    "confirm",      "coast",    "min-speed",   "max-speed"};
 
 using P = DetectParams;
 
@@ -35,6 +39,19 @@ StageParams read_detect(const YamlParams& yaml) {
   yaml.read_int("min-area", &P::min_area, range(1, 1 << 20), params);
   yaml.read_int("max-objects", &P::max_objects, range(1, P::kMaxMaxObjects), params);
   yaml.read_choice("output", &P::output, parse_detect_output, detect_output_names(), params);
+  if (const auto merge = yaml.find("merge-streaks")) params.link.merge_streaks = merge->to_bool();
+  using T = TrackerParams;
+  TrackerParams& tracker = params.link.tracker;
+  yaml.read_number("gate", &T::gate,
+                   "finite numbers above 0 up to " + number_text(T::kMaxGate) + " px", tracker);
+  yaml.read_int("confirm", &T::confirm, range(1, T::kMaxConfirm), tracker);
+  yaml.read_int("coast", &T::coast, range(0, T::kMaxCoast), tracker);
+  yaml.read_number("min-speed", &T::min_speed,
+                   "finite numbers from 0 up to " + number_text(T::kMaxMaxSpeed) + " px/frame",
+                   tracker);
+  yaml.read_number("max-speed", &T::max_speed,
+                   "finite numbers above 0 up to " + number_text(T::kMaxMaxSpeed) + " px/frame",
+                   tracker);
   yaml.validate(params);
   return params;
 }

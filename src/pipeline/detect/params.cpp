@@ -45,6 +45,7 @@ void DetectParams::validate() const {
   }
   kChecks.check_int("min-area", min_area, 1, 1 << 20);
   kChecks.check_int("max-objects", max_objects, 1, kMaxMaxObjects);
+  link.validate();
 }
 
 void DetectParams::validate_for(const FrameShape& shape) const {

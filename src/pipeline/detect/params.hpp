@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "pipeline/detect/labels.hpp"
+#include "pipeline/detect/link_params.hpp"
 #include "pipeline/pixel_format.hpp"
 
 namespace starsift {
@@ -83,6 +84,9 @@ struct DetectParams {
   int min_area = kDefaultMinArea;        // objects of fewer pixels are dropped
   int max_objects = kDefaultMaxObjects;  // catalogue capacity: the rest counted as overflow
   DetectOutput output = kDefaultOutput;
+  // The host's steps on each frame's catalogue, in frame order: the streak merge and the
+  // tracker (detection_linker.hpp). The stages themselves never read them.
+  DetectLinkParams link;
 
   // Throws Error naming the parameter (by its YAML key), the value and the allowed range.
   void validate() const;

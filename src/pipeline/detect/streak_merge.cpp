@@ -13,8 +13,6 @@ namespace starsift {
 
 namespace {
 
-constexpr ParamChecks kChecks{"streak-merge"};
-
 // |a - b| modulo pi, in [0, pi/2]: position angles of axes, which have no sense.
 double axis_angle_difference(double a, double b) {
   double d = std::fmod(std::fabs(a - b), std::numbers::pi);
@@ -81,15 +79,6 @@ constexpr double kReachMargin = 2.0;
 constexpr double kSweepReach = 64.0;
 
 }  // namespace
-
-void StreakMergeParams::validate() const {
-  kChecks.check_number("max-angle", max_angle, 0.0, true, kMaxMaxAngle, "rad");
-  kChecks.check_number("max-offset", max_offset, 0.0, true, kMaxMaxOffset, "px");
-  kChecks.check_number("min-elongation", min_elongation, 1.0, false, kMaxMinElongation, "");
-  kChecks.check_number("min-length", min_length, 0.0, false, kMaxMinLength, "px");
-  kChecks.check_number("max-gap", max_gap, 0.0, false, kMaxMaxGap,
-                       "(times the pieces' summed length)");
-}
 
 bool is_streak_piece(const DetectedObject& o, const StreakMergeParams& params) noexcept {
   if (!(o.flux > 0.0f) || (o.flags & kObjectNoFlux) != 0) return false;

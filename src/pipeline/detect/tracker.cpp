@@ -12,8 +12,6 @@ namespace starsift {
 
 namespace {
 
-constexpr ParamChecks kChecks{"tracker"};
-
 // Least-squares line through (u_i, v_i): the slope and the value at u = 0. With fewer than
 // two distinct abscissae the slope is 0 and the value the mean.
 struct Line {
@@ -42,17 +40,6 @@ Line fit_line(int n, Abscissa u, Ordinate v) {
 }
 
 }  // namespace
-
-void TrackerParams::validate() const {
-  kChecks.check_number("gate", gate, 0.0, true, kMaxGate, "px");
-  kChecks.check_int("confirm", confirm, 1, kMaxConfirm);
-  kChecks.check_int("coast", coast, 0, kMaxCoast);
-  kChecks.check_int("max-tracks", max_tracks, 1, kMaxMaxTracks);
-  kChecks.check_number("min-speed", min_speed, 0.0, false, kMaxMaxSpeed, "px/frame");
-  kChecks.check_number("max-speed", max_speed, 0.0, true, kMaxMaxSpeed, "px/frame");
-  kChecks.check_int("fit-window", fit_window, kMinFitWindow, kMaxFitWindow);
-  kChecks.check_int("tail", tail, 0, kMaxTail);
-}
 
 std::string_view to_string(TrackState state) noexcept {
   switch (state) {

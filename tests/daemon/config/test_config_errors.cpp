@@ -263,6 +263,14 @@ TEST_CASE("pipelines: backend, device, depth, timeouts, restart", "[daemon][conf
                     {"cfg.yaml:5:15", "pipelines[0].tracker",
                      "unknown key 'gates' (did you mean 'gate'?)", "gate, confirm, coast"});
   }
+  SECTION("tracking set in the chain's detect stage: starsiftd takes it from `tracker`") {
+    require_refused(
+        "pipelines:\n  - name: sky\n    source: {sky: {}}\n"
+        "    chain: [{whiten: }, {detect: {confirm: 5}}]\n",
+        {"cfg.yaml:4:26", "pipelines[0].chain[1].detect",
+         "sets merge-streaks or the tracker (gate, confirm, coast, min-speed, max-speed)",
+         "those keys under the pipeline's `tracker:`"});
+  }
   SECTION("a stall timeout shorter than the source's frame interval, given") {
     require_refused(
         with_source("{sky: {fps: 0.1}}") + "    stall-timeout-s: 8\n",
