@@ -111,7 +111,7 @@ TEST_CASE("the recursive Gaussian keeps a constant frame and alpha, sigma 0 the 
   CHECK(rgba_out == rgba);
 }
 
-TEST_CASE("the gauss stage sums directly below sigma 25 and recurses from there", "[gauss]") {
+TEST_CASE("the gauss stage sums directly below sigma 50 and recurses from there", "[gauss]") {
   std::vector<std::uint16_t> frame(64 * 48), a(64 * 48), b(64 * 48);
   std::mt19937 rng(6);
   for (auto& v : frame) v = static_cast<std::uint16_t>(rng() & 0xffff);
@@ -120,13 +120,24 @@ TEST_CASE("the gauss stage sums directly below sigma 25 and recurses from there"
   const ImageView out_a{reinterpret_cast<std::byte*>(a.data()), 64, 48, 128, PixelFormat::Gray16};
   const ImageView out_b{reinterpret_cast<std::byte*>(b.data()), 64, 48, 128, PixelFormat::Gray16};
   ThreadPool pool(2);
-  for (const double sigma : {2.0, 30.0}) {
+  // sigma x, sigma y, and whether the recursion runs: from 50 on the larger axis, unless the
+  // other is blurred by less than 3 (where the recursion is a poor Gaussian).
+  struct Case {
+    double sigma_x, sigma_y;
+    bool recursive;
+  };
+  for (const Case c : {Case{2, 2, false}, Case{30, 30, false}, Case{49.5, 10, false},
+                       Case{60, 60, true}, Case{50, 3, true}, Case{3, 80, true}, Case{60, 0, true},
+                       Case{60, 1, false}, Case{2.5, 70, false}}) {
+    INFO("sigma " << c.sigma_x << " x " << c.sigma_y);
     GaussParams p;
-    p.sigma_x = p.sigma_y = sigma;
+    p.sigma_x = c.sigma_x;
+    p.sigma_y = c.sigma_y;
+    CHECK(gauss_cpu_recursive(p) == c.recursive);
     const auto stage = make_gauss_stage(p, BackendChoice{Backend::Cpu, 0, ""});
     CHECK(stage->name() == "gauss");
     CHECK(stage->supports(PixelFormat::Rgba));
-    CHECK(stage->recursive() == (sigma >= GaussParams::kRecursiveFromSigma));
+    CHECK(stage->recursive() == c.recursive);
     stage->configure(FrameShape{64, 48, PixelFormat::Gray16, 16});
     stage->process(in, out_a);
     if (stage->recursive()) {

@@ -15,9 +15,9 @@
 //
 // Auto: fused where both radii fit it (sigma <= 4 at the automatic radius), else recursive,
 // which on a GPU beats the separable sums at every sigma beyond (measured on an H200:
-// bench/results/gauss). The CPU sums exactly up to GaussParams::kRecursiveFromSigma, so for
-// sigma between 4 and 25 the backends differ by the recursion's error (<= 0.11 % of a point
-// source's peak). The direct paths (fused, separable) sum w0 x0 + sum_i w_i (x_-i + x_i)
+// bench/results/gauss). The CPU sums exactly up to GaussParams::kRecursiveFromSigma (50), so
+// for sigma between 4 and 50 the backends differ by the recursion's error (<= 0.11 % of a
+// point source's peak). The direct paths (fused, separable) sum w0 x0 + sum_i w_i (x_-i + x_i)
 // with fused multiply-adds: against gauss_reference() an integer sample differs by at most 1
 // (a sum that lands within a rounding of .5), a float one by float rounding. The recursive
 // path is the CPU's recursion (GaussIir) within 5e-5 of the frame's range: a chunk starts

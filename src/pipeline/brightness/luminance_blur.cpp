@@ -203,7 +203,7 @@ void LuminanceBlur::prepare(const FrameShape& shape, double sigma, ConstImageVie
   blur.sigma_y = small_sigma(sigma, y_.spacing);
   const ConstImageView small = const_view(plane_view(small_, sw, sh));
   const ImageView blurred = plane_view(blurred_, sw, sh);
-  if (std::max(blur.sigma_x, blur.sigma_y) >= GaussParams::kRecursiveFromSigma) {
+  if (gauss_cpu_recursive(blur)) {
     recursive_.run(blur, small, blurred, pool);
   } else {
     direct_.run(blur, small, blurred, pool);

@@ -11,10 +11,10 @@
 //      edge pixels, reflect-101 on the small plane mirrors exactly what reflect-101 mirrors on
 //      the frame; and the tent, unlike a box, leaves little of the fine detail to alias into
 //      the coarse (its response falls as the square of the distance to each zero).
-//   2. The small plane blurred by the exact sums (GaussCpu; Deriche's recursion from sigma 25
-//      there) with sigma_s = sqrt(sigma^2 - s^2 / 3) / s: the tent adds a variance of s^2 / 6
-//      px^2, the bilinear interpolation of step 3 another s^2 / 6 on average over its phases,
-//      so the whole spreads as the Gaussian of sigma does.
+//   2. The small plane blurred by the exact sums (GaussCpu; Deriche's recursion where
+//      gauss_cpu_recursive() says so) with sigma_s = sqrt(sigma^2 - s^2 / 3) / s: the tent adds a
+//      variance of s^2 / 6 px^2, the bilinear interpolation of step 3 another s^2 / 6 on average
+//      over its phases, so the whole spreads as the Gaussian of sigma does.
 //   3. B at each pixel: the bilinear interpolation of the blurred small plane.
 // Below sigma 2 kMinSmallSigma B is the exact blur of the luminance (GaussCpu, the
 // reference's sums).

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The Gaussian blur as a stage. On the CPU: the direct sums of GaussCpu (exact, the
 // reference's bits) while the larger sigma is under GaussParams::kRecursiveFromSigma, Deriche's
-// recursion (GaussIir, within 0.11 % of the peak) from there, where its cost, flat in sigma, is the
-// smaller (measured on 1024x1024 GRAY16: the two cross near sigma 25). On CUDA the same
-// choice (src/cuda/gauss/gauss.cuh), small radii in one fused kernel.
+// recursion (GaussIir, within 0.11 % of the peak) from there, where its cost, flat in sigma, is
+// the smaller (the two cross near sigma 50: bench/results/gauss-cpu), unless an axis is blurred
+// by less than kRecursiveMinSigma (gauss_cpu_recursive()). CUDA chooses its own way
+// (src/cuda/gauss/gauss.cuh), small radii in one fused kernel.
 #pragma once
 
 #include <algorithm>
@@ -29,9 +30,7 @@ class GaussStage : public FilterStage {
   }
   const GaussParams& params() const noexcept { return params_; }
   // True when the next frame goes through the recursion rather than the direct sums.
-  bool recursive() const noexcept {
-    return std::max(params_.sigma_x, params_.sigma_y) >= GaussParams::kRecursiveFromSigma;
-  }
+  bool recursive() const noexcept { return gauss_cpu_recursive(params_); }
 
  protected:
   explicit GaussStage(const GaussParams& params) { set_params(params); }

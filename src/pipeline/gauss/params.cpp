@@ -106,6 +106,14 @@ int gauss_half_weights(double sigma, int radius, std::span<float> out) noexcept 
   return radius;
 }
 
+bool gauss_cpu_recursive(const GaussParams& params) noexcept {
+  const auto thin = [](double sigma) {
+    return sigma > 0.0 && sigma < GaussParams::kRecursiveMinSigma;
+  };
+  return std::max(params.sigma_x, params.sigma_y) >= GaussParams::kRecursiveFromSigma &&
+         !thin(params.sigma_x) && !thin(params.sigma_y);
+}
+
 bool gauss_supports(PixelFormat format) noexcept {
   const FormatInfo& info = format_info(format);
   return info.color_channels >= 1;

@@ -24,10 +24,14 @@ struct GaussParams {
   static constexpr double kMaxSigma = 1000.0;  // px: far beyond any sky feature
   static constexpr int kMaxRadius = 4000;      // px: ceil(4 * kMaxSigma)
   static constexpr double kRadiusPerSigma = 4.0;
-  // From this sigma (on either axis) both backends blur by Deriche's recursion (gauss_iir.hpp,
+  // From this sigma (on either axis) the CPU blurs by Deriche's recursion (gauss_iir.hpp,
   // within 0.11 % of the peak, cost flat in sigma) rather than the exact direct sums, whose
-  // cost grows with sigma: the two cross near here on the CPU (1024x1024 GRAY16).
-  static constexpr double kRecursiveFromSigma = 25.0;
+  // cost grows with sigma: the two cross near here on the CPU (1024² and 2048², every format:
+  // bench/results/gauss-cpu). gauss_cpu_recursive() has the whole rule.
+  static constexpr double kRecursiveFromSigma = 50.0;
+  // Below this sigma on an axis the recursion approximates the Gaussian poorly (its poles are
+  // fitted for wider kernels), so a frame with such an axis keeps the direct sums.
+  static constexpr double kRecursiveMinSigma = 3.0;
   static constexpr BorderMode kDefaultBorder = BorderMode::Reflect101;
 
   double sigma_x = 1.0;  // px, 0..kMaxSigma; 0: no blur along x
@@ -70,6 +74,10 @@ STARSIFT_HD float gauss_round(float value, float max) noexcept {
   if (value >= max) return max;
   return static_cast<float>(static_cast<int>(value + 0.5f));
 }
+
+// The CPU's choice for frames of `params`: the recursion when the larger sigma is at least
+// kRecursiveFromSigma and no blurred axis is under kRecursiveMinSigma; else the exact sums.
+bool gauss_cpu_recursive(const GaussParams& params) noexcept;
 
 // Every format the blur takes: grey 8/16-bit and float, and the 4-channel formats (alpha or
 // padding passes through untouched).
