@@ -7,6 +7,7 @@
 #include "pipeline/border.hpp"
 #include "pipeline/brightness/params.hpp"
 #include "pipeline/brightness/rows.hpp"
+#include "pipeline/brightness/tent_axis.hpp"
 #include "pipeline/gauss/params.hpp"
 
 namespace starsift {
@@ -47,30 +48,13 @@ ImageView plane_view(std::vector<float>& plane, int width, int height) {
 
 }  // namespace
 
-int LuminanceBlur::downsample_factor(double sigma) noexcept {
-  int factor = 1;
-  while (factor < kMaxFactor && sigma / (2 * factor) >= kMinSmallSigma) factor *= 2;
-  return factor;
-}
-
-int LuminanceBlur::small_samples(int pixels, int factor) noexcept {
-  if (factor == 1 || pixels == 1) return pixels;
-  return (pixels - 1 + factor - 1) / factor + 1;
-}
-
-double LuminanceBlur::small_sigma(double sigma, double spacing) noexcept {
-  if (spacing <= 1.0) return sigma;
-  const double variance = sigma * sigma - spacing * spacing / 3.0;
-  return std::sqrt(std::max(variance, 0.0)) / spacing;
-}
-
 void LuminanceBlur::Axis::build(int pixel_count, int factor) {
   if (pixel_count == pixels && samples == small_samples(pixel_count, factor) && !left.empty()) {
     return;
   }
   pixels = pixel_count;
   samples = small_samples(pixel_count, factor);
-  spacing = samples > 1 ? static_cast<double>(pixels - 1) / (samples - 1) : 1.0;
+  spacing = tent_axis::spacing(pixels, samples);
   const auto n = static_cast<std::size_t>(pixels);
   left.assign(n, 0);
   fraction.assign(n, 0.0f);
@@ -85,14 +69,13 @@ void LuminanceBlur::Axis::build(int pixel_count, int factor) {
   // mirror image (reflect-101), which lies under the edge sample's tent too.
   std::vector<double> wl(n), wr(n), total(static_cast<std::size_t>(samples), 0.0);
   for (int p = pixels - 1; p >= 0; --p) {
-    const double u = p / spacing;
-    const int i = std::min(static_cast<int>(u), samples - 2);
-    const double t = std::min(u - i, 1.0);
+    const tent_axis::Spot s = tent_axis::spot(p, pixels, samples, spacing);
+    const int i = s.left;
     const auto k = static_cast<std::size_t>(p);
     left[k] = i;
-    fraction[k] = static_cast<float>(t);
-    wl[k] = (1.0 - t) * (i == 0 && p > 0 ? 2.0 : 1.0);
-    wr[k] = t * (i == samples - 2 && p < pixels - 1 ? 2.0 : 1.0);
+    fraction[k] = static_cast<float>(s.fraction);
+    wl[k] = s.to_left;
+    wr[k] = s.to_right;
     total[static_cast<std::size_t>(i)] += wl[k];
     total[static_cast<std::size_t>(i) + 1] += wr[k];
     run_begin[static_cast<std::size_t>(i)] = p;

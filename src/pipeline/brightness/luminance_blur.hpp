@@ -25,6 +25,8 @@
 // times as much (the largest slope of Y^(2^(s (2B - 1))) in B): under one count of 8 bits.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "pipeline/gauss/gauss_cpu.hpp"
@@ -40,12 +42,24 @@ class LuminanceBlur {
   static constexpr double kMinSmallSigma = 4.0;
   static constexpr int kMaxFactor = 16;
 
+  // The plane's geometry, inline so that the CUDA launcher (brightness.cuh) shares it.
   // f above: 1 below sigma 2 kMinSmallSigma (the exact blur).
-  static int downsample_factor(double sigma) noexcept;
+  static int downsample_factor(double sigma) noexcept {
+    int factor = 1;
+    while (factor < kMaxFactor && sigma / (2 * factor) >= kMinSmallSigma) factor *= 2;
+    return factor;
+  }
   // The samples of the small plane along an axis of `pixels` for factor f (pixels for f = 1).
-  static int small_samples(int pixels, int factor) noexcept;
+  static int small_samples(int pixels, int factor) noexcept {
+    if (factor == 1 || pixels == 1) return pixels;
+    return (pixels - 1 + factor - 1) / factor + 1;
+  }
   // sigma_s above for the spacing s; sigma itself for s = 1.
-  static double small_sigma(double sigma, double spacing) noexcept;
+  static double small_sigma(double sigma, double spacing) noexcept {
+    if (spacing <= 1.0) return sigma;
+    const double variance = sigma * sigma - spacing * spacing / 3.0;
+    return std::sqrt(std::max(variance, 0.0)) / spacing;
+  }
 
   // Computes B for frame `in` of `shape` (its luminance as brightness_rows::load_luminance
   // reads it). Buffers are kept for the next frame of the same size: a stream allocates once.
@@ -61,7 +75,8 @@ class LuminanceBlur {
   // One axis of the small plane. Pixel p lies between samples left[p] and left[p] + 1, a
   // fraction of the spacing past the first: it is under those two samples' tents only, with
   // weights 1 - fraction and fraction (doubled next to an edge sample, for the pixel's mirror
-  // image under reflect-101), which to_left and to_right hold divided by each sample's total.
+  // image under reflect-101), which to_left and to_right hold divided by each sample's total
+  // (tent_axis.hpp, shared with the CUDA kernels).
   struct Axis {
     int pixels = 0;
     int samples = 0;
