@@ -4,12 +4,22 @@
 // vector loads and pitches that do not; every stretch; alpha and row padding untouched; the
 // percentile's lo and hi.
 //
+// Mode local from sigma 8 (Auto) computes B on LuminanceBlur's small plane: there the
+// launcher is held against the CPU's fast path (BrightnessCpu), B itself against
+// LuminanceBlur (launch_brightness_blur); below sigma 8, or with a `blur` path named, against
+// the reference.
+//
 // Tolerances (brightness.cuh, brightness_pixel.hpp), on v (the corrected value, in the
 // format's units) before the stretch:
 //  - the blur's exact sums (launch_gauss's fused path, Auto up to sigma 4, or Separable):
 //    1e-5 of the range (the power in float, the blur's float sums in another order);
-//  - the recursion (Auto beyond sigma 4): plus 0.51 strength kRecursionBlurError of the range,
-//    the largest dC/dB (2 ln 2 strength / e) times the recursion's error in B.
+//  - the full plane's recursion (Recursive, or Auto between sigma 4 and 8): plus 0.51 strength
+//    kRecursionBlurError of the range, the largest dC/dB (2 ln 2 strength / e) times the
+//    recursion's error in B;
+//  - the small plane against the CPU's fast path: 1e-5 of the range (the power: the CPU's
+//    polynomial against exp2f/log2f; Y in the last place) plus 0.51 strength small_blur_error()
+//    (B: the same tents and order, bit for bit on the host, test_brightness_small_plane.cpp;
+//    Y's last place and the small plane's blur summed in another order).
 // An output sample then differs by that times the stretch's scale (times up to 1 / kLumaB for
 // a colour channel: a pure blue pixel's blue is 13.9 times its luma), plus one count where it
 // rounds the other way (on about twice that error's share of the samples). The percentile's
@@ -31,7 +41,9 @@
 #include "brightness_frames.hpp"
 #include "cuda/brightness/brightness.cuh"
 #include "cuda/cuda_check.hpp"
+#include "pipeline/brightness/brightness_cpu.hpp"
 #include "pipeline/brightness/brightness_stage.hpp"
+#include "pipeline/brightness/luminance_blur.hpp"
 #include "pipeline/gauss/params.hpp"
 #include "support/device_copy.hpp"
 
@@ -134,8 +146,37 @@ Agreement compare(const TestImage& got, const TestImage& want, const TestImage& 
   return a;
 }
 
-// Whether B comes from launch_gauss's recursion (Auto: beyond the fused path's radii).
+// Whether B comes from LuminanceBlur's small plane: mode local, Auto, from sigma 8.
+bool small_plane(const BrightnessParams& p, cuda::GaussPath path) {
+  return p.mode == BrightnessMode::Local && path == cuda::GaussPath::Auto &&
+         LuminanceBlur::downsample_factor(p.sigma) > 1;
+}
+
+// The small plane's blur on the launcher's side against LuminanceBlur's, of Y's range. The
+// tents are the same floats summed in the same order, so B differs by Y's last place (the
+// GPU's Y is the reference's double quotient rounded, the CPU's a float product: 2 ulp, 4e-6
+// carried through the 2 (2 f + 1) sums of the tents) and by the blur of the small plane:
+// the exact sums, within 2 (2 r + 1) 2^-24 in float (r = ceil(4 sigma_s) taps each side, two
+// axes, in another order), or where either takes the recursion (sigma_s >= 25, as on a frame
+// one pixel wide) the GPU's within 5e-5 of the CPU's (gauss.cuh).
+double small_blur_error(const BrightnessParams& p, const FrameShape& shape) {
+  const int factor = LuminanceBlur::downsample_factor(p.sigma);
+  const auto sigma_s = [&](int pixels) {
+    const int samples = LuminanceBlur::small_samples(pixels, factor);
+    const double spacing = samples > 1 ? static_cast<double>(pixels - 1) / (samples - 1) : 1.0;
+    return LuminanceBlur::small_sigma(p.sigma, spacing);
+  };
+  const double sigma = std::max(sigma_s(shape.width), sigma_s(shape.height));
+  const double y_error = 4e-6;
+  if (sigma >= GaussParams::kRecursiveFromSigma) return y_error + 5e-5;
+  const double taps = 2.0 * std::ceil(GaussParams::kRadiusPerSigma * sigma) + 1.0;
+  return y_error + 2.0 * taps * 0x1p-24;
+}
+
+// Whether B comes from launch_gauss's recursion on the full plane (Auto: beyond the fused
+// path's radii, below the small plane's sigma).
 bool recursive_blur(const BrightnessParams& p, cuda::GaussPath path) {
+  if (small_plane(p, path)) return false;
   GaussParams g;
   g.sigma_x = g.sigma_y = p.sigma;
   if (path == cuda::GaussPath::Auto) path = cuda::gauss_auto_path(g);
@@ -150,16 +191,22 @@ struct Tolerance {
   double share;
 };
 
+// v's error, of the range, before the stretch.
+double value_error(const BrightnessParams& p, const FrameShape& shape, cuda::GaussPath path) {
+  // Mode clahe: the mapped plane is the reference's, v its float rounding.
+  const bool clahe = p.mode == BrightnessMode::Clahe;
+  double error = clahe ? 1e-6 : 1e-5;
+  if (!clahe && recursive_blur(p, path)) error += 0.51 * p.strength * kRecursionBlurError;
+  if (small_plane(p, path)) error += 0.51 * p.strength * small_blur_error(p, shape);
+  return error;
+}
+
 // `scale` the stretch's.
 Tolerance tolerance(const BrightnessParams& p, const FrameShape& shape, cuda::GaussPath path,
                     double scale) {
   const FormatInfo& info = format_info(shape.format);
   const double max = brightness_sample_max(shape);
-  // Mode clahe: the mapped plane is the reference's, v its float rounding.
-  const bool clahe = p.mode == BrightnessMode::Clahe;
-  double error = clahe ? 1e-6 : 1e-5;
-  if (!clahe && recursive_blur(p, path)) error += 0.51 * p.strength * kRecursionBlurError;
-  error *= max * scale;
+  double error = value_error(p, shape, path) * max * scale;
   if (info.color_channels == 3) error /= kLumaB;
   if (info.is_float) return {error + 1e-6, 1.0};
   return {1.0 + std::floor(error), std::min(1.0, 2.0 * error + 0.01)};
@@ -193,6 +240,22 @@ TestImage random_frame(const Case& c, int width, int height, std::uint32_t seed)
   return frame;
 }
 
+// The CPU's fast path, what the small plane is held against.
+TestImage cpu_fast_of(const BrightnessParams& params, const FrameShape& shape,
+                      const TestImage& in) {
+  static ThreadPool pool(2);
+  TestImage out(in.width, in.height, in.format);
+  BrightnessCpu().run(params, shape, in.cview(), out.view(), pool);
+  return out;
+}
+
+// What the launcher's output is held against: the CPU's fast path where B is its small plane,
+// else the reference.
+TestImage expected_of(const BrightnessParams& p, const FrameShape& shape, const TestImage& in,
+                      cuda::GaussPath path) {
+  return small_plane(p, path) ? cpu_fast_of(p, shape, in) : reference_of(p, shape, in);
+}
+
 // The values of rank brightness_percentile_rank(low / high) of `values`.
 std::pair<double, double> ranked(std::vector<double> values, double low, double high) {
   std::sort(values.begin(), values.end());
@@ -200,12 +263,14 @@ std::pair<double, double> ranked(std::vector<double> values, double low, double 
           values[brightness_percentile_rank(high, values.size()) - 1]};
 }
 
-// The values the reference's percentile ranks, for grey frames: its output with no stretch
-// (integer frames: v rounded to a sensor value; GRAY32F: v, within 0..1 already).
+// The values the reference's percentile ranks (the CPU's fast path's where `path` is Auto and
+// B its small plane), for grey frames: its output with no stretch (integer frames: v rounded
+// to a sensor value; GRAY32F: v, within 0..1 already).
 std::vector<double> reference_values(BrightnessParams p, const FrameShape& shape,
-                                     const TestImage& in) {
+                                     const TestImage& in,
+                                     cuda::GaussPath path = cuda::GaussPath::Separable) {
   p.stretch = BrightnessStretch::None;
-  const TestImage plain = reference_of(p, shape, in);
+  const TestImage plain = expected_of(p, shape, in, path);
   std::vector<double> values;
   for (int y = 0; y < in.height; ++y)
     for (int x = 0; x < in.width; ++x) values.push_back(value_at(plain, x, y, 0));
@@ -227,10 +292,11 @@ std::vector<double> colour_values(const TestImage& in) {
   return values;
 }
 
-// The reference with the percentile stretch replaced by the GPU's lo and hi (the fixed stretch
-// maps them alike), or no stretch where the GPU found none.
+// The reference (the CPU's fast path, as above) with the percentile stretch replaced by the
+// GPU's lo and hi (the fixed stretch maps them alike), or no stretch where the GPU found none.
 TestImage reference_stretched_by(BrightnessParams p, const FrameShape& shape, const TestImage& in,
-                                 const cuda::BrightnessStretchRange& range) {
+                                 const cuda::BrightnessStretchRange& range,
+                                 cuda::GaussPath path = cuda::GaussPath::Separable) {
   if (range.high > range.low) {
     p.stretch = BrightnessStretch::Fixed;
     p.stretch_min = range.low;
@@ -238,7 +304,7 @@ TestImage reference_stretched_by(BrightnessParams p, const FrameShape& shape, co
   } else {
     p.stretch = BrightnessStretch::None;
   }
-  return reference_of(p, shape, in);
+  return expected_of(p, shape, in, path);
 }
 
 double scale_of(const BrightnessParams& p, const FrameShape& shape,
@@ -298,7 +364,8 @@ TEST_CASE("CUDA brightness against the reference: formats, sizes, pitches, exact
   REQUIRE(cases == 6 * 5 * 2 * 3);
 }
 
-TEST_CASE("CUDA brightness at sigma 40: the recursion, and the exact sums", "[brightness][cuda]") {
+TEST_CASE("CUDA brightness at sigma 40 on the full plane: the recursion, and the exact sums",
+          "[brightness][cuda]") {
   for (const Case& c : kCases) {
     const double max = max_of(c);
     for (const bool edges : {true, false}) {
@@ -310,7 +377,9 @@ TEST_CASE("CUDA brightness at sigma 40: the recursion, and the exact sums", "[br
         p.sigma = 40.0;
         p.strength = strength;
         const TestImage want = reference_of(p, shape, in);
-        for (const cuda::GaussPath path : {cuda::GaussPath::Auto, cuda::GaussPath::Separable}) {
+        // A path named: the full plane (Auto takes the small plane at this sigma, below).
+        for (const cuda::GaussPath path :
+             {cuda::GaussPath::Recursive, cuda::GaussPath::Separable}) {
           const Run got = run_cuda(p, shape, in, true, path);
           const Agreement a = compare(got.out, want, in);
           INFO(name_of(c) << (edges ? " edges" : " noise") << " strength " << strength << " "
@@ -510,6 +579,106 @@ TEST_CASE("CUDA brightness, percentile: lo and hi within one value, the frame st
   }
 }
 
+// The sizes of the small plane's tests: one pixel, smaller than the factor (a small plane of
+// two samples, or one, an axis), a line each way, odd sizes no factor divides.
+const int kSmallPlaneSizes[][2] = {{1, 1}, {7, 5}, {5, 3}, {1, 40}, {40, 1}, {13, 9}, {1031, 517}};
+
+TEST_CASE("CUDA brightness from sigma 8: B against LuminanceBlur's", "[brightness][cuda]") {
+  static ThreadPool pool(2);
+  std::uint32_t seed = 900;
+  for (const Case& c : kCases)
+    for (const auto& s : kSmallPlaneSizes)
+      for (const double sigma : {8.0, 16.0, 40.0, 100.0}) {
+        const bool vector = seed % 2 == 0;
+        const TestImage in = (seed % 3) ? random_frame(c, s[0], s[1], seed)
+                                        : edges_frame(c.format, s[0], s[1], max_of(c));
+        ++seed;
+        const FrameShape shape = shape_of(in, c.bits);
+        BrightnessParams p;
+        p.sigma = sigma;
+        DeviceCopy d_in(in, padding(in.format, in.width, vector, 0));
+        const TestImage blank(in.width, in.height, PixelFormat::Gray32F);
+        DeviceCopy d_b(blank, padding(PixelFormat::Gray32F, in.width, vector, 1));
+        Scratch scratch(cuda::brightness_scratch_bytes(p, shape));
+        cuda::check(cuda::launch_brightness_blur(p, shape, const_view(d_in.view()), d_b.view(),
+                                                 scratch.ptr, scratch.bytes, nullptr),
+                    "launch_brightness_blur");
+        cuda::check(cudaDeviceSynchronize(), "sync");
+        const TestImage got = d_b.download();
+        LuminanceBlur blur;
+        blur.prepare(shape, sigma, in.cview(), pool);
+        std::vector<float> row_scratch(static_cast<std::size_t>(in.width));
+        double worst = 0.0;
+        for (int y = 0; y < in.height; ++y) {
+          const float* row = blur.row(y, row_scratch.data());
+          for (int x = 0; x < in.width; ++x) {
+            worst = std::max(worst, std::abs(value_at(got, x, y, 0) - row[x]));
+          }
+        }
+        INFO(name_of(c) << " " << s[0] << "x" << s[1] << (vector ? " vector" : " odd pitch")
+                        << " sigma " << sigma << ": worst |B - CPU's B| " << worst << " (bound "
+                        << small_blur_error(p, shape) << ")");
+        REQUIRE(worst <= small_blur_error(p, shape));
+        REQUIRE(d_b.padding_untouched());
+      }
+}
+
+TEST_CASE("CUDA brightness from sigma 8 against the CPU's fast path: formats, sizes, stretches",
+          "[brightness][cuda]") {
+  std::uint32_t seed = 1000;
+  int cases = 0;
+  for (const Case& c : kCases)
+    for (const auto& s : kSmallPlaneSizes)
+      for (const double sigma : {8.0, 16.0, 40.0, 100.0})
+        for (const BrightnessStretch stretch :
+             {BrightnessStretch::None, BrightnessStretch::Fixed, BrightnessStretch::Percentile}) {
+          const bool vector = seed % 2 == 0;
+          const double max = max_of(c);
+          const TestImage in = (seed % 3) ? random_frame(c, s[0], s[1], seed)
+                                          : edges_frame(c.format, s[0], s[1], max);
+          BrightnessParams p;
+          p.sigma = sigma;
+          p.strength = seed % 4 == 1 ? 4.0 : 1.0;
+          p.alpha = seed % 5 == 2 ? 0.5 : 1.0;
+          p.stretch = stretch;
+          p.stretch_min = 0.2 * max;
+          p.stretch_max = 0.7 * max;
+          p.low_percentile = 2.0;
+          p.high_percentile = 98.0;
+          ++seed;
+          const FrameShape shape = shape_of(in, c.bits);
+          const cuda::GaussPath path = cuda::GaussPath::Auto;
+          REQUIRE(small_plane(p, path));
+          const Run got = run_cuda(p, shape, in, vector, path);
+          INFO(name_of(c) << " " << s[0] << "x" << s[1] << (vector ? " vector" : " odd pitch")
+                          << " sigma " << sigma << " strength " << p.strength << " alpha "
+                          << p.alpha << " " << to_string(stretch) << ": lo " << got.range.low
+                          << ", hi " << got.range.high);
+          // lo and hi: the CPU's within v's error, rounded (integer formats: one value more);
+          // the frame then against the CPU's stretched by the GPU's.
+          const bool percentile = stretch == BrightnessStretch::Percentile;
+          if (percentile && format_info(c.format).color_channels == 1) {
+            const auto [want_low, want_high] =
+                ranked(reference_values(p, shape, in, path), p.low_percentile, p.high_percentile);
+            const double error = value_error(p, shape, path) * max;
+            const double step =
+                format_info(c.format).is_float ? error + 1e-7 : 1.0 + std::floor(error);
+            INFO("the CPU's lo " << want_low << ", hi " << want_high);
+            REQUIRE(std::abs(got.range.low - want_low) <= step);
+            REQUIRE(std::abs(got.range.high - want_high) <= step);
+          }
+          const TestImage want = percentile ? reference_stretched_by(p, shape, in, got.range, path)
+                                            : cpu_fast_of(p, shape, in);
+          const Agreement a = compare(got.out, want, in);
+          INFO("worst " << a.worst << ", " << a.differing << "/" << a.samples << " differ");
+          REQUIRE(within(a, tolerance(p, shape, path, scale_of(p, shape, got.range))));
+          REQUIRE(a.alpha_same);
+          REQUIRE(got.padding_ok);
+          ++cases;
+        }
+  REQUIRE(cases == 6 * 7 * 4 * 3);
+}
+
 TEST_CASE("CUDA brightness refuses what it cannot do", "[brightness][cuda]") {
   TestImage img(40, 20, PixelFormat::Gray16);
   DeviceCopy a(img, 2), b(img, 2);
@@ -562,10 +731,11 @@ TEST_CASE("CUDA brightness stage: host frames, device frames, live changes of mo
       INFO(to_string(shape.format)
            << " sigma " << step.sigma << " stretch " << to_string(step.stretch));
       // The launcher's pixels exactly (the percentile's lo and hi included), and the
-      // reference's within the tolerance where no percentile can sit a value apart.
+      // reference's (the CPU's fast path's from sigma 8) within the tolerance where no
+      // percentile can sit a value apart.
       CHECK(got.same_pixels(run_cuda(p, shape, in, true).out));
       if (step.stretch == BrightnessStretch::Percentile) continue;
-      const Agreement a = compare(got, reference_of(p, shape, in), in);
+      const Agreement a = compare(got, expected_of(p, shape, in, cuda::GaussPath::Auto), in);
       INFO("worst " << a.worst << ", " << a.differing << "/" << a.samples << " differ");
       const double scale = step.stretch == BrightnessStretch::Fixed ? 1.25 : 1.0;
       CHECK(within(a, tolerance(p, shape, cuda::GaussPath::Auto, scale)));

@@ -1,20 +1,53 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // CUDA launcher of the adaptive brightness correction (pipeline/brightness/params.hpp), on
-// device frames; reference.hpp's steps, on `stream`. Mode local:
+// device frames; reference.hpp's steps, on `stream`. Mode local from sigma
+// 2 LuminanceBlur::kMinSmallSigma (8) with `blur` Auto computes B as the CPU's fast path does
+// (luminance_blur.hpp): on a small plane n_y x n_x, f = LuminanceBlur::downsample_factor()
+// times smaller each way (2 at sigma 8, 8 at sigma 40, at most 16), brought back bilinearly:
+//
+// | kernel         | reads             | writes                      | what                     |
+// |----------------|-------------------|-----------------------------|--------------------------|
+// | tent_tables    | -                 | each axis's tents (scratch) | LuminanceBlur's floats   |
+// |                |                   |                             | (tent_axis.hpp): a       |
+// |                |                   |                             | thread per pixel         |
+// | reduce_rows    | the frame         | rows: height x n_x floats   | Y bit for bit the        |
+// |                |                   |                             | reference's, reduced     |
+// |                |                   |                             | across by the tents      |
+// | reduce_columns | rows              | the small plane             | reduced down             |
+// | launch_gauss   | the small plane   | it blurred                  | sigma_s, reflect-101;    |
+// |                |                   |                             | the CPU's path: the      |
+// |                |                   |                             | exact sums (Separable),  |
+// |                |                   |                             | the recursion from       |
+// |                |                   |                             | sigma_s 25               |
+// | histogram      | the frame, the    | the histogram (scratch)     | percentile only: v       |
+// |                | blurred small     |                             | rounded to a sensor      |
+// |                | plane             |                             | value, one bin each      |
+// | select         | the histogram     | lo, hi (scratch)            | percentile only: one     |
+// |                |                   |                             | block                    |
+// | correct        | the frame, the    | the output frame            | steps 2-5: v, the        |
+// |                | blurred small     |                             | stretch, the samples     |
+// |                | plane             |                             | (Y and v recomputed)     |
+//
+// The histogram and correct kernels interpolate B from the blurred small plane (a few hundred
+// KiB at 4K, read from L1 and L2) as LuminanceBlur::row() does. So a pixel of b bytes moves
+// 4 b + 8 / f bytes with the percentile stretch (3 b + 8 / f without), where a copy moves 2 b:
+// 17 bytes for 4K RGBA at sigma 40, at most 47 % of the copy roofline (61 % without the
+// percentile); bench/README.md (starsift-bench-brightness).
+//
+// Below sigma 8, or with a `blur` path named (tests, benches), B is the exact blur of Y on
+// full planes:
 //
 // | kernel       | reads          | writes                   | what                            |
 // |--------------|----------------|--------------------------|---------------------------------|
 // | luminance    | the frame      | Y (float plane, scratch) | step 1, bit for bit the         |
 // |              |                |                          | reference's Y                   |
 // | launch_gauss | Y              | B (float plane, scratch) | sigma on both axes, reflect-101 |
-// | histogram    | the frame, B   | the histogram (scratch)  | percentile only: v rounded to a |
-// |              |                |                          | sensor value, one bin each      |
-// | select       | the histogram  | lo, hi (scratch)         | percentile only: one block      |
-// | correct      | the frame, B   | the output frame         | steps 2-5: v, the stretch, the  |
-// |              |                |                          | samples (Y and v recomputed)    |
+// | histogram    | the frame, B   | the histogram (scratch)  | as above, B from its plane      |
+// | select       | the histogram  | lo, hi (scratch)         |                                 |
+// | correct      | the frame, B   | the output frame         |                                 |
 //
-// Outside the blur that moves 4 b + 12 bytes per pixel of b bytes with the percentile stretch
-// (3 b + 8 without), where a copy moves 2 b: bench/README.md (starsift-bench-brightness).
+// Outside the blur that moves 4 b + 12 bytes per pixel with the percentile stretch (3 b + 8
+// without).
 //
 // Mode clahe: launch_clahe (clahe.cuh) maps the frame (grey; samples above the bit depth's
 // maximum count in its top bin, as the reference clamps them) or colour's luma rounded to
@@ -36,14 +69,34 @@
 // every v rounds to the same sensor value as the reference's v (always for strength 0 or
 // alpha 0, where v is the reference's v exactly).
 //
-// Accuracy against brightness_reference() (tests/brightness/test_brightness_cuda.cpp;
-// brightness_pixel.hpp has the arithmetic), on v before the stretch, which multiplies it by
-// its scale (and a colour channel by up to 1 / kLumaB of its pixel's luma):
+// Accuracy, on v before the stretch, which multiplies it by its scale (and a colour channel by
+// up to 1 / kLumaB of its pixel's luma); tests/brightness/test_brightness_cuda.cpp.
+//
+// From sigma 8 (Auto), against the CPU's fast path (BrightnessCpu, LuminanceBlur): the tents
+// are the same floats (tent_axis.hpp) and every sum is added in LuminanceBlur's order, each
+// product and sum rounded on its own, which replayed on the host gives LuminanceBlur's B bit
+// for bit (test_brightness_small_plane.cpp). B then differs only by
+//  - Y's last place (the GPU's Y is the reference's double quotient rounded, the CPU's a float
+//    product: 2 ulp), carried through the tents' 2 (2 f + 1) sums: 4e-6;
+//  - the small plane's blur, the exact sums in float in another order: 2 (2 r + 1) 2^-24
+//    (r = ceil(4 sigma_s) on the wider axis), so B within 1e-5 of Y's range up to sigma 100
+//    (sigma_s <= 6.3); where the recursion blurs it (sigma_s >= 25: sigma beyond ~400, or an
+//    axis of one pixel at sigma >= 25) the GPU's recursion within 5e-5 of the CPU's more.
+// v: within 1e-5 of the range (exp2f and log2f against the CPU's polynomials, 2e-6 relative;
+// the blend in float) plus 0.51 strength times B's difference (dC/dB <= 2 ln 2 strength / e):
+// 1.5e-5 at sigma 40 and strength 1, 2.8e-5 at strength 4, so integer samples within one
+// count up to 12 bits, 16 bits within 1 (strength 1) or 2 (strength 4); the percentile's lo and
+// hi within as much of the CPU's. Against the reference the fast path's own difference adds
+// (luminance_blur.hpp: B within 2.2e-3 on a hard step at sigma 8, 6e-4 from sigma 40).
+//
+// Below sigma 8, or with a `blur` path named, against brightness_reference()
+// (brightness_pixel.hpp has the arithmetic):
 //  - with the blur's exact sums (launch_gauss's fused path, which Auto takes up to sigma 4, or
 //    `blur` Separable at any sigma): within 1e-5 of the range (the power in float, the blur's
 //    float sums in another order), so an integer sample within 1 where v lands that close to
 //    a rounding boundary;
-//  - beyond sigma 4 Auto blurs by the recursion, whose B differs from the exact blur's by up
+//  - beyond sigma 4 Auto (below 8) or Recursive blurs by the recursion, whose B differs from the
+//  exact blur's by up
 //    to 2.5e-4 of Y's range (1.4e-4 measured for the CPU's recursion at a 0.1..0.9 step, the
 //    GPU's within 5e-5 of it; 2e-5 on noise, less on a sky), which moves v by up to
 //    0.51 strength times that (dC/dB <= 2 ln 2 strength / e): integer samples within
@@ -51,7 +104,6 @@
 //    GRAY32F within 1.4e-4 strength.
 //  - mode clahe: the mapped plane is the reference's, so v is within float rounding of the
 //    reference's and integer samples within 1 (rare flips).
-// The CPU's fast path (BrightnessCpu) downsamples the blur and differs from both by more.
 //
 // Limitations
 // | what        | supported                                                            |
@@ -99,7 +151,8 @@ struct BrightnessStretchRange {
 
 // Bytes of device scratch launch_brightness needs for frames of `shape` with `params`: the
 // range and histograms of the stretch, then for mode local the Y and B planes and
-// launch_gauss's scratch for any path (so sigma may change freely), for mode clahe the mapped
+// launch_gauss's scratch for any path, and the small plane's tables, planes and scratch at
+// factor 2, the largest (so sigma may change freely), for mode clahe the mapped
 // plane, colour's 8-bit luma and clahe_scratch_bytes() (which grows with the grid and the
 // bit depth).
 std::size_t brightness_scratch_bytes(const BrightnessParams& params,
@@ -111,8 +164,10 @@ const BrightnessStretchRange* brightness_stretch_range(const void* scratch) noex
 
 // Corrects `in` into `out` (both of `shape`: size, format; the bit depth sets the maximum) on
 // `stream`. `scratch` holds at least brightness_scratch_bytes(params, shape) bytes, 256-byte
-// aligned (as cudaMalloc returns it). `blur`: the path of launch_gauss for B in mode local
-// (Auto, as the Gaussian stage; Separable for the exact sums at any sigma). Parameters are
+// aligned (as cudaMalloc returns it). `blur`, for B in mode local: Auto, the small plane from
+// sigma 8 (as the CPU's fast path) and below it launch_gauss's Auto on the full plane (as the
+// Gaussian stage); a path named blurs the full plane by that path at any sigma (Separable: the
+// reference's exact sums, for tests; Recursive). Parameters are
 // validated by the caller (BrightnessParams::validate_frames); views that break the
 // limitations above, or too little scratch, return cudaErrorInvalidValue, as launch_clahe's
 // refusals (a grid whose tiles are wider than 65535 pixels).
@@ -120,5 +175,14 @@ cudaError_t launch_brightness(const BrightnessParams& params, const FrameShape& 
                               ConstImageView in, ImageView out, void* scratch,
                               std::size_t scratch_bytes, cudaStream_t stream,
                               GaussPath blur = GaussPath::Auto);
+
+// B, as mode local's correction reads it for these parameters (`blur` as above), written into
+// `blurred` (a GRAY32F device frame of the frame's size, 4-byte aligned, any pitch of whole
+// floats): what the tests hold against LuminanceBlur and the exact blur. Mode local only; the
+// same scratch and refusals as launch_brightness.
+cudaError_t launch_brightness_blur(const BrightnessParams& params, const FrameShape& shape,
+                                   ConstImageView in, ImageView blurred, void* scratch,
+                                   std::size_t scratch_bytes, cudaStream_t stream,
+                                   GaussPath blur = GaussPath::Auto);
 
 }  // namespace starsift::cuda

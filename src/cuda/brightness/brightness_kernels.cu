@@ -11,6 +11,8 @@
 #include "cuda/brightness/brightness.cuh"
 #include "cuda/brightness/brightness_pixel.hpp"
 #include "cuda/brightness/clahe.cuh"
+#include "pipeline/brightness/luminance_blur.hpp"
+#include "pipeline/brightness/tent_axis.hpp"
 
 namespace starsift::cuda {
 
@@ -250,6 +252,49 @@ struct LocalSource {
   }
 };
 
+// One pixel's place on an axis of the small plane, LuminanceBlur's floats (tent_axis.hpp).
+using TentEntry = tent_axis::Entry;
+
+__device__ TentEntry load_entry(const TentEntry* e) {
+  const int4 w = __ldg(reinterpret_cast<const int4*>(e));
+  return {w.x, __int_as_float(w.y), __int_as_float(w.z), __int_as_float(w.w)};
+}
+
+// a + t (b - a), each operation rounded on its own as the CPU's interpolation rounds it.
+__device__ float lerp_rounded(float a, float b, float t) {
+  return __fadd_rn(a, __fmul_rn(t, __fsub_rn(b, a)));
+}
+
+// Mode local from sigma 2 LuminanceBlur::kMinSmallSigma: B interpolated from the blurred small
+// plane as LuminanceBlur::row() does, across within the two small rows about y, then between
+// them. The small plane and the tables are small enough to stay in L1 and L2.
+struct SmallSource {
+  Plane blurred;
+  const TentEntry* x;  // width entries
+  const TentEntry* y;  // height entries
+  int small_width;
+  int small_height;
+  __device__ void load(int x0, int row, int n, float (&b)[kGroup]) const {
+    const TentEntry ey = load_entry(y + row);
+    const float* r0 = blurred.at(0, ey.left);
+    const float* r1 = blurred.at(0, min(ey.left + 1, small_height - 1));  // 1 row: fraction 0
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) {
+      b[i] = 0.0f;
+      if (i < n) {
+        const TentEntry ex = load_entry(x + x0 + i);
+        const int right = min(ex.left + 1, small_width - 1);
+        const float above = lerp_rounded(__ldg(r0 + ex.left), __ldg(r0 + right), ex.fraction);
+        const float below = lerp_rounded(__ldg(r1 + ex.left), __ldg(r1 + right), ex.fraction);
+        b[i] = lerp_rounded(above, below, ey.fraction);
+      }
+    }
+  }
+  __device__ float value(float lum, float b, const Correction& k) const {
+    return brightness_pixel::local_value(lum, b, k);
+  }
+};
+
 // Mode clahe: launch_clahe's mapped values (T: 8 or 16 bits), rows of whole 256-byte lines,
 // one word a group.
 template <class T>
@@ -296,6 +341,112 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
   *reinterpret_cast<float4*>(luma.at(x0, y)) =
       make_float4(F::luminance(raw[0], max), F::luminance(raw[1], max), F::luminance(raw[2], max),
                   F::luminance(raw[3], max));
+}
+
+// ---- Steps 1-2 on the small plane (LuminanceBlur) -----------------------------------------
+
+// One axis's tables in the scratch: an entry per pixel, and where each sample's run (the
+// pixels whose left is that sample) begins, samples + 1 of them: run r is run_begin[r] ..
+// run_begin[r + 1], the runs of the last sample and beyond empty.
+struct TentAxis {
+  TentEntry* entries;
+  int* run_begin;
+  int pixels;
+  int samples;
+  double spacing;
+};
+
+// Pixel p's entry, in double as LuminanceBlur::Axis::build computes it (the same quotients
+// and totals, so the same floats), and where its run begins.
+__device__ void fill_entry(const TentAxis& a, int p) {
+  a.entries[p] = tent_axis::entry(p, a.pixels, a.samples, a.spacing);
+  if (tent_axis::run_starts(p, a.pixels, a.samples, a.spacing)) {
+    a.run_begin[a.entries[p].left] = p;
+  }
+  if (p == a.pixels - 1) {
+    // The run of the last sample (none for more than one) and the end.
+    a.run_begin[a.samples] = a.pixels;
+    if (a.samples > 1) a.run_begin[a.samples - 1] = a.pixels;
+  }
+}
+
+// Both axes' tables, a thread per pixel of either: a few thousand threads, each summing two
+// tents of at most 2 kMaxFactor + 3 pixels.
+__global__ void tent_tables_kernel(TentAxis x, TentAxis y) {
+  const int g = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (g < x.pixels) {
+    fill_entry(x, g);
+  } else if (g - x.pixels < y.pixels) {
+    fill_entry(y, g - x.pixels);
+  }
+}
+
+// Each row of the frame reduced across by the tents, Y computed as the luminance kernel
+// computes it: row y of `rows` holds the row's samples. A warp takes 31 samples of a row:
+// lane l sums run r0 - 1 + l (r0 the warp's first sample), each pixel's Y times to_left
+// (towards the run's sample) and times to_right (towards the next), and sample r0 - 1 + l
+// (lane 1 on) adds the run before's to_right sum, from the lane before, to its own run's
+// to_left sum: LuminanceBlur's order, each product and sum rounded on its own. Each pixel is
+// read and its Y computed once (a run in 32 twice, by the next warp's lane 0).
+constexpr int kSamplesPerWarp = 31;
+
+template <class F>
+__global__ void __launch_bounds__(kBlockX* kBlockY)
+    reduce_rows_kernel(Frame f, float max, TentAxis x, Plane rows) {
+  static_assert(kBlockX == 32, "a warp a row");
+  const int lane = static_cast<int>(threadIdx.x);
+  const int run = static_cast<int>(blockIdx.x) * kSamplesPerWarp + lane - 1;
+  const int y = static_cast<int>(blockIdx.y * kBlockY + threadIdx.y);
+  if (y >= f.height) return;  // the whole warp: one row
+  const std::byte* row = f.in + static_cast<std::ptrdiff_t>(y) * f.in_stride;
+  float towards_left = 0.0f;
+  float towards_right = 0.0f;
+  if (run >= 0 && run < x.samples) {
+    for (int p = x.run_begin[run]; p < x.run_begin[run + 1]; ++p) {
+      typename F::Raw raw[kGroup];
+      F::load(row, p, 1, false, raw);
+      const float lum = F::luminance(raw[0], max);
+      const TentEntry e = load_entry(x.entries + p);
+      towards_left = __fadd_rn(towards_left, __fmul_rn(lum, e.to_left));
+      towards_right = __fadd_rn(towards_right, __fmul_rn(lum, e.to_right));
+    }
+  }
+  // Sample 0's run before is lane 0's of the first warp, run -1: 0, as the CPU starts it.
+  const float before = __shfl_up_sync(kFullWarp, towards_right, 1);
+  if (lane >= 1 && run < x.samples) *rows.at(run, y) = __fadd_rn(before, towards_left);
+}
+
+// The reduced rows reduced down by the tents into the small plane: sample (i, r) adds the rows
+// of run r - 1 times to_right, then those of run r times to_left, as LuminanceBlur adds them.
+__global__ void __launch_bounds__(kBlockX* kBlockY)
+    reduce_columns_kernel(Plane rows, TentAxis y, int small_width, Plane small) {
+  const int i = static_cast<int>(blockIdx.x * kBlockX + threadIdx.x);
+  const int r = static_cast<int>(blockIdx.y * kBlockY + threadIdx.y);
+  if (i >= small_width || r >= y.samples) return;
+  float sum = 0.0f;
+  if (r > 0) {
+    for (int row = y.run_begin[r - 1]; row < y.run_begin[r]; ++row) {
+      sum = __fadd_rn(sum, __fmul_rn(load_entry(y.entries + row).to_right, *rows.at(i, row)));
+    }
+  }
+  for (int row = y.run_begin[r]; row < y.run_begin[r + 1]; ++row) {
+    sum = __fadd_rn(sum, __fmul_rn(load_entry(y.entries + row).to_left, *rows.at(i, row)));
+  }
+  *small.at(i, r) = sum;
+}
+
+// B read as the correction reads it, into a GRAY32F frame (launch_brightness_blur).
+template <class S>
+__global__ void __launch_bounds__(kBlockX* kBlockY)
+    write_blur_kernel(S source, std::byte* out, std::ptrdiff_t stride, int width, int height) {
+  const int x0 = (blockIdx.x * kBlockX + threadIdx.x) * kGroup;
+  const int y = blockIdx.y * kBlockY + threadIdx.y;
+  if (x0 >= width || y >= height) return;
+  const int n = min(kGroup, width - x0);
+  float b[kGroup];
+  source.load(x0, y, n, b);
+  float* row = reinterpret_cast<float*>(out + static_cast<std::ptrdiff_t>(y) * stride);
+  for (int i = 0; i < n; ++i) row[x0 + i] = b[i];
 }
 
 // Mode clahe, colour frames: Y rounded to 8 bits, the GRAY8 plane CLAHE equalises.
@@ -595,6 +746,18 @@ struct Layout {
   Plane blurred{};
   void* gauss = nullptr;
   std::size_t gauss_bytes = 0;
+  // The small plane's (mode local from sigma 2 kMinSmallSigma), sized for the largest, that
+  // of factor 2: the tables of both axes, the frame's rows reduced across, the small plane,
+  // it blurred, and launch_gauss's scratch for it.
+  TentEntry* x_entries = nullptr;
+  TentEntry* y_entries = nullptr;
+  int* x_runs = nullptr;
+  int* y_runs = nullptr;
+  Plane rows{};
+  Plane small{};
+  Plane small_blurred{};
+  void* small_gauss = nullptr;
+  std::size_t small_gauss_bytes = 0;
   std::byte* mapped = nullptr;
   std::size_t mapped_pitch = 0;
   std::byte* luma_bytes = nullptr;
@@ -647,6 +810,22 @@ Layout layout_of(const void* base, const BrightnessParams& params,
     l.gauss_bytes =
         gauss_scratch_bytes(GaussPath::Auto, shape.width, shape.height, PixelFormat::Gray32F);
     l.gauss = place(l.gauss_bytes);
+    const int small_width = LuminanceBlur::small_samples(shape.width, 2);
+    const int small_height = LuminanceBlur::small_samples(shape.height, 2);
+    const std::size_t small_row_floats = (static_cast<std::size_t>(small_width) + 31) / 32 * 32;
+    const std::size_t small_plane =
+        small_row_floats * sizeof(float) * static_cast<std::size_t>(small_height);
+    l.x_entries = reinterpret_cast<TentEntry*>(place(width * sizeof(TentEntry)));
+    l.y_entries = reinterpret_cast<TentEntry*>(place(height * sizeof(TentEntry)));
+    l.x_runs = reinterpret_cast<int*>(place((static_cast<std::size_t>(small_width) + 1) * 4));
+    l.y_runs = reinterpret_cast<int*>(place((static_cast<std::size_t>(small_height) + 1) * 4));
+    l.rows = {reinterpret_cast<float*>(place(small_row_floats * sizeof(float) * height)),
+              small_row_floats};
+    l.small = {reinterpret_cast<float*>(place(small_plane)), small_row_floats};
+    l.small_blurred = {reinterpret_cast<float*>(place(small_plane)), small_row_floats};
+    l.small_gauss_bytes =
+        gauss_scratch_bytes(GaussPath::Auto, small_width, small_height, PixelFormat::Gray32F);
+    l.small_gauss = place(l.small_gauss_bytes);
   }
   l.total = at;
   if (bytes) {
@@ -774,6 +953,79 @@ cudaError_t stretch_and_correct(const FrameLaunch& a, const S& source) {
   return cudaSuccess;
 }
 
+// Steps 1-2 of mode local for frames of format F, then `next(source)` with the source that
+// reads B. Auto from sigma 2 LuminanceBlur::kMinSmallSigma: LuminanceBlur's small plane (the
+// tables, the frame reduced across then down, the small plane blurred as the CPU blurs it);
+// else Y on a full plane, blurred by launch_gauss's `blur` path.
+template <class F, class Next>
+cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
+  const Layout& l = a.l;
+  const int width = a.f.width;
+  const int height = a.f.height;
+  const double sigma = a.params.sigma;
+  GaussParams gauss;
+  gauss.border = BorderMode::Reflect101;
+  const int factor = blur == GaussPath::Auto ? LuminanceBlur::downsample_factor(sigma) : 1;
+  if (factor == 1) {
+    luminance_kernel<F><<<a.grid, a.block, 0, a.stream>>>(a.f, l.luma, a.k.max);
+    gauss.sigma_x = gauss.sigma_y = sigma;
+    const cudaError_t status =
+        launch_gauss(gauss, const_view(plane_view(l.luma, width, height)),
+                     plane_view(l.blurred, width, height), l.gauss, l.gauss_bytes, a.stream, blur);
+    if (status != cudaSuccess) return status;
+    return next(LocalSource{l.blurred});
+  }
+  const int small_width = LuminanceBlur::small_samples(width, factor);
+  const int small_height = LuminanceBlur::small_samples(height, factor);
+  const TentAxis x{l.x_entries, l.x_runs, width, small_width,
+                   tent_axis::spacing(width, small_width)};
+  const TentAxis y{l.y_entries, l.y_runs, height, small_height,
+                   tent_axis::spacing(height, small_height)};
+  constexpr int kTableThreads = 256;
+  tent_tables_kernel<<<(width + height + kTableThreads - 1) / kTableThreads, kTableThreads, 0,
+                       a.stream>>>(x, y);
+  const dim3 across((small_width + kSamplesPerWarp - 1) / kSamplesPerWarp,
+                    (height + kBlockY - 1) / kBlockY);
+  reduce_rows_kernel<F><<<across, a.block, 0, a.stream>>>(a.f, a.k.max, x, l.rows);
+  const dim3 down((small_width + kBlockX - 1) / kBlockX, (small_height + kBlockY - 1) / kBlockY);
+  reduce_columns_kernel<<<down, a.block, 0, a.stream>>>(l.rows, y, small_width, l.small);
+  gauss.sigma_x = LuminanceBlur::small_sigma(sigma, x.spacing);
+  gauss.sigma_y = LuminanceBlur::small_sigma(sigma, y.spacing);
+  // The CPU's choice for the small plane: the exact sums, the recursion from
+  // kRecursiveFromSigma (where an axis has one sample, whose sigma is sigma itself).
+  const GaussPath small_path =
+      std::max(gauss.sigma_x, gauss.sigma_y) >= GaussParams::kRecursiveFromSigma
+          ? GaussPath::Recursive
+          : GaussPath::Separable;
+  const cudaError_t status =
+      launch_gauss(gauss, const_view(plane_view(l.small, small_width, small_height)),
+                   plane_view(l.small_blurred, small_width, small_height), l.small_gauss,
+                   l.small_gauss_bytes, a.stream, small_path);
+  if (status != cudaSuccess) return status;
+  return next(SmallSource{l.small_blurred, l.x_entries, l.y_entries, small_width, small_height});
+}
+
+// What launch_brightness and launch_brightness_blur check of the frames, the scratch and the
+// parameters, and the launch they share; false where they break the limitations.
+bool frame_launch_of(const BrightnessParams& params, const FrameShape& shape, ConstImageView in,
+                     ImageView out, void* scratch, std::size_t scratch_bytes, Frame& f, Layout& l) {
+  const int width = shape.width;
+  const int height = shape.height;
+  const std::size_t pixels = static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
+  const bool is_float = format_info(shape.format).is_float;
+  const bool clahe = params.mode == BrightnessMode::Clahe;
+  if (!brightness_supports(shape.format) || (clahe && is_float) || width < 1 || height < 1 ||
+      pixels > 0xffffffffu || in.width != width || in.height != height ||
+      in.format != shape.format || out.width != width || out.height != height ||
+      out.format != shape.format) {
+    return false;
+  }
+  if (!frame_of(in, out, f)) return false;
+  if (!scratch || scratch_bytes < brightness_scratch_bytes(params, shape)) return false;
+  l = layout_of(scratch, params, shape);
+  return true;
+}
+
 }  // namespace
 
 std::size_t brightness_scratch_bytes(const BrightnessParams& params,
@@ -791,20 +1043,12 @@ cudaError_t launch_brightness(const BrightnessParams& params, const FrameShape& 
   const int width = shape.width;
   const int height = shape.height;
   const std::size_t pixels = static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
-  const bool is_float = format_info(shape.format).is_float;
   const bool clahe = params.mode == BrightnessMode::Clahe;
-  if (!brightness_supports(shape.format) || (clahe && is_float) || width < 1 || height < 1 ||
-      pixels > 0xffffffffu || in.width != width || in.height != height ||
-      in.format != shape.format || out.width != width || out.height != height ||
-      out.format != shape.format) {
-    return cudaErrorInvalidValue;
-  }
   Frame f{};
-  if (!frame_of(in, out, f)) return cudaErrorInvalidValue;
-  if (!scratch || scratch_bytes < brightness_scratch_bytes(params, shape)) {
+  Layout l;
+  if (!frame_launch_of(params, shape, in, out, scratch, scratch_bytes, f, l)) {
     return cudaErrorInvalidValue;
   }
-  const Layout l = layout_of(scratch, params, shape);
   const Correction k = brightness_pixel::correction_of(params, shape);
   const dim3 block(kBlockX, kBlockY);
   const dim3 grid((width + kBlockX * kGroup - 1) / (kBlockX * kGroup),
@@ -815,15 +1059,9 @@ cudaError_t launch_brightness(const BrightnessParams& params, const FrameShape& 
   with_format(shape.format, [&](auto io) {
     using F = decltype(io);
     if (!clahe) {
-      // 1. Y, 2. B.
-      luminance_kernel<F><<<grid, block, 0, stream>>>(f, l.luma, k.max);
-      GaussParams gauss;
-      gauss.sigma_x = gauss.sigma_y = params.sigma;
-      gauss.border = BorderMode::Reflect101;
-      status =
-          launch_gauss(gauss, const_view(plane_view(l.luma, width, height)),
-                       plane_view(l.blurred, width, height), l.gauss, l.gauss_bytes, stream, blur);
-      if (status == cudaSuccess) status = stretch_and_correct<F>(a, LocalSource{l.blurred});
+      // 1. Y, 2. B, then 3.-5.
+      status = local_blur<F>(a, blur,
+                             [&](const auto& source) { return stretch_and_correct<F>(a, source); });
       return;
     }
     if constexpr (!F::kFloat) {
@@ -851,6 +1089,46 @@ cudaError_t launch_brightness(const BrightnessParams& params, const FrameShape& 
             a, ClaheSource<std::uint8_t>{l.mapped, l.mapped_pitch, plane_max});
       }
     }
+  });
+  if (status != cudaSuccess) return status;
+  return cudaPeekAtLastError();
+}
+
+cudaError_t launch_brightness_blur(const BrightnessParams& params, const FrameShape& shape,
+                                   ConstImageView in, ImageView blurred, void* scratch,
+                                   std::size_t scratch_bytes, cudaStream_t stream, GaussPath blur) {
+  const int width = shape.width;
+  const int height = shape.height;
+  if (params.mode != BrightnessMode::Local || blurred.format != PixelFormat::Gray32F ||
+      blurred.width != width || blurred.height != height ||
+      blurred.stride < static_cast<std::ptrdiff_t>(blurred.row_bytes()) ||
+      !multiple_of(reinterpret_cast<std::uintptr_t>(blurred.data), 4) ||
+      !multiple_of(static_cast<std::uintptr_t>(blurred.stride), 4)) {
+    return cudaErrorInvalidValue;
+  }
+  // The kernels of steps 1-2 read `in` only: the frame's checks, with `in` standing for the
+  // output too.
+  const ImageView unwritten{const_cast<std::byte*>(in.data), in.width, in.height, in.stride,
+                            in.format};
+  Frame f{};
+  Layout l;
+  if (!frame_launch_of(params, shape, in, unwritten, scratch, scratch_bytes, f, l)) {
+    return cudaErrorInvalidValue;
+  }
+  const Correction k = brightness_pixel::correction_of(params, shape);
+  const dim3 block(kBlockX, kBlockY);
+  const dim3 grid((width + kBlockX * kGroup - 1) / (kBlockX * kGroup),
+                  (height + kBlockY - 1) / kBlockY);
+  const std::size_t pixels = static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
+  const FrameLaunch a{params, f, k, l, pixels, grid, block, stream};
+  cudaError_t status = cudaSuccess;
+  with_format(shape.format, [&](auto io) {
+    using F = decltype(io);
+    status = local_blur<F>(a, blur, [&](const auto& source) {
+      write_blur_kernel<<<grid, block, 0, stream>>>(source, blurred.data, blurred.stride, width,
+                                                    height);
+      return cudaSuccess;
+    });
   });
   if (status != cudaSuccess) return status;
   return cudaPeekAtLastError();
