@@ -29,7 +29,9 @@
 #include "cuda/device_buffer.hpp"
 #include "cuda/device_query.hpp"
 #include "cuda/gauss/gauss.cuh"
+#include "pipeline/brightness/luminance_blur.hpp"
 #include "pipeline/brightness/params.hpp"
+#include "pipeline/brightness/tent_axis.hpp"
 #include "pipeline/error.hpp"
 #include "pipeline/sky/sky_generator.hpp"
 
@@ -42,6 +44,32 @@ namespace {
 
 // The spec's target: a 4K RGBA frame corrected at this fraction of the copy roofline or more.
 constexpr double kTargetFraction = 0.30;
+
+// The plane mode local blurs, as launch_brightness picks it: from sigma 8 LuminanceBlur's
+// small plane (sigma_s on each axis; the exact sums, the recursion from sigma_s 25), below it
+// the frame's luminance (Auto).
+struct BlurPlane {
+  int width;
+  int height;
+  GaussParams params;
+  cuda::GaussPath path;
+};
+
+BlurPlane blur_plane(int width, int height, double sigma) {
+  BlurPlane b{width, height, {}, cuda::GaussPath::Auto};
+  b.params.sigma_x = b.params.sigma_y = sigma;
+  b.params.border = BorderMode::Reflect101;
+  const int factor = LuminanceBlur::downsample_factor(sigma);
+  if (factor == 1) return b;
+  b.width = LuminanceBlur::small_samples(width, factor);
+  b.height = LuminanceBlur::small_samples(height, factor);
+  b.params.sigma_x = LuminanceBlur::small_sigma(sigma, tent_axis::spacing(width, b.width));
+  b.params.sigma_y = LuminanceBlur::small_sigma(sigma, tent_axis::spacing(height, b.height));
+  b.path = std::max(b.params.sigma_x, b.params.sigma_y) >= GaussParams::kRecursiveFromSigma
+               ? cuda::GaussPath::Recursive
+               : cuda::GaussPath::Separable;
+  return b;
+}
 
 struct FrameCase {
   Resolution size;
@@ -69,7 +97,8 @@ constexpr const char* kUsage = R"(usage: starsift-bench-brightness [options]
 
 Times the CUDA brightness correction (mode local: luminance, Gaussian blur, power, stretch,
 colour scaling) on frames rotated beyond the L2, next to the device's copy bandwidth on the
-same frames (the memory roofline) and the Gaussian blur of the luminance alone.
+same frames (the memory roofline) and the Gaussian blur of the luminance alone (from sigma 8
+on the small plane the correction blurs).
 
   --rgba-size WxH      the colour frames [3840x2160]; 0x0 to leave them out
   --gray-size WxH      the GRAY16_LE frames [4096x4096]; 0x0 to leave them out
@@ -290,32 +319,38 @@ class Bench {
     }
     const DeviceBytes scratch(scratch_bytes);
 
-    // The blur of the luminance alone (mode local's): launch_gauss on a float plane of the
-    // frame's size.
+    // The blur of the luminance alone (mode local's): launch_gauss on the float plane the
+    // correction blurs (the small plane from sigma 8).
     double blur_ms = NAN;
     if (std::find(o_.modes.begin(), o_.modes.end(), BrightnessMode::Local) != o_.modes.end()) {
-      cuda::DeviceImage luma(static_cast<std::size_t>(fs.width()) * 4, fs.height());
-      cuda::DeviceImage blurred(static_cast<std::size_t>(fs.width()) * 4, fs.height());
-      const ImageView y{luma.data(), fs.width(), fs.height(),
+      const BlurPlane plane = blur_plane(fs.width(), fs.height(), o_.sigma);
+      cuda::DeviceImage luma(static_cast<std::size_t>(plane.width) * 4, plane.height);
+      cuda::DeviceImage blurred(static_cast<std::size_t>(plane.width) * 4, plane.height);
+      const ImageView y{luma.data(), plane.width, plane.height,
                         static_cast<std::ptrdiff_t>(luma.pitch()), PixelFormat::Gray32F};
-      const ImageView b{blurred.data(), fs.width(), fs.height(),
+      const ImageView b{blurred.data(), plane.width, plane.height,
                         static_cast<std::ptrdiff_t>(blurred.pitch()), PixelFormat::Gray32F};
       cuda::check(fill_random(y, o_.seed, 7, stream_.get()), "fill_random");
-      const DeviceBytes gauss_scratch(cuda::gauss_scratch_bytes(cuda::GaussPath::Auto, fs.width(),
-                                                                fs.height(), PixelFormat::Gray32F));
-      GaussParams g;
-      g.sigma_x = g.sigma_y = o_.sigma;
+      const DeviceBytes gauss_scratch(cuda::gauss_scratch_bytes(
+          cuda::GaussPath::Auto, plane.width, plane.height, PixelFormat::Gray32F));
+      const GaussParams& g = plane.params;
+      const cuda::GaussPath path =
+          plane.path == cuda::GaussPath::Auto ? cuda::gauss_auto_path(g) : plane.path;
       std::string error;
       const Launch launch = [&](int) -> const char* {
         const cudaError_t s = cuda::launch_gauss(g, const_view(y), b, gauss_scratch.data(),
-                                                 gauss_scratch.size(), stream_.get());
+                                                 gauss_scratch.size(), stream_.get(), path);
         if (s == cudaSuccess) return nullptr;
         error = cuda_error("launch_gauss", s);
         return error.c_str();
       };
       const Timing t = measure(stream_.get(), 1, o_.plan, launch);
       Json j = head(fs, c, "blur")
-                   .set("gauss_path", cuda::to_string(cuda::gauss_auto_path(g)))
+                   .set("gauss_path", cuda::to_string(path))
+                   .set("plane_width", plane.width)
+                   .set("plane_height", plane.height)
+                   .set("sigma_x", g.sigma_x)
+                   .set("sigma_y", g.sigma_y)
                    .set("frames", 1)
                    .set("cache", "one float plane in, one out (as inside the correction)");
       if (!t.error.empty()) {
@@ -324,10 +359,10 @@ class Bench {
       } else {
         blur_ms = t.ms_median;
         j.set("ms_median", t.ms_median).set("timing", timing_json(t));
-        std::fprintf(stderr, "%s %s blur of Y alone (sigma %g, %s): %.4f ms\n",
+        std::fprintf(stderr, "%s %s blur of Y alone (sigma %g: %dx%d plane, %s): %.4f ms\n",
                      resolution_name(fs.width(), fs.height()).c_str(),
-                     std::string(to_string(fs.format())).c_str(), o_.sigma,
-                     std::string(cuda::to_string(cuda::gauss_auto_path(g))).c_str(), t.ms_median);
+                     std::string(to_string(fs.format())).c_str(), o_.sigma, plane.width,
+                     plane.height, std::string(cuda::to_string(path)).c_str(), t.ms_median);
       }
       cases.push(std::move(j));
       if (std::string lost = context_lost(); !lost.empty()) {
@@ -477,7 +512,10 @@ int run(int argc, char** argv) {
           .set("modes", std::move(modes))
           .set("clahe", "tiles 8x8, clip limit 2 (BrightnessParams' defaults)")
           .set("stretches", std::move(stretches))
-          .set("blur", "launch_gauss Auto, reflect-101, on the float luminance plane")
+          .set("blur",
+               "launch_gauss, reflect-101, on the float plane mode local blurs: from sigma 8 "
+               "LuminanceBlur's small plane (sigma_s, Separable; Recursive from sigma_s 25), "
+               "below it the luminance plane (Auto)")
           .set("scratch", "brightness_scratch_bytes (the most of the modes), once per frame set")
           .set("roofline",
                "max(copy kernel, cudaMemcpy2DAsync) over the same frames, bytes read+written "
