@@ -252,13 +252,22 @@ struct LocalSource {
   }
 };
 
-// One pixel's place on an axis of the small plane, LuminanceBlur's floats (tent_axis.hpp).
-using TentEntry = tent_axis::Entry;
-
-__device__ TentEntry load_entry(const TentEntry* e) {
-  const int4 w = __ldg(reinterpret_cast<const int4*>(e));
-  return {w.x, __int_as_float(w.y), __int_as_float(w.z), __int_as_float(w.w)};
-}
+// One axis of the small plane in the scratch, LuminanceBlur::Axis's floats (tent_axis.hpp),
+// an array each so that consecutive pixels load as one vector: per pixel the sample on its
+// left, its fraction of the spacing past it, and its weights towards that sample and the next;
+// per sample where its run (the pixels whose left is that sample) begins, samples + 1 of
+// them: run r is run_begin[r] .. run_begin[r + 1], the runs of the last sample and beyond
+// empty.
+struct TentAxis {
+  int* left;
+  float* fraction;
+  float* to_left;
+  float* to_right;
+  int* run_begin;
+  int pixels;
+  int samples;
+  double spacing;
+};
 
 // a + t (b - a), each operation rounded on its own as the CPU's interpolation rounds it.
 __device__ float lerp_rounded(float a, float b, float t) {
@@ -267,27 +276,43 @@ __device__ float lerp_rounded(float a, float b, float t) {
 
 // Mode local from sigma 2 LuminanceBlur::kMinSmallSigma: B interpolated from the blurred small
 // plane as LuminanceBlur::row() does, across within the two small rows about y, then between
-// them. The small plane and the tables are small enough to stay in L1 and L2.
+// them. A group's lefts and fractions are one 16-byte load each; the small plane (a few
+// hundred KiB at 4K) is read from L1 and L2.
 struct SmallSource {
   Plane blurred;
-  const TentEntry* x;  // width entries
-  const TentEntry* y;  // height entries
-  int small_width;
-  int small_height;
+  TentAxis x;
+  TentAxis y;
   __device__ void load(int x0, int row, int n, float (&b)[kGroup]) const {
-    const TentEntry ey = load_entry(y + row);
-    const float* r0 = blurred.at(0, ey.left);
-    const float* r1 = blurred.at(0, min(ey.left + 1, small_height - 1));  // 1 row: fraction 0
+    const int top = __ldg(y.left + row);
+    const float down = __ldg(y.fraction + row);
+    const float* r0 = blurred.at(0, top);
+    const float* r1 = blurred.at(0, min(top + 1, y.samples - 1));  // one row: fraction 0
+    int left[kGroup];
+    float across[kGroup];
+    if (n == kGroup) {  // x0 is a multiple of kGroup, and the tables 256-byte aligned
+      const int4 l4 = __ldg(reinterpret_cast<const int4*>(x.left + x0));
+      const float4 f4 = __ldg(reinterpret_cast<const float4*>(x.fraction + x0));
+      left[0] = l4.x;
+      left[1] = l4.y;
+      left[2] = l4.z;
+      left[3] = l4.w;
+      across[0] = f4.x;
+      across[1] = f4.y;
+      across[2] = f4.z;
+      across[3] = f4.w;
+    } else {
+#pragma unroll
+      for (int i = 0; i < kGroup; ++i) {
+        left[i] = i < n ? __ldg(x.left + x0 + i) : 0;
+        across[i] = i < n ? __ldg(x.fraction + x0 + i) : 0.0f;
+      }
+    }
 #pragma unroll
     for (int i = 0; i < kGroup; ++i) {
-      b[i] = 0.0f;
-      if (i < n) {
-        const TentEntry ex = load_entry(x + x0 + i);
-        const int right = min(ex.left + 1, small_width - 1);
-        const float above = lerp_rounded(__ldg(r0 + ex.left), __ldg(r0 + right), ex.fraction);
-        const float below = lerp_rounded(__ldg(r1 + ex.left), __ldg(r1 + right), ex.fraction);
-        b[i] = lerp_rounded(above, below, ey.fraction);
-      }
+      const int right = min(left[i] + 1, x.samples - 1);  // one column: fraction 0
+      const float above = lerp_rounded(__ldg(r0 + left[i]), __ldg(r0 + right), across[i]);
+      const float below = lerp_rounded(__ldg(r1 + left[i]), __ldg(r1 + right), across[i]);
+      b[i] = i < n ? lerp_rounded(above, below, down) : 0.0f;
     }
   }
   __device__ float value(float lum, float b, const Correction& k) const {
@@ -345,24 +370,15 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
 
 // ---- Steps 1-2 on the small plane (LuminanceBlur) -----------------------------------------
 
-// One axis's tables in the scratch: an entry per pixel, and where each sample's run (the
-// pixels whose left is that sample) begins, samples + 1 of them: run r is run_begin[r] ..
-// run_begin[r + 1], the runs of the last sample and beyond empty.
-struct TentAxis {
-  TentEntry* entries;
-  int* run_begin;
-  int pixels;
-  int samples;
-  double spacing;
-};
-
-// Pixel p's entry, in double as LuminanceBlur::Axis::build computes it (the same quotients
-// and totals, so the same floats), and where its run begins.
-__device__ void fill_entry(const TentAxis& a, int p) {
-  a.entries[p] = tent_axis::entry(p, a.pixels, a.samples, a.spacing);
-  if (tent_axis::run_starts(p, a.pixels, a.samples, a.spacing)) {
-    a.run_begin[a.entries[p].left] = p;
-  }
+// Pixel p's floats, in double as LuminanceBlur::Axis::build computes them (the same
+// quotients and totals, so the same floats), and where its run begins.
+__device__ void fill_tent(const TentAxis& a, int p) {
+  const tent_axis::Entry e = tent_axis::entry(p, a.pixels, a.samples, a.spacing);
+  a.left[p] = e.left;
+  a.fraction[p] = e.fraction;
+  a.to_left[p] = e.to_left;
+  a.to_right[p] = e.to_right;
+  if (tent_axis::run_starts(p, a.pixels, a.samples, a.spacing)) a.run_begin[e.left] = p;
   if (p == a.pixels - 1) {
     // The run of the last sample (none for more than one) and the end.
     a.run_begin[a.samples] = a.pixels;
@@ -375,49 +391,74 @@ __device__ void fill_entry(const TentAxis& a, int p) {
 __global__ void tent_tables_kernel(TentAxis x, TentAxis y) {
   const int g = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (g < x.pixels) {
-    fill_entry(x, g);
+    fill_tent(x, g);
   } else if (g - x.pixels < y.pixels) {
-    fill_entry(y, g - x.pixels);
+    fill_tent(y, g - x.pixels);
   }
 }
 
-// Each row of the frame reduced across by the tents, Y computed as the luminance kernel
-// computes it: row y of `rows` holds the row's samples. A warp takes 31 samples of a row:
-// lane l sums run r0 - 1 + l (r0 the warp's first sample), each pixel's Y times to_left
-// (towards the run's sample) and times to_right (towards the next), and sample r0 - 1 + l
-// (lane 1 on) adds the run before's to_right sum, from the lane before, to its own run's
-// to_left sum: LuminanceBlur's order, each product and sum rounded on its own. Each pixel is
-// read and its Y computed once (a run in 32 twice, by the next warp's lane 0).
+// reduce_rows_kernel: a warp takes the runs of kSamplesPerWarp + 1 samples of a row, each run
+// at most kMaxFactor + 1 pixels (the spacing is at most the factor).
 constexpr int kSamplesPerWarp = 31;
+constexpr int kSpanPixels = (kSamplesPerWarp + 1) * (LuminanceBlur::kMaxFactor + 1);
+constexpr int kSpanSlots = kSpanPixels + kSpanPixels / 32 + 1;
 
+// A span's pixel q in shared memory: a slot left empty after every 32, so that lanes reading
+// runs f pixels apart (f a power of two) fall in different banks.
+__device__ int span_slot(int q) {
+  return q + q / 32;
+}
+
+// Each row of the frame reduced across by the tents into row y of `rows`, Y computed as the
+// luminance kernel computes it. A warp takes 31 samples of a row: it reads the pixels of
+// runs r0 - 1 .. r0 + 30 (r0 its first sample) a pixel a lane, coalesced, and keeps each
+// pixel's Y times to_left (towards the sample of its run) and times to_right (towards the
+// next) in shared memory; lane l then adds up run r0 - 1 + l's, and sample r0 - 1 + l (lane 1
+// on) adds the run before's to_right sum, from the lane before, to its own run's to_left sum:
+// LuminanceBlur's products and order, each operation rounded on its own. Each pixel is read
+// and its Y computed once (a run in 32 twice).
 template <class F>
 __global__ void __launch_bounds__(kBlockX* kBlockY)
     reduce_rows_kernel(Frame f, float max, TentAxis x, Plane rows) {
   static_assert(kBlockX == 32, "a warp a row");
+  __shared__ float towards_left[kBlockY][kSpanSlots];
+  __shared__ float towards_right[kBlockY][kSpanSlots];
   const int lane = static_cast<int>(threadIdx.x);
-  const int run = static_cast<int>(blockIdx.x) * kSamplesPerWarp + lane - 1;
-  const int y = static_cast<int>(blockIdx.y * kBlockY + threadIdx.y);
-  if (y >= f.height) return;  // the whole warp: one row
+  const int warp = static_cast<int>(threadIdx.y);
+  const int first_run = static_cast<int>(blockIdx.x) * kSamplesPerWarp - 1;  // lane 0's
+  const int run = first_run + lane;
+  const int y = static_cast<int>(blockIdx.y) * kBlockY + warp;
+  if (y >= f.height) return;  // the whole warp: one row; warps meet only in __syncwarp
+  const int begin = x.run_begin[first_run > 0 ? first_run : 0];
+  const int last_run = first_run + 32;
+  const int end = x.run_begin[last_run < x.samples ? last_run : x.samples];
   const std::byte* row = f.in + static_cast<std::ptrdiff_t>(y) * f.in_stride;
-  float towards_left = 0.0f;
-  float towards_right = 0.0f;
+  for (int p = begin + lane; p < end; p += 32) {
+    typename F::Raw raw[kGroup];
+    F::load(row, p, 1, false, raw);
+    const float lum = F::luminance(raw[0], max);
+    const int q = span_slot(p - begin);
+    towards_left[warp][q] = __fmul_rn(lum, __ldg(x.to_left + p));
+    towards_right[warp][q] = __fmul_rn(lum, __ldg(x.to_right + p));
+  }
+  __syncwarp();
+  float own = 0.0f;   // this run's to_left sum: towards its sample
+  float next = 0.0f;  // its to_right sum: towards the next sample
   if (run >= 0 && run < x.samples) {
     for (int p = x.run_begin[run]; p < x.run_begin[run + 1]; ++p) {
-      typename F::Raw raw[kGroup];
-      F::load(row, p, 1, false, raw);
-      const float lum = F::luminance(raw[0], max);
-      const TentEntry e = load_entry(x.entries + p);
-      towards_left = __fadd_rn(towards_left, __fmul_rn(lum, e.to_left));
-      towards_right = __fadd_rn(towards_right, __fmul_rn(lum, e.to_right));
+      const int q = span_slot(p - begin);
+      own = __fadd_rn(own, towards_left[warp][q]);
+      next = __fadd_rn(next, towards_right[warp][q]);
     }
   }
   // Sample 0's run before is lane 0's of the first warp, run -1: 0, as the CPU starts it.
-  const float before = __shfl_up_sync(kFullWarp, towards_right, 1);
-  if (lane >= 1 && run < x.samples) *rows.at(run, y) = __fadd_rn(before, towards_left);
+  const float before = __shfl_up_sync(kFullWarp, next, 1);
+  if (lane >= 1 && run < x.samples) *rows.at(run, y) = __fadd_rn(before, own);
 }
 
 // The reduced rows reduced down by the tents into the small plane: sample (i, r) adds the rows
 // of run r - 1 times to_right, then those of run r times to_left, as LuminanceBlur adds them.
+// A warp's lanes read consecutive samples of a row.
 __global__ void __launch_bounds__(kBlockX* kBlockY)
     reduce_columns_kernel(Plane rows, TentAxis y, int small_width, Plane small) {
   const int i = static_cast<int>(blockIdx.x * kBlockX + threadIdx.x);
@@ -426,11 +467,11 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
   float sum = 0.0f;
   if (r > 0) {
     for (int row = y.run_begin[r - 1]; row < y.run_begin[r]; ++row) {
-      sum = __fadd_rn(sum, __fmul_rn(load_entry(y.entries + row).to_right, *rows.at(i, row)));
+      sum = __fadd_rn(sum, __fmul_rn(__ldg(y.to_right + row), *rows.at(i, row)));
     }
   }
   for (int row = y.run_begin[r]; row < y.run_begin[r + 1]; ++row) {
-    sum = __fadd_rn(sum, __fmul_rn(load_entry(y.entries + row).to_left, *rows.at(i, row)));
+    sum = __fadd_rn(sum, __fmul_rn(__ldg(y.to_left + row), *rows.at(i, row)));
   }
   *small.at(i, r) = sum;
 }
@@ -749,10 +790,8 @@ struct Layout {
   // The small plane's (mode local from sigma 2 kMinSmallSigma), sized for the largest, that
   // of factor 2: the tables of both axes, the frame's rows reduced across, the small plane,
   // it blurred, and launch_gauss's scratch for it.
-  TentEntry* x_entries = nullptr;
-  TentEntry* y_entries = nullptr;
-  int* x_runs = nullptr;
-  int* y_runs = nullptr;
+  TentAxis x_axis{};
+  TentAxis y_axis{};
   Plane rows{};
   Plane small{};
   Plane small_blurred{};
@@ -815,10 +854,17 @@ Layout layout_of(const void* base, const BrightnessParams& params,
     const std::size_t small_row_floats = (static_cast<std::size_t>(small_width) + 31) / 32 * 32;
     const std::size_t small_plane =
         small_row_floats * sizeof(float) * static_cast<std::size_t>(small_height);
-    l.x_entries = reinterpret_cast<TentEntry*>(place(width * sizeof(TentEntry)));
-    l.y_entries = reinterpret_cast<TentEntry*>(place(height * sizeof(TentEntry)));
-    l.x_runs = reinterpret_cast<int*>(place((static_cast<std::size_t>(small_width) + 1) * 4));
-    l.y_runs = reinterpret_cast<int*>(place((static_cast<std::size_t>(small_height) + 1) * 4));
+    const auto place_axis = [&](std::size_t pixels, int samples) {
+      TentAxis a{};
+      a.left = reinterpret_cast<int*>(place(pixels * sizeof(int)));
+      a.fraction = reinterpret_cast<float*>(place(pixels * sizeof(float)));
+      a.to_left = reinterpret_cast<float*>(place(pixels * sizeof(float)));
+      a.to_right = reinterpret_cast<float*>(place(pixels * sizeof(float)));
+      a.run_begin = reinterpret_cast<int*>(place((static_cast<std::size_t>(samples) + 1) * 4));
+      return a;
+    };
+    l.x_axis = place_axis(width, small_width);
+    l.y_axis = place_axis(height, small_height);
     l.rows = {reinterpret_cast<float*>(place(small_row_floats * sizeof(float) * height)),
               small_row_floats};
     l.small = {reinterpret_cast<float*>(place(small_plane)), small_row_floats};
@@ -977,10 +1023,14 @@ cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
   }
   const int small_width = LuminanceBlur::small_samples(width, factor);
   const int small_height = LuminanceBlur::small_samples(height, factor);
-  const TentAxis x{l.x_entries, l.x_runs, width, small_width,
-                   tent_axis::spacing(width, small_width)};
-  const TentAxis y{l.y_entries, l.y_runs, height, small_height,
-                   tent_axis::spacing(height, small_height)};
+  TentAxis x = l.x_axis;
+  x.pixels = width;
+  x.samples = small_width;
+  x.spacing = tent_axis::spacing(width, small_width);
+  TentAxis y = l.y_axis;
+  y.pixels = height;
+  y.samples = small_height;
+  y.spacing = tent_axis::spacing(height, small_height);
   constexpr int kTableThreads = 256;
   tent_tables_kernel<<<(width + height + kTableThreads - 1) / kTableThreads, kTableThreads, 0,
                        a.stream>>>(x, y);
@@ -1002,7 +1052,7 @@ cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
                    plane_view(l.small_blurred, small_width, small_height), l.small_gauss,
                    l.small_gauss_bytes, a.stream, small_path);
   if (status != cudaSuccess) return status;
-  return next(SmallSource{l.small_blurred, l.x_entries, l.y_entries, small_width, small_height});
+  return next(SmallSource{l.small_blurred, x, y});
 }
 
 // What launch_brightness and launch_brightness_blur check of the frames, the scratch and the

@@ -61,8 +61,8 @@ STARSIFT_HD double total(int j, int pixels, int samples, double spacing) {
 }
 
 // Pixel p's floats as LuminanceBlur::Axis holds them: `left` and `fraction` above, and its
-// weights towards each sample divided by that sample's total. 16 bytes, one load on a GPU.
-struct alignas(16) Entry {
+// weights towards each sample divided by that sample's total.
+struct Entry {
   int left;
   float fraction;
   float to_left;
