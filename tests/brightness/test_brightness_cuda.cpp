@@ -19,7 +19,8 @@
 //  - the small plane against the CPU's fast path: 1e-5 of the range (the power: the CPU's
 //    polynomial against exp2f/log2f; Y in the last place) plus 0.51 strength small_blur_error()
 //    (B: the same tents and order, bit for bit on the host, test_brightness_small_plane.cpp;
-//    Y's last place and the small plane's blur summed in another order).
+//    Y's last place carried through the sums and the small plane's blur summed in another
+//    order).
 // An output sample then differs by that times the stretch's scale (times up to 1 / kLumaB for
 // a colour channel: a pure blue pixel's blue is 13.9 times its luma), plus one count where it
 // rounds the other way (on about twice that error's share of the samples). The percentile's
@@ -154,11 +155,14 @@ bool small_plane(const BrightnessParams& p, cuda::GaussPath path) {
 
 // The small plane's blur on the launcher's side against LuminanceBlur's, of Y's range. The
 // tents are the same floats summed in the same order, so B differs by Y's last place (the
-// GPU's Y is the reference's double quotient rounded, the CPU's a float product: 2 ulp, 4e-6
-// carried through the 2 (2 f + 1) sums of the tents) and by the blur of the small plane:
-// the exact sums, within 2 (2 r + 1) 2^-24 in float (r = ceil(4 sigma_s) taps each side, two
-// axes, in another order), or where either takes the recursion (sigma_s >= 25, as on a frame
-// one pixel wide) the GPU's within 5e-5 of the CPU's (gauss.cuh).
+// GPU's Y is the reference's double quotient rounded, the CPU's a float product: 2 ulp) and
+// what it moves: at most a last place (2^-24 of values below 1) per operation of the tents'
+// sums, 4 f + 4 each way, and of the interpolation, 6: (8 f + 16) 2^-24 in all; and by the
+// blur of the small plane: the exact sums, within 2 (2 r + 1) 2^-24 in float (r =
+// ceil(4 sigma_s) taps each side, two axes, in another order), or where either takes the
+// recursion (sigma_s >= 25, as on a frame one pixel wide) the GPU's within 5e-5 of the CPU's
+// (gauss.cuh). 9.7e-6 at sigma 40, 1.5e-5 at sigma 100: worst cases, the rounding errors of
+// one sum rarely all leaning the same way.
 double small_blur_error(const BrightnessParams& p, const FrameShape& shape) {
   const int factor = LuminanceBlur::downsample_factor(p.sigma);
   const auto sigma_s = [&](int pixels) {
@@ -167,7 +171,7 @@ double small_blur_error(const BrightnessParams& p, const FrameShape& shape) {
     return LuminanceBlur::small_sigma(p.sigma, spacing);
   };
   const double sigma = std::max(sigma_s(shape.width), sigma_s(shape.height));
-  const double y_error = 4e-6;
+  const double y_error = (8.0 * factor + 16.0) * 0x1p-24;
   if (sigma >= GaussParams::kRecursiveFromSigma) return y_error + 5e-5;
   const double taps = 2.0 * std::ceil(GaussParams::kRadiusPerSigma * sigma) + 1.0;
   return y_error + 2.0 * taps * 0x1p-24;

@@ -77,17 +77,23 @@
 // product and sum rounded on its own, which replayed on the host gives LuminanceBlur's B bit
 // for bit (test_brightness_small_plane.cpp). B then differs only by
 //  - Y's last place (the GPU's Y is the reference's double quotient rounded, the CPU's a float
-//    product: 2 ulp), carried through the tents' 2 (2 f + 1) sums: 4e-6;
+//    product: 2 ulp) and what it moves in the sums after it: at most a last place (2^-24) per
+//    operation, 4 f + 4 for each axis's tents and 6 for the interpolation, (8 f + 16) 2^-24;
 //  - the small plane's blur, the exact sums in float in another order: 2 (2 r + 1) 2^-24
-//    (r = ceil(4 sigma_s) on the wider axis), so B within 1e-5 of Y's range up to sigma 100
-//    (sigma_s <= 6.3); where the recursion blurs it (sigma_s >= 25: sigma beyond ~400, or an
-//    axis of one pixel at sigma >= 25) the GPU's recursion within 5e-5 of the CPU's more.
+//    (r = ceil(4 sigma_s), two axes);
+// so B within 9.7e-6 of Y's range at sigma 40 (f 8, r 20), 1.5e-5 at sigma 100 (f 16, r 25);
+// where the recursion blurs the small plane (sigma_s >= 25: sigma beyond ~400, or an axis of
+// one pixel at sigma >= 25) the GPU's recursion within 5e-5 of the CPU's more. These are worst
+// cases: the rounding errors of a sum rarely all lean one way.
 // v: within 1e-5 of the range (exp2f and log2f against the CPU's polynomials, 2e-6 relative;
 // the blend in float) plus 0.51 strength times B's difference (dC/dB <= 2 ln 2 strength / e):
-// 1.5e-5 at sigma 40 and strength 1, 2.8e-5 at strength 4, so integer samples within one
-// count up to 12 bits, 16 bits within 1 (strength 1) or 2 (strength 4); the percentile's lo and
-// hi within as much of the CPU's. Against the reference the fast path's own difference adds
-// (luminance_blur.hpp: B within 2.2e-3 on a hard step at sigma 8, 6e-4 from sigma 40).
+// 1.5e-5 at sigma 40 and strength 1, 3e-5 at strength 4, 4e-5 at sigma 100 and strength 4. So
+// integer samples within one count up to 12 bits and for colour, 16-bit ones within 1 + that
+// in counts, rounded down (1 at sigma 40 and strength 1, 2 at strength 4, 3 at sigma 100 and
+// strength 4), before the stretch's scale; the
+// percentile's lo and hi within as much of the CPU's. Against the reference the fast path's
+// own difference adds (luminance_blur.hpp: B within 2.2e-3 on a hard step at sigma 8, 6e-4
+// from sigma 40).
 //
 // Below sigma 8, or with a `blur` path named, against brightness_reference()
 // (brightness_pixel.hpp has the arithmetic):
