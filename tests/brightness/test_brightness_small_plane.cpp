@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The CUDA kernels' small plane (brightness_kernels.cu: tent_tables, reduce_rows,
-// reduce_columns, SmallSource) replayed on the host in the kernels' order, from the tables of
+// reduce_columns, upsample_rows, SmallSource) replayed on the host in the kernels' order, from
+// the tables of
 // tent_axis.hpp, and held against LuminanceBlur bit for bit. The GPU tests hold the kernels
 // themselves against LuminanceBlur; this one shows, with no GPU, that their order of sums and
 // their tables are the CPU's, so that what differs on the device is Y (the reference's, where
@@ -122,7 +123,7 @@ std::vector<float> replay(const FrameShape& shape, double sigma, ConstImageView 
   } else {
     GaussCpu().run(g, small_view, blurred_view, pool());
   }
-  // SmallSource: across within the two small rows, then between them.
+  // upsample_rows_kernel across within the two small rows, SmallSource between them.
   std::vector<float> b(static_cast<std::size_t>(width) * height);
   const auto lerp = [](float a0, float a1, float t) { return a0 + t * (a1 - a0); };
   for (int r = 0; r < height; ++r) {

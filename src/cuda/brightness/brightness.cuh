@@ -19,20 +19,22 @@
 // |                |                   |                             | exact sums (Separable),  |
 // |                |                   |                             | the recursion from       |
 // |                |                   |                             | sigma_s 25               |
+// | upsample_rows  | it blurred        | its rows at the frame's     | across, as LuminanceBlur |
+// |                |                   | width: n_y x width floats   |                          |
 // | histogram      | the frame, the    | the histogram (scratch)     | percentile only: v       |
-// |                | blurred small     |                             | rounded to a sensor      |
-// |                | plane             |                             | value, one bin each      |
+// |                | upsampled rows    |                             | rounded to a sensor      |
+// |                |                   |                             | value, one bin each      |
 // | select         | the histogram     | lo, hi (scratch)            | percentile only: one     |
 // |                |                   |                             | block                    |
 // | correct        | the frame, the    | the output frame            | steps 2-5: v, the        |
-// |                | blurred small     |                             | stretch, the samples     |
-// |                | plane             |                             | (Y and v recomputed)     |
+// |                | upsampled rows    |                             | stretch, the samples     |
+// |                |                   |                             | (Y and v recomputed)     |
 //
-// The histogram and correct kernels interpolate B from the blurred small plane (a few hundred
-// KiB at 4K, read from L1 and L2) as LuminanceBlur::row() does. So a pixel of b bytes moves
-// 4 b + 8 / f bytes with the percentile stretch (3 b + 8 / f without), where a copy moves 2 b:
-// 17 bytes for 4K RGBA at sigma 40, at most 47 % of the copy roofline (61 % without the
-// percentile); bench/README.md (starsift-bench-brightness).
+// The histogram and correct kernels take B between two of those rows (a few MiB at 4K, read
+// from L2) as LuminanceBlur::row() does. So a pixel of b bytes moves 4 b + 12 / f bytes with
+// the percentile stretch (3 b + 12 / f without), where a copy moves 2 b: 17.5 bytes for 4K
+// RGBA at sigma 40, at most 46 % of the copy roofline (59 % without the percentile);
+// bench/README.md (starsift-bench-brightness).
 //
 // Below sigma 8, or with a `blur` path named (tests, benches), B is the exact blur of Y on
 // full planes:

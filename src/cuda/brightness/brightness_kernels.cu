@@ -274,46 +274,25 @@ __device__ float lerp_rounded(float a, float b, float t) {
   return __fadd_rn(a, __fmul_rn(t, __fsub_rn(b, a)));
 }
 
-// Mode local from sigma 2 LuminanceBlur::kMinSmallSigma: B interpolated from the blurred small
-// plane as LuminanceBlur::row() does, across within the two small rows about y, then between
-// them. A group's lefts and fractions are one 16-byte load each; the small plane (a few
-// hundred KiB at 4K) is read from L1 and L2.
+// Mode local from sigma 2 LuminanceBlur::kMinSmallSigma: B as LuminanceBlur::row() makes it,
+// between the two rows about y of the blurred small plane interpolated across to the frame's
+// width (upsample_rows_kernel), one float4 a group from each (the rows hold whole groups, 0
+// past the width); a few MiB at 4K, read from L2.
 struct SmallSource {
-  Plane blurred;
-  TentAxis x;
-  TentAxis y;
-  __device__ void load(int x0, int row, int n, float (&b)[kGroup]) const {
-    const int top = __ldg(y.left + row);
-    const float down = __ldg(y.fraction + row);
-    const float* r0 = blurred.at(0, top);
-    const float* r1 = blurred.at(0, min(top + 1, y.samples - 1));  // one row: fraction 0
-    int left[kGroup];
-    float across[kGroup];
-    if (n == kGroup) {  // x0 is a multiple of kGroup, and the tables 256-byte aligned
-      const int4 l4 = __ldg(reinterpret_cast<const int4*>(x.left + x0));
-      const float4 f4 = __ldg(reinterpret_cast<const float4*>(x.fraction + x0));
-      left[0] = l4.x;
-      left[1] = l4.y;
-      left[2] = l4.z;
-      left[3] = l4.w;
-      across[0] = f4.x;
-      across[1] = f4.y;
-      across[2] = f4.z;
-      across[3] = f4.w;
-    } else {
-#pragma unroll
-      for (int i = 0; i < kGroup; ++i) {
-        left[i] = i < n ? __ldg(x.left + x0 + i) : 0;
-        across[i] = i < n ? __ldg(x.fraction + x0 + i) : 0.0f;
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < kGroup; ++i) {
-      const int right = min(left[i] + 1, x.samples - 1);  // one column: fraction 0
-      const float above = lerp_rounded(__ldg(r0 + left[i]), __ldg(r0 + right), across[i]);
-      const float below = lerp_rounded(__ldg(r1 + left[i]), __ldg(r1 + right), across[i]);
-      b[i] = i < n ? lerp_rounded(above, below, down) : 0.0f;
-    }
+  Plane upsampled;
+  const int* top;     // y's small row above, per frame row
+  const float* down;  // its fraction of the spacing down to the next
+  int small_height;
+  __device__ void load(int x0, int row, int, float (&b)[kGroup]) const {
+    const int j = __ldg(top + row);
+    const float t = __ldg(down + row);
+    const float4 a = __ldg(reinterpret_cast<const float4*>(upsampled.at(x0, j)));
+    const float4 c = __ldg(reinterpret_cast<const float4*>(
+        upsampled.at(x0, min(j + 1, small_height - 1))));  // one row: fraction 0
+    b[0] = lerp_rounded(a.x, c.x, t);
+    b[1] = lerp_rounded(a.y, c.y, t);
+    b[2] = lerp_rounded(a.z, c.z, t);
+    b[3] = lerp_rounded(a.w, c.w, t);
   }
   __device__ float value(float lum, float b, const Correction& k) const {
     return brightness_pixel::local_value(lum, b, k);
@@ -474,6 +453,46 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
     sum = __fadd_rn(sum, __fmul_rn(__ldg(y.to_left + row), *rows.at(i, row)));
   }
   *small.at(i, r) = sum;
+}
+
+// Each row of the blurred small plane interpolated across to the frame's width, once, as
+// LuminanceBlur does before it blends two rows per frame row: a group of four pixels a thread,
+// their lefts and fractions one vector load each; 0 past the width, so that the correction
+// reads whole groups.
+__global__ void __launch_bounds__(kBlockX* kBlockY)
+    upsample_rows_kernel(Plane blurred, TentAxis x, int small_height, Plane upsampled) {
+  const int x0 = static_cast<int>(blockIdx.x * kBlockX + threadIdx.x) * kGroup;
+  const int j = static_cast<int>(blockIdx.y * kBlockY + threadIdx.y);
+  if (x0 >= x.pixels || j >= small_height) return;
+  const int n = min(kGroup, x.pixels - x0);
+  int left[kGroup];
+  float across[kGroup];
+  if (n == kGroup) {  // x0 is a multiple of kGroup, and the tables 256-byte aligned
+    const int4 l4 = __ldg(reinterpret_cast<const int4*>(x.left + x0));
+    const float4 f4 = __ldg(reinterpret_cast<const float4*>(x.fraction + x0));
+    left[0] = l4.x;
+    left[1] = l4.y;
+    left[2] = l4.z;
+    left[3] = l4.w;
+    across[0] = f4.x;
+    across[1] = f4.y;
+    across[2] = f4.z;
+    across[3] = f4.w;
+  } else {
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) {
+      left[i] = i < n ? __ldg(x.left + x0 + i) : 0;
+      across[i] = i < n ? __ldg(x.fraction + x0 + i) : 0.0f;
+    }
+  }
+  const float* src = blurred.at(0, j);
+  float out[kGroup];
+#pragma unroll
+  for (int i = 0; i < kGroup; ++i) {
+    const int right = min(left[i] + 1, x.samples - 1);  // one column: fraction 0
+    out[i] = i < n ? lerp_rounded(__ldg(src + left[i]), __ldg(src + right), across[i]) : 0.0f;
+  }
+  *reinterpret_cast<float4*>(upsampled.at(x0, j)) = make_float4(out[0], out[1], out[2], out[3]);
 }
 
 // B read as the correction reads it, into a GRAY32F frame (launch_brightness_blur).
@@ -789,12 +808,13 @@ struct Layout {
   std::size_t gauss_bytes = 0;
   // The small plane's (mode local from sigma 2 kMinSmallSigma), sized for the largest, that
   // of factor 2: the tables of both axes, the frame's rows reduced across, the small plane,
-  // it blurred, and launch_gauss's scratch for it.
+  // it blurred, its rows interpolated to the frame's width, and launch_gauss's scratch.
   TentAxis x_axis{};
   TentAxis y_axis{};
   Plane rows{};
   Plane small{};
   Plane small_blurred{};
+  Plane upsampled{};  // the blurred small plane's rows at the frame's width
   void* small_gauss = nullptr;
   std::size_t small_gauss_bytes = 0;
   std::byte* mapped = nullptr;
@@ -869,6 +889,9 @@ Layout layout_of(const void* base, const BrightnessParams& params,
               small_row_floats};
     l.small = {reinterpret_cast<float*>(place(small_plane)), small_row_floats};
     l.small_blurred = {reinterpret_cast<float*>(place(small_plane)), small_row_floats};
+    l.upsampled = {reinterpret_cast<float*>(
+                       place(row_floats * sizeof(float) * static_cast<std::size_t>(small_height))),
+                   row_floats};
     l.small_gauss_bytes =
         gauss_scratch_bytes(GaussPath::Auto, small_width, small_height, PixelFormat::Gray32F);
     l.small_gauss = place(l.small_gauss_bytes);
@@ -1001,7 +1024,8 @@ cudaError_t stretch_and_correct(const FrameLaunch& a, const S& source) {
 
 // Steps 1-2 of mode local for frames of format F, then `next(source)` with the source that
 // reads B. Auto from sigma 2 LuminanceBlur::kMinSmallSigma: LuminanceBlur's small plane (the
-// tables, the frame reduced across then down, the small plane blurred as the CPU blurs it);
+// tables, the frame reduced across then down, the small plane blurred as the CPU blurs it,
+// its rows interpolated across);
 // else Y on a full plane, blurred by launch_gauss's `blur` path.
 template <class F, class Next>
 cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
@@ -1052,7 +1076,10 @@ cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
                    plane_view(l.small_blurred, small_width, small_height), l.small_gauss,
                    l.small_gauss_bytes, a.stream, small_path);
   if (status != cudaSuccess) return status;
-  return next(SmallSource{l.small_blurred, x, y});
+  const dim3 up((width + kBlockX * kGroup - 1) / (kBlockX * kGroup),
+                (small_height + kBlockY - 1) / kBlockY);
+  upsample_rows_kernel<<<up, a.block, 0, a.stream>>>(l.small_blurred, x, small_height, l.upsampled);
+  return next(SmallSource{l.upsampled, y.left, y.fraction, small_height});
 }
 
 // What launch_brightness and launch_brightness_blur check of the frames, the scratch and the
