@@ -377,9 +377,10 @@ __global__ void tent_tables_kernel(TentAxis x, TentAxis y) {
 }
 
 // reduce_rows_kernel: a warp takes the runs of kSamplesPerWarp + 1 samples of a row, each run
-// at most kMaxFactor + 1 pixels (the spacing is at most the factor).
+// at most kMaxFactor + 1 pixels (the spacing is at most the factor, the last run holds the
+// last pixel too), one more for a quotient p / spacing rounded across a run's edge.
 constexpr int kSamplesPerWarp = 31;
-constexpr int kSpanPixels = (kSamplesPerWarp + 1) * (LuminanceBlur::kMaxFactor + 1);
+constexpr int kSpanPixels = (kSamplesPerWarp + 1) * (LuminanceBlur::kMaxFactor + 2);
 constexpr int kSpanSlots = kSpanPixels + kSpanPixels / 32 + 1;
 
 // A span's pixel q in shared memory: a slot left empty after every 32, so that lanes reading
