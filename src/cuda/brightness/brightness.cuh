@@ -17,8 +17,8 @@
 // | launch_gauss   | the small plane   | it blurred                  | sigma_s, reflect-101;    |
 // |                |                   |                             | the CPU's path: the      |
 // |                |                   |                             | exact sums (Separable),  |
-// |                |                   |                             | the recursion from       |
-// |                |                   |                             | sigma_s 25               |
+// |                |                   |                             | the recursion where      |
+// |                |                   |                             | gauss_cpu_recursive()    |
 // | upsample_rows  | it blurred        | its rows at the frame's     | across, as LuminanceBlur |
 // |                |                   | width: n_y x width floats   |                          |
 // | histogram      | the frame, the    | the histogram (scratch)     | percentile only: v       |
@@ -84,9 +84,9 @@
 //  - the small plane's blur, the exact sums in float in another order: 2 (2 r + 1) 2^-24
 //    (r = ceil(4 sigma_s), two axes);
 // so B within 9.7e-6 of Y's range at sigma 40 (f 8, r 20), 1.5e-5 at sigma 100 (f 16, r 25);
-// where the recursion blurs the small plane (sigma_s >= 25: sigma beyond ~400, or an axis of
-// one pixel at sigma >= 25) the GPU's recursion within 5e-5 of the CPU's more. These are worst
-// cases: the rounding errors of a sum rarely all lean one way.
+// where the recursion blurs the small plane (gauss_cpu_recursive(): sigma_s >= 50, sigma
+// beyond ~800, or an axis of one pixel at sigma >= 50) the GPU's recursion within 5e-5 of
+// the CPU's more. These are worst cases: the rounding errors of a sum rarely all lean one way.
 // v: within 1e-5 of the range (exp2f and log2f against the CPU's polynomials, 2e-6 relative;
 // the blend in float) plus 0.51 strength times B's difference (dC/dB <= 2 ln 2 strength / e):
 // 1.5e-5 at sigma 40 and strength 1, 3e-5 at strength 4, 4e-5 at sigma 100 and strength 4. So

@@ -1066,12 +1066,11 @@ cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
   reduce_columns_kernel<<<down, a.block, 0, a.stream>>>(l.rows, y, small_width, l.small);
   gauss.sigma_x = LuminanceBlur::small_sigma(sigma, x.spacing);
   gauss.sigma_y = LuminanceBlur::small_sigma(sigma, y.spacing);
-  // The CPU's choice for the small plane: the exact sums, the recursion from
-  // kRecursiveFromSigma (where an axis has one sample, whose sigma is sigma itself).
+  // The CPU's choice for the small plane (gauss_cpu_recursive(): the exact sums, the
+  // recursion from kRecursiveFromSigma, where an axis has one sample, whose sigma is sigma
+  // itself).
   const GaussPath small_path =
-      std::max(gauss.sigma_x, gauss.sigma_y) >= GaussParams::kRecursiveFromSigma
-          ? GaussPath::Recursive
-          : GaussPath::Separable;
+      gauss_cpu_recursive(gauss) ? GaussPath::Recursive : GaussPath::Separable;
   const cudaError_t status =
       launch_gauss(gauss, const_view(plane_view(l.small, small_width, small_height)),
                    plane_view(l.small_blurred, small_width, small_height), l.small_gauss,
