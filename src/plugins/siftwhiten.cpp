@@ -20,10 +20,10 @@
  * serve chains inside the starsift engine (siftchain).
  *
  * The filter keeps a history across frames. Changes of gamma, refit-interval, shift-max,
- * reject-sigma, reject-object-sigma, warmup, offset, gain and despike apply from the next frame
- * and keep it; changes of history, fit, fit-subsample, shift, shift-window, reject,
- * noise-frames and history-format start a new one, as do caps of another size or format and a
- * flush.
+ * shift-noise, reject-sigma, reject-object-sigma, warmup, offset, gain and despike apply from
+ * the next frame and keep it; changes of history, fit, fit-subsample, shift, shift-window,
+ * reject, noise-frames and history-format start a new one, as do caps of another size or format
+ * and a flush.
  * Every change applies from the next frame at every depth, without waiting for the frames in
  * flight. Each output buffer carries its frame's stats as a GstSiftResultMeta ("whiten-stats",
  * one WhitenStats record; plugins/common/result_meta.hpp); #GstSiftWhiten:stats describes the
@@ -77,6 +77,7 @@ GST_DEBUG_CATEGORY_STATIC(gst_sift_whiten_debug);
 #define DEFAULT_PROP_SHIFT starsift::WhitenParams::kDefaultShift
 #define DEFAULT_PROP_SHIFT_WINDOW starsift::WhitenParams::kDefaultShiftWindow
 #define DEFAULT_PROP_SHIFT_MAX starsift::WhitenParams::kDefaultShiftMax
+#define DEFAULT_PROP_SHIFT_NOISE starsift::WhitenParams::kDefaultShiftNoise
 #define DEFAULT_PROP_REJECT starsift::WhitenParams::kDefaultReject
 #define DEFAULT_PROP_REJECT_SIGMA starsift::WhitenParams::kDefaultRejectSigma
 #define DEFAULT_PROP_REJECT_OBJECT_SIGMA starsift::WhitenParams::kDefaultRejectObjectSigma
@@ -104,6 +105,7 @@ enum {
   PROP_SHIFT,
   PROP_SHIFT_WINDOW,
   PROP_SHIFT_MAX,
+  PROP_SHIFT_NOISE,
   PROP_REJECT,
   PROP_REJECT_SIGMA,
   PROP_REJECT_OBJECT_SIGMA,
@@ -262,6 +264,13 @@ static void gst_sift_whiten_class_init(GstSiftWhitenClass* klass) {
       "(shift=resample); more than 0 (0 is refused). Applies from the next frame, keeping the "
       "history",
       0.0, G_MAXDOUBLE, DEFAULT_PROP_SHIFT_MAX, live);
+  properties[PROP_SHIFT_NOISE] = g_param_spec_double(
+      "shift-noise", "Shift noise",
+      "The registration's error in pixels (shift=resample): the significance outputs divide by "
+      "sqrt(sigma^2 + (shift-noise |gradient|)^2), so the residuals alignment leaves at bright "
+      "stars are judged against that error while the clear sky keeps its sigma; 0 is off. "
+      "Applies from the next frame, keeping the history",
+      0.0, P::kMaxShiftNoise, DEFAULT_PROP_SHIFT_NOISE, live);
   properties[PROP_REJECT] = g_param_spec_enum(
       "reject", "Reject",
       "What enters the history where the residual is an outlier: the frame as it is (none), or "
@@ -435,6 +444,9 @@ static void gst_sift_whiten_set_property(GObject* object, guint prop_id, const G
       case PROP_SHIFT_MAX:
         gst_sift_whiten_store(self, &P::shift_max, g_value_get_double(value));
         break;
+      case PROP_SHIFT_NOISE:
+        gst_sift_whiten_store(self, &P::shift_noise, g_value_get_double(value));
+        break;
       case PROP_REJECT:
         gst_sift_whiten_store(self, &P::reject,
                               gst_sift_whiten_enum<starsift::WhitenReject>(value));
@@ -516,6 +528,9 @@ static void gst_sift_whiten_get_property(GObject* object, guint prop_id, GValue*
       break;
     case PROP_SHIFT_MAX:
       g_value_set_double(value, p.shift_max);
+      break;
+    case PROP_SHIFT_NOISE:
+      g_value_set_double(value, p.shift_noise);
       break;
     case PROP_REJECT:
       g_value_set_enum(value, static_cast<gint>(p.reject));

@@ -470,6 +470,41 @@ TEST_CASE("CUDA whitening: reject: objects under jitter, faint slow movers and h
   }
 }
 
+TEST_CASE("CUDA whitening: shift-noise in the significance outputs, both rejections",
+          "[whiten][cuda]") {
+  // The registration's variance from x's four neighbours, at tile edges and the frame's edges
+  // too (130 x 70 is no multiple of the tiles), with bright stars (large gradients), hot
+  // pixels and a NaN-free integer frame; on shift: none the term is off on both backends.
+  SkySequence sky = star_sky(130, 70, PixelFormat::Gray16, 12);
+  sky.scene.psf_sigma = 1.0;
+  sky.jitter = 1.5;
+  sky.hot_pixels = random_pixels(130, 70, 9, 21);
+  sky.hot_level = 2000.0;
+  for (const WhitenReject reject : {WhitenReject::Mask, WhitenReject::Objects}) {
+    for (const WhitenOutput output : {WhitenOutput::Significance, WhitenOutput::Snr}) {
+      for (const WhitenShift shift : {WhitenShift::None, WhitenShift::Resample}) {
+        if (reject == WhitenReject::Objects && shift == WhitenShift::None) continue;  // refused
+        INFO("reject " << to_string(reject) << ", output " << to_string(output) << ", shift "
+                       << to_string(shift));
+        WhitenParams p = classic_params();
+        p.history = 6;
+        p.shift = shift;
+        p.shift_window = 64;
+        p.reject = reject;
+        p.output = output;
+        p.shift_noise = 0.05;
+        Tolerance tol = reject == WhitenReject::Objects  ? objects_tolerance()
+                        : shift == WhitenShift::Resample ? resample_tolerance()
+                                                         : Tolerance{};
+        // As in the despike case: sigma of one or two frames at first.
+        if (output == WhitenOutput::Snr) tol.float_rel = 0.05;
+        if (output == WhitenOutput::Significance) tol.beyond = 2e-3;
+        check_against_reference(p, sky, 16, tol);
+      }
+    }
+  }
+}
+
 TEST_CASE("CUDA whitening: a mover, with and without rejection", "[whiten][cuda]") {
   SkySequence sky = star_sky(96, 64);
   sky.movers = {{3, 10.0, 12.0, 2.5, 1.5, 400.0}};

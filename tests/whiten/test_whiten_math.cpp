@@ -479,3 +479,30 @@ TEST_CASE("sigma's degrees of freedom follow its running mean, then its exponent
     CHECK(2.0 / spread == Approx(whiten_sigma_dof(updates, frames)).epsilon(0.05));
   }
 }
+
+TEST_CASE("shift-noise: the registration's variance from the frame's gradient", "[whiten][math]") {
+  // A ramp of 4 per px along x and 2 along y: |grad|^2 = 16 + 4 = 20, no curvature.
+  CHECK(registration_variance(10.0f, 6.0f, 14.0f, 8.0f, 12.0f, 0.01f) == Approx(0.2f));
+  // Off, or a centre that is no value: nothing.
+  CHECK(registration_variance(10.0f, 6.0f, 14.0f, 8.0f, 12.0f, 0.0f) == 0.0f);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  CHECK(registration_variance(nan, 6.0f, 14.0f, 8.0f, 12.0f, 0.01f) == 0.0f);
+  // A neighbour that is no value reads as the centre: half the difference on its axis, and
+  // a curvature: left read as 10 gives gx 2, gy 2, a Laplacian of 4 (its square over 4: 4).
+  CHECK(registration_variance(10.0f, nan, 14.0f, 8.0f, 12.0f, 0.01f) ==
+        Approx(0.01f * (4.0f + 4.0f + 4.0f)));
+  CHECK(registration_variance(10.0f, 6.0f, 14.0f, inf, 12.0f, 0.01f) ==
+        Approx(0.01f * (16.0f + 1.0f + 1.0f)));
+  // A star's peak: no gradient, all curvature (Laplacian -40: 400).
+  CHECK(registration_variance(20.0f, 10.0f, 10.0f, 10.0f, 10.0f, 0.01f) == Approx(4.0f));
+  // With nothing to add the significance's sigma is sigma's own, to the bit.
+  WhitenNoiseConstants c;
+  c.have_sigma = true;
+  for (const float var : {0.0f, 1e-6f, 3.0f, 12345.678f}) {
+    CHECK(significance_sigma(var, 0.0f, c) == pixel_sigma(var, c));
+  }
+  CHECK(significance_sigma(9.0f, 16.0f, c) == 5.0f);
+  c.have_sigma = false;
+  CHECK(significance_sigma(9.0f, 16.0f, c) == 0.0f);
+}

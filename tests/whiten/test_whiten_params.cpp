@@ -46,6 +46,7 @@ TEST_CASE("whiten defaults are valid and as documented", "[whiten][params]") {
   CHECK(p.shift == WhitenShift::Resample);
   CHECK(p.shift_window == 512);
   CHECK(p.shift_max == 8.0);
+  CHECK(p.shift_noise == WhitenParams::kDefaultShiftNoise);
   CHECK(p.reject == WhitenReject::Objects);
   CHECK(p.reject_sigma == 4.0);
   CHECK(p.reject_object_sigma == 4.0);
@@ -144,6 +145,10 @@ TEST_CASE("every bad whiten parameter names its key and the allowed range", "[wh
   }
   require_refused([](WhitenParams& p) { p.shift_max = 0.0; }, "shift-max", "0",
                   "a finite number > 0 (pixels)");
+  for (const double v : {-0.01, 1.5, kNan}) {
+    require_refused([&](WhitenParams& p) { p.shift_noise = v; }, "shift-noise",
+                    std::isnan(v) ? "nan" : (v < 0 ? "-0.01" : "1.5"), "0..1 (px; 0: off)");
+  }
   require_refused([](WhitenParams& p) { p.reject_sigma = -2.0; }, "reject-sigma", "-2",
                   "a finite number > 0");
   require_refused([](WhitenParams& p) { p.reject_sigma = kNan; }, "reject-sigma", "nan",
@@ -231,6 +236,8 @@ TEST_CASE("reject-object-sigma applies from the next frame; reject starts a new 
   from.reject = WhitenReject::Objects;
   WhitenParams to = from;
   to.reject_object_sigma = 2.5;
+  CHECK(whiten_live_change(from, to));
+  to.shift_noise = 0.05;  // judged per frame: keeps the history
   CHECK(whiten_live_change(from, to));
   to.reject = WhitenReject::Mask;
   CHECK_FALSE(whiten_live_change(from, to));

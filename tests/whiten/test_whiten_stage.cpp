@@ -112,10 +112,11 @@ TEST_CASE("whiten in a chain: every key, and defaults for the rest", "[whiten][c
 }
 
 TEST_CASE("every bad whiten key or value is refused at its place", "[whiten][chain]") {
-  require_refused("- whiten: {histroy: 5}", "histroy", "stage 1 (whiten)", "unknown key 'histroy'",
-                  "history, gamma, fit, refit-interval, fit-subsample, shift, shift-window, "
-                  "shift-max, reject, reject-sigma, reject-object-sigma, noise-frames, warmup, "
-                  "output, offset, gain, despike, history-format");
+  require_refused(
+      "- whiten: {histroy: 5}", "histroy", "stage 1 (whiten)", "unknown key 'histroy'",
+      "history, gamma, fit, refit-interval, fit-subsample, shift, shift-window, "
+      "shift-max, shift-noise, reject, reject-sigma, reject-object-sigma, noise-frames, warmup, "
+      "output, offset, gain, despike, history-format");
   require_refused("- whiten: {history-format: double}", "double",
                   "stage 1 (whiten): history-format", "unknown whiten history-format 'double'",
                   "float, half");

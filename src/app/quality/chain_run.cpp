@@ -19,6 +19,7 @@ WhitenParams shipped_whiten(const QualityConfig& config, ChainKind kind) {
   p.history = config.history;
   if (config.chain_noise_frames > 0.0) p.noise_frames = config.chain_noise_frames;
   if (config.chain_fit) p.fit = *config.chain_fit;
+  if (config.chain_shift_noise) p.shift_noise = *config.chain_shift_noise;
   if (config.chain_fit_subsample) p.fit_subsample = *config.chain_fit_subsample;
   if (kind == ChainKind::ResidualMesh) p.output = WhitenOutput::Residual;
   return p;

@@ -47,6 +47,8 @@ struct QualityConfig {
   int history = 20;        // whitening's N and the running median's frame count
   // The chains' whitening noise-frames (sigma's time constant); 0: whitening's default (2 N).
   double chain_noise_frames = 0.0;
+  // The chains' whitening shift-noise (px); unset: whitening's default.
+  std::optional<double> chain_shift_noise;
   // The chains' whitening fit and fit-subsample; unset: whitening's defaults.
   std::optional<WhitenFit> chain_fit;
   std::optional<int> chain_fit_subsample;

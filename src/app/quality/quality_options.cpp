@@ -107,6 +107,8 @@ void print_quality_help() {
       "  --noise-frames N       the chains' whitening noise-frames, sigma's time constant in\n"
       "                         frames (0: whitening's default, 4 x history) [0]\n"
       "  --fit current|past     the chains' whitening fit [whitening's default]\n"
+      "  --shift-noise PX       the chains' whitening shift-noise, 0..1 px (0: off)\n"
+      "                         [whitening's default]\n"
       "  --fit-subsample K      the chains' whitening fit-subsample, 0..64 (0: automatic)\n"
       "                         [whitening's default]\n"
       "  --snr LIST             peak SNRs of the grid, comma-separated [3,4,5,6,8]\n"
@@ -164,6 +166,8 @@ QualityOptions parse_quality_options(std::span<char* const> args, bool& help) {
       c.history = parse_int(flag, reader.value(), 1, 64);
     } else if (flag == "--noise-frames") {
       c.chain_noise_frames = parse_number(flag, reader.value(), 0.0, 100000.0);
+    } else if (flag == "--shift-noise") {
+      c.chain_shift_noise = parse_number(flag, reader.value(), 0.0, WhitenParams::kMaxShiftNoise);
     } else if (flag == "--fit") {
       c.chain_fit = parse_whiten_fit(reader.value());
     } else if (flag == "--fit-subsample") {
@@ -200,7 +204,7 @@ QualityOptions parse_quality_options(std::span<char* const> args, bool& help) {
     } else {
       throw UsageError("unknown option '" + std::string(flag) + "'",
                        "--out, --size, --seed, --frames, --warmup, --movers, --history, "
-                       "--noise-frames, --fit, --fit-subsample, --snr, "
+                       "--noise-frames, --shift-noise, --fit, --fit-subsample, --snr, "
                        "--speeds, --jitter, --star-density, --hit-radius, --border, "
                        "--false-alarm-rate, --methods, --chain-thresholds, --fps, --backend, "
                        "--device-id, --threads, --export-difference, --help");

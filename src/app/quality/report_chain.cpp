@@ -142,6 +142,8 @@ void write_chain_markdown(const QualityReport& r, std::ostream& out) {
       << (c.chain_noise_frames > 0.0
               ? fmt(", whitening's noise-frames set to %g", c.chain_noise_frames)
               : std::string())
+      << (c.chain_shift_noise ? fmt(", whitening's shift-noise set to %g px", *c.chain_shift_noise)
+                              : std::string())
       << (c.chain_fit ? ", whitening's fit set to " + std::string(to_string(*c.chain_fit))
                       : std::string())
       << (c.chain_fit_subsample

@@ -54,6 +54,7 @@ Json config_json(const QualityReport& r) {
       .set("movers_per_frame", c.movers)
       .set("history", c.history)
       .set("chain_noise_frames", c.chain_noise_frames)
+      .set("chain_shift_noise", c.chain_shift_noise ? *c.chain_shift_noise : -1.0)
       .set("chain_fit", c.chain_fit ? std::string(to_string(*c.chain_fit)) : std::string("default"))
       .set("chain_fit_subsample", c.chain_fit_subsample ? *c.chain_fit_subsample : -1)
       .set("peak_snrs", numbers(c.snrs))

@@ -226,7 +226,8 @@ __device__ __forceinline__ bool camera_pixel(const WhitenDeviceState& s,
                                              const WhitenFramePlan& plan, std::size_t p, int x,
                                              int y, float value, bool despiked, float prediction,
                                              WhitenFrameView in, WhitenFrameView out,
-                                             float* residuals = nullptr) {
+                                             float* residuals = nullptr,
+                                             float registration = 0.0f) {
   const bool usable = measured(value, despiked, plan.saturation);
   const float rho = pixel_residual(value, prediction, plan.n >= 1, usable);
   const float var_before = s.var[p];
@@ -254,7 +255,8 @@ __device__ __forceinline__ bool camera_pixel(const WhitenDeviceState& s,
       const float snr =
           passthrough || zeros
               ? 0.0f
-              : pixel_significance(rho, pixel_sigma(var_before, plan.noise), plan.noise);
+              : pixel_significance(rho, significance_sigma(var_before, registration, plan.noise),
+                                   plan.noise);
       v = out.format != PixelFormat::Gray32F
               ? integer_output(snr, plan.offset, plan.gain, plan.saturation)
               : plan.offset + plan.gain * snr;
@@ -268,7 +270,8 @@ __device__ __forceinline__ bool camera_pixel(const WhitenDeviceState& s,
       // sigma (a square root) worked out only for the outputs that write it.
       v = passthrough || zeros
               ? 0.0f
-              : pixel_significance(rho, pixel_sigma(var_before, plan.noise), plan.noise);
+              : pixel_significance(rho, significance_sigma(var_before, registration, plan.noise),
+                                   plan.noise);
       break;
     case WhitenOutput::Sigma:
       v = passthrough || zeros ? 0.0f : pixel_sigma(var_before, plan.noise);

@@ -28,6 +28,7 @@ KeyValues whiten_keys(const WhitenParams& p) {
                   {"shift", std::string(to_string(p.shift))},
                   {"shift-window", std::to_string(p.shift_window)},
                   {"shift-max", number_text(p.shift_max)},
+                  {"shift-noise", number_text(p.shift_noise)},
                   {"reject", std::string(to_string(p.reject))},
                   {"reject-sigma", number_text(p.reject_sigma)},
                   {"reject-object-sigma", number_text(p.reject_object_sigma)},

@@ -11,24 +11,12 @@ namespace starsift {
 
 namespace {
 
-constexpr std::string_view kWhitenKeys[] = {"history",
-                                            "gamma",
-                                            "fit",
-                                            "refit-interval",
-                                            "fit-subsample",
-                                            "shift",
-                                            "shift-window",
-                                            "shift-max",
-                                            "reject",
-                                            "reject-sigma",
-                                            "reject-object-sigma",
-                                            "noise-frames",
-                                            "warmup",
-                                            "output",
-                                            "offset",
-                                            "gain",
-                                            "despike",
-                                            "history-format"};
+constexpr std::string_view kWhitenKeys[] = {
+    "history",       "gamma",   "fit",           "refit-interval",
+    "fit-subsample", "shift",   "shift-window",  "shift-max",
+    "shift-noise",   "reject",  "reject-sigma",  "reject-object-sigma",
+    "noise-frames",  "warmup",  "output",        "offset",
+    "gain",          "despike", "history-format"};
 
 using P = WhitenParams;
 
@@ -49,6 +37,7 @@ StageParams read_whiten(const YamlParams& yaml) {
   yaml.read_int("shift-window", &P::shift_window,
                 "powers of two " + range(P::kMinShiftWindow, P::kMaxShiftWindow), params);
   yaml.read_number("shift-max", &P::shift_max, "a finite number > 0 (pixels)", params);
+  yaml.read_number("shift-noise", &P::shift_noise, "0..1 (px; 0: off)", params);
   yaml.read_choice("reject", &P::reject, parse_whiten_reject, whiten_reject_names(), params);
   yaml.read_number("reject-sigma", &P::reject_sigma, "a finite number > 0", params);
   yaml.read_number("reject-object-sigma", &P::reject_object_sigma, "a finite number > 0", params);

@@ -124,6 +124,10 @@ void WhitenParams::validate() const {
   check_number("shift-max", shift_max, 0.0, true, "a finite number > 0 (pixels)");
   check_number("reject-sigma", reject_sigma, 0.0, true, "a finite number > 0");
   check_number("reject-object-sigma", reject_object_sigma, 0.0, true, "a finite number > 0");
+  if (!std::isfinite(shift_noise) || shift_noise < 0.0 || shift_noise > kMaxShiftNoise) {
+    kChecks.refuse("shift-noise", number_text(shift_noise),
+                   "0.." + number_text(kMaxShiftNoise) + " (px; 0: off)");
+  }
   if (!std::isfinite(noise_frames) || (noise_frames != kAutoNoiseFrames && noise_frames < 1.0)) {
     kChecks.refuse("noise-frames", number_text(noise_frames),
                    "0 (four times the history) or a finite number >= 1 (frames)");
@@ -248,6 +252,7 @@ bool whiten_live_change(const WhitenParams& from, const WhitenParams& to) noexce
   live.gamma = from.gamma;
   live.refit_interval = from.refit_interval;
   live.shift_max = from.shift_max;
+  live.shift_noise = from.shift_noise;
   live.reject_sigma = from.reject_sigma;
   live.reject_object_sigma = from.reject_object_sigma;
   live.warmup = from.warmup;

@@ -88,6 +88,15 @@ struct WhitenParams {
   static constexpr int kMinShiftWindow = 16;
   static constexpr int kMaxShiftWindow = 4096;
   static constexpr double kDefaultShiftMax = 8.0;
+  // shift-noise: the registration's own error, px. A frame aligned a little off and resampled
+  // leaves, at the bright stars, residuals of hundreds of sigma of the sky: that error times
+  // the scene's gradient (ZOGY's astrometric noise: Zackay, Ofek & Gal-Yam 2016) and the
+  // resampling's miss at a star's core, which follows its curvature. The significance outputs
+  // divide by sqrt(sigma^2 + registration_variance()) (pixel_rules.hpp), so star residuals
+  // under jitter are judged against the error alignment leaves there while the clear sky
+  // keeps about its own sigma. 0: off. Applies with shift: resample only.
+  static constexpr double kDefaultShiftNoise = 0.0;
+  static constexpr double kMaxShiftNoise = 1.0;
   static constexpr WhitenReject kDefaultReject = WhitenReject::Objects;
   static constexpr double kDefaultRejectSigma = 4.0;
   // A noise box passes 4 sigma once in 16 000, like a pixel the per-pixel test; a mover of peak
@@ -118,8 +127,9 @@ struct WhitenParams {
   int refit_interval = kDefaultRefitInterval;  // solve for new weights every this many frames
   int fit_subsample = kDefaultFitSubsample;    // the fit sums read every this-many-th row; 0 auto
   WhitenShift shift = kDefaultShift;
-  int shift_window = kDefaultShiftWindow;  // phase-correlation window side, a power of two
-  double shift_max = kDefaultShiftMax;     // px from the reference before it is re-chosen
+  int shift_window = kDefaultShiftWindow;   // phase-correlation window side, a power of two
+  double shift_max = kDefaultShiftMax;      // px from the reference before it is re-chosen
+  double shift_noise = kDefaultShiftNoise;  // px: the registration's error in the significance
   WhitenReject reject = kDefaultReject;
   double reject_sigma = kDefaultRejectSigma;  // k in |residual| > k * sigma
   // reject: objects: k_o in |box sum of residuals| > k_o * sqrt(box sum of sigma^2).
@@ -164,8 +174,8 @@ struct WhitenParams {
 };
 
 // True when `to` differs from `from` only in what applies from the next frame on (gamma,
-// refit-interval, shift-max, reject-sigma, reject-object-sigma, warmup, offset, gain, despike):
-// the history can be kept.
+// refit-interval, shift-max, shift-noise, reject-sigma, reject-object-sigma, warmup, offset, gain,
+// despike): the history can be kept.
 bool whiten_live_change(const WhitenParams& from, const WhitenParams& to) noexcept;
 
 // The formats whitening accepts: GRAY8, GRAY16_LE (any bit depth), GRAY32F.

@@ -137,8 +137,8 @@ void WhitenState::update(const WhitenParams& params) {
   params.validate_for(shape_);
   if (!can_update(params)) {
     throw Error("whiten: these parameters need a new history",
-                "changes of gamma, refit-interval, shift-max, reject-sigma, reject-object-sigma, "
-                "warmup, offset, gain, despike");
+                "changes of gamma, refit-interval, shift-max, shift-noise, reject-sigma, "
+                "reject-object-sigma, warmup, offset, gain, despike");
   }
   params_ = params;
 }
@@ -493,6 +493,9 @@ WhitenNoiseConstants whiten_noise_constants(const WhitenParams& params, std::uin
   }
   c.sigma_dof =
       static_cast<float>(whiten_sigma_dof(noise_updates, params.effective_noise_frames()));
+  if (params.shift == WhitenShift::Resample) {
+    c.shift_noise2 = static_cast<float>(params.shift_noise * params.shift_noise);
+  }
   c.reject_k2 = static_cast<float>(params.reject_sigma * params.reject_sigma);
   c.object_k2 = static_cast<float>(params.reject_object_sigma * params.reject_object_sigma);
   c.reject_run_limit = params.history;
@@ -542,6 +545,17 @@ void WhitenState::residual_and_output(int n, ConstImageView in, ImageView out, T
           rejected_count += rejected;
         }
         const float sigma = pixel_sigma(var_before, c);
+        // The significance outputs add the registration's error at this pixel (shift-noise).
+        const auto z = [&] {
+          float registration = 0.0f;
+          if (c.shift_noise2 > 0.0f) {
+            const float* row = m.x.data() + static_cast<std::size_t>(y) * w;
+            registration = registration_variance(
+                row[i], i > 0 ? row[i - 1] : row[i], i + 1 < w ? row[i + 1] : row[i],
+                y > 0 ? row[i - w] : row[i], y + 1 < h ? row[i + w] : row[i], c.shift_noise2);
+          }
+          return pixel_significance(rho, significance_sigma(var_before, registration, c), c);
+        };
         float value = 0.0f;  // float, snr and sigma write 0 for zeros and passthrough
         switch (kind) {
           case WhitenOutput::Residual:
@@ -551,7 +565,7 @@ void WhitenState::residual_and_output(int n, ConstImageView in, ImageView out, T
             break;
           case WhitenOutput::Significance: {
             // Warming up without a fit (zeros, passthrough): significance 0.
-            const float snr = passthrough || zeros ? 0.0f : pixel_significance(rho, sigma, c);
+            const float snr = passthrough || zeros ? 0.0f : z();
             value = integer_out ? integer_output(snr, offset, gain, max) : offset + gain * snr;
             break;
           }
@@ -560,7 +574,7 @@ void WhitenState::residual_and_output(int n, ConstImageView in, ImageView out, T
             value = passthrough ? read_sample(in, i, y) : (zeros ? 0.0f : rho);
             break;
           case WhitenOutput::Snr:
-            value = passthrough || zeros ? 0.0f : pixel_significance(rho, sigma, c);
+            value = passthrough || zeros ? 0.0f : z();
             break;
           case WhitenOutput::Sigma:
             value = passthrough || zeros ? 0.0f : sigma;

@@ -96,8 +96,8 @@ class WhitenState {
   FrameShape output_shape() const noexcept { return whiten_output_shape(params_, shape_); }
 
   // True when `params` differs from the current ones only in what applies from the next frame
-  // on (gamma, refit-interval, shift-max, reject-sigma, reject-object-sigma, warmup, offset,
-  // gain, despike) and can be taken without restarting the history.
+  // on (gamma, refit-interval, shift-max, shift-noise, reject-sigma, reject-object-sigma, warmup,
+  // offset, gain, despike) and can be taken without restarting the history.
   bool can_update(const WhitenParams& params) const noexcept;
   // Takes such parameters (validated; throws Error otherwise).
   void update(const WhitenParams& params);

@@ -26,11 +26,11 @@ class WhitenStage : public FilterStage {
     return whiten_output_shape(params_, in);
   }
 
-  // Validates and stores new parameters. gamma, refit-interval, shift-max, reject-sigma,
-  // reject-object-sigma, warmup, offset, gain and despike apply from the next frame on; any other
-  // change restarts the history (its buffers are reallocated here, between frames, never in
-  // process()). A new `output` changes output_shape(): the caller configures the chain again. A
-  // refusal (Error) leaves the stage as it was.
+  // Validates and stores new parameters. gamma, refit-interval, shift-max, shift-noise,
+  // reject-sigma, reject-object-sigma, warmup, offset, gain and despike apply from the next frame
+  // on; any other change restarts the history (its buffers are reallocated here, between frames,
+  // never in process()). A new `output` changes output_shape(): the caller configures the chain
+  // again. A refusal (Error) leaves the stage as it was.
   void set_params(const WhitenParams& params) {
     params.validate();
     apply_params(params);
