@@ -68,7 +68,7 @@ __device__ void load_integers(const T* p, int n, bool vector, float (&out)[kGrou
     if constexpr (sizeof(T) == 1) {
       const std::uint32_t w = __ldg(reinterpret_cast<const unsigned int*>(p));
 #pragma unroll
-      for (int i = 0; i < kGroup; ++i) out[i] = static_cast<float>((w >> (8 * i)) & 0xffu);
+      for (int i = 0; i < kGroup; ++i) out[i] = brightness_pixel::byte_float(w, i);
     } else {
       const uint2 w = __ldg(reinterpret_cast<const uint2*>(p));
       out[0] = static_cast<float>(w.x & 0xffffu);
@@ -102,9 +102,7 @@ struct GreyInt {
                                const Correction& k) {
     std::uint32_t o[kGroup];
 #pragma unroll
-    for (int i = 0; i < kGroup; ++i) {
-      o[i] = static_cast<std::uint32_t>(brightness_pixel::grey_out(stretched[i], k.max, false));
-    }
+    for (int i = 0; i < kGroup; ++i) o[i] = brightness_pixel::round_sample(stretched[i], k.max);
     T* p = reinterpret_cast<T*>(row) + x0;
     if (vector && n == kGroup) {
       if constexpr (sizeof(T) == 1) {

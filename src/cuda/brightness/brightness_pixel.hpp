@@ -8,7 +8,8 @@
 //     samples by a float division (the quotient of two integers below 2^16 is never within a
 //     double's rounding of a float rounding boundary, so float(double(a / b)) is the float
 //     quotient); colour in double, each product and sum rounded on its own as the reference's
-//     host code rounds them (no fused multiply-add).
+//     host code rounds them (no fused multiply-add), the division by 255 a multiplication
+//     that rounds to the same float for every colour.
 //  2. C = Y^e, e = 2^(strength (2 B - 1)): in float, as 2^(e log2 Y) (exp2f, log2f); strength
 //     0 gives C = Y exactly, as pow(Y, 1) does. Mode clahe: C = the mapped value over the
 //     plane's maximum, a float quotient (launch_clahe's plane is clahe_reference()'s).
@@ -16,6 +17,9 @@
 //     it is exactly the reference's v rounded to float, so the percentile's histogram is the
 //     reference's.
 //  4./5. (v - lo) scale, then rounded as gauss_round(); colour channels times Y_out / Y.
+// On the device bytes become floats and rounded floats integers by float arithmetic on their
+// bits (byte_float, round_sample), not by conversion instructions, which issue at an eighth
+// of the rate of the arithmetic and were most of a colour pixel's cost.
 // Against the reference's double arithmetic (the same B): v within 5e-7 of the full range
 // at strength 1, 3e-6 at strength 4 (the power's float rounding), so an integer output sample
 // differs by at most one count, where v lands that close to a rounding boundary.
@@ -57,17 +61,58 @@ STARSIFT_HD float grey_luminance(float sample, float max) {
   return (sample < max ? sample : max) / max;
 }
 
-// Y of a colour pixel: BT.709 luma of R, G, B (0..255) over 255.
+// 1 / 255 in double: the colour luminance's division becomes a multiplication by it, which
+// gives the same float for every one of the 2^24 colours (the double quotient and the double
+// product differ by at most a last place of a double, never across a float's rounding
+// boundary: tests/brightness/test_brightness_pixel.cpp checks them all).
+inline constexpr double kInv255 = 1.0 / 255.0;
+
+// A byte (0..255) as a double, exactly: on the device from the bits of 2^52 + byte, one
+// addition, where a conversion instruction issues at an eighth of the rate of the arithmetic.
+STARSIFT_HD double byte_double(std::uint32_t byte) {
+#if defined(__CUDA_ARCH__)
+  return __dsub_rn(__hiloint2double(0x43300000, static_cast<int>(byte)), 4503599627370496.0);
+#else
+  return static_cast<double>(byte);
+#endif
+}
+
+// Y of a colour pixel: BT.709 luma of R, G, B (0..255) over 255, the reference's products and
+// sums, each rounded on its own (no fused multiply-add), then times kInv255.
 STARSIFT_HD float colour_luminance(std::uint32_t r, std::uint32_t g, std::uint32_t b) {
 #if defined(__CUDA_ARCH__)
-  const double sum = __dadd_rn(__dadd_rn(__dmul_rn(kLumaR, static_cast<double>(r)),
-                                         __dmul_rn(kLumaG, static_cast<double>(g))),
-                               __dmul_rn(kLumaB, static_cast<double>(b)));
-  return __double2float_rn(__ddiv_rn(sum, 255.0));
+  const double sum =
+      __dadd_rn(__dadd_rn(__dmul_rn(kLumaR, byte_double(r)), __dmul_rn(kLumaG, byte_double(g))),
+                __dmul_rn(kLumaB, byte_double(b)));
+  return __double2float_rn(__dmul_rn(sum, kInv255));
 #else
   const double sum = kLumaR * static_cast<double>(r) + kLumaG * static_cast<double>(g) +
                      kLumaB * static_cast<double>(b);
-  return static_cast<float>(sum / 255.0);
+  return static_cast<float>(sum * kInv255);
+#endif
+}
+
+// Byte `index` (0..3) of `word` as a float, exactly: on the device the byte placed in the
+// mantissa of 2^23 (one byte permutation) and 2^23 taken off, no conversion instruction.
+STARSIFT_HD float byte_float(std::uint32_t word, int index) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(__byte_perm(word, 0x4b000000u, 0x7540u | static_cast<unsigned>(index))) -
+         8388608.0f;
+#else
+  return static_cast<float>((word >> (8 * index)) & 0xffu);
+#endif
+}
+
+// gauss_round(value, max) as an integer, for an integer max below 2^23: on the device value
+// clamped to 0..max (NaN: 0, as fmaxf drops it), plus 0.5 rounded to nearest as gauss_round
+// adds it, then truncated by an addition of 2^23 rounded toward zero, whose low mantissa bits
+// are the integer; no conversion instruction.
+STARSIFT_HD std::uint32_t round_sample(float value, float max) {
+#if defined(__CUDA_ARCH__)
+  const float clamped = fminf(fmaxf(value, 0.0f), max);
+  return __float_as_uint(__fadd_rz(__fadd_rn(clamped, 0.5f), 8388608.0f)) - 0x4b000000u;
+#else
+  return static_cast<std::uint32_t>(gauss_round(value, max));
 #endif
 }
 
@@ -116,7 +161,7 @@ STARSIFT_HD float clahe_value(float y, float mapped, float plane_max, const Corr
 
 // The percentile's histogram bin of v (integer formats): v rounded to a sensor value.
 STARSIFT_HD int value_bin(float v, float max) {
-  return static_cast<int>(gauss_round(v, max));
+  return static_cast<int>(round_sample(v, max));
 }
 
 // The stretched value as an integer grey sample, or a GRAY32F one (max 1: clamped to 0..1).
@@ -134,14 +179,11 @@ STARSIFT_HD std::uint32_t colour_out(std::uint32_t pixel, float y, float stretch
   lum_out = lum_out > 0.0f ? (lum_out < 1.0f ? lum_out : 1.0f) : 0.0f;
   std::uint32_t out = pixel & 0xff000000u;
   if (!(y > 0.0f)) {
-    const auto grey = static_cast<std::uint32_t>(gauss_round(lum_out * 255.0f, 255.0f));
+    const std::uint32_t grey = round_sample(lum_out * 255.0f, 255.0f);
     return out | grey | grey << 8 | grey << 16;
   }
   const float ratio = lum_out / y;
-  for (int c = 0; c < 3; ++c) {
-    const auto sample = static_cast<float>((pixel >> (8 * c)) & 0xffu);
-    out |= static_cast<std::uint32_t>(gauss_round(sample * ratio, 255.0f)) << (8 * c);
-  }
+  for (int c = 0; c < 3; ++c) out |= round_sample(byte_float(pixel, c) * ratio, 255.0f) << (8 * c);
   return out;
 }
 
