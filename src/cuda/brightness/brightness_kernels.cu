@@ -380,6 +380,10 @@ __global__ void tent_tables_kernel(TentAxis x, TentAxis y) {
 constexpr int kSamplesPerWarp = 31;
 constexpr int kSpanPixels = (kSamplesPerWarp + 1) * (LuminanceBlur::kMaxFactor + 2);
 constexpr int kSpanSlots = kSpanPixels + kSpanPixels / 32 + 1;
+// The loads a lane issues at once: half the most a span needs (9 at kMaxFactor 16), so the
+// span of factor 8 (sigma 40: some 257 pixels, 9 a lane) takes two rounds, and the registers
+// they hold stay few enough for the blocks the shared spans allow.
+constexpr int kSpanChunk = (kSpanPixels + 63) / 64;
 
 // A span's pixel q in shared memory: a slot left empty after every 32, so that lanes reading
 // runs f pixels apart (f a power of two) fall in different banks.
@@ -411,13 +415,32 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
   const int last_run = first_run + 32;
   const int end = x.run_begin[last_run < x.samples ? last_run : x.samples];
   const std::byte* row = f.in + static_cast<std::ptrdiff_t>(y) * f.in_stride;
-  for (int p = begin + lane; p < end; p += 32) {
-    typename F::Raw raw[kGroup];
-    F::load(row, p, 1, false, raw);
-    const float lum = F::luminance(raw[0], max);
-    const int q = span_slot(p - begin);
-    towards_left[warp][q] = __fmul_rn(lum, __ldg(x.to_left + p));
-    towards_right[warp][q] = __fmul_rn(lum, __ldg(x.to_right + p));
+  // kSpanChunk pixels a lane at a time, every load issued before the first is used: a warp
+  // that waited for memory once a pixel kept one line in flight, too few to cover DRAM's
+  // latency at the occupancy the shared spans allow.
+  for (int chunk = begin + lane; chunk < end; chunk += 32 * kSpanChunk) {
+    typename F::Raw raw[kSpanChunk][kGroup];
+    float to_left[kSpanChunk];
+    float to_right[kSpanChunk];
+#pragma unroll
+    for (int i = 0; i < kSpanChunk; ++i) {
+      const int p = chunk + 32 * i;
+      if (p < end) {
+        F::load(row, p, 1, false, raw[i]);
+        to_left[i] = __ldg(x.to_left + p);
+        to_right[i] = __ldg(x.to_right + p);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < kSpanChunk; ++i) {
+      const int p = chunk + 32 * i;
+      if (p < end) {
+        const float lum = F::luminance(raw[i][0], max);
+        const int q = span_slot(p - begin);
+        towards_left[warp][q] = __fmul_rn(lum, to_left[i]);
+        towards_right[warp][q] = __fmul_rn(lum, to_right[i]);
+      }
+    }
   }
   __syncwarp();
   float own = 0.0f;   // this run's to_left sum: towards its sample
