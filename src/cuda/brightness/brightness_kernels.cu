@@ -347,10 +347,36 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
 
 // ---- Steps 1-2 on the small plane (LuminanceBlur) -----------------------------------------
 
-// Pixel p's floats, in double as LuminanceBlur::Axis::build computes them (the same
-// quotients and totals, so the same floats), and where its run begins.
-__device__ void fill_tent(const TentAxis& a, int p) {
-  const tent_axis::Entry e = tent_axis::entry(p, a.pixels, a.samples, a.spacing);
+// Sample j's total (tent_axis::total()), by a warp: each lane takes the shares of every 32nd
+// pixel under the tent (a double division each, in parallel), then every lane adds them in
+// total()'s order, from the last pixel down, fetching each from its lane.
+__device__ double warp_total(const TentAxis& a, int j, int lane) {
+  int first = 0;
+  int last = 0;
+  tent_axis::tent_pixels(j, a.pixels, a.spacing, first, last);
+  double sum = 0.0;
+  for (int k0 = 0; k0 <= first - last; k0 += 32) {
+    const int p = first - k0 - lane;
+    const double share =
+        p >= last ? tent_axis::tent_share(j, p, a.pixels, a.samples, a.spacing) : 0.0;
+    const int n = min(32, first - last + 1 - k0);
+    for (int k = 0; k < n; ++k) sum += __shfl_sync(kFullWarp, share, k);
+  }
+  return sum;
+}
+
+// Pixel p's floats, tent_axis::entry()'s (LuminanceBlur::Axis::build's), and where its run
+// begins; the whole warp calls it, lane 0 writes.
+__device__ void fill_tent(const TentAxis& a, int p, int lane) {
+  tent_axis::Entry e{0, 0.0f, 1.0f, 0.0f};  // one sample: that pixel
+  if (a.samples > 1) {
+    const tent_axis::Spot s = tent_axis::spot(p, a.pixels, a.samples, a.spacing);
+    const double to_left = warp_total(a, s.left, lane);
+    const double to_right = warp_total(a, s.left + 1, lane);
+    e = {s.left, static_cast<float>(s.fraction), static_cast<float>(s.to_left / to_left),
+         static_cast<float>(s.to_right / to_right)};
+  }
+  if (lane != 0) return;
   a.left[p] = e.left;
   a.fraction[p] = e.fraction;
   a.to_left[p] = e.to_left;
@@ -363,14 +389,16 @@ __device__ void fill_tent(const TentAxis& a, int p) {
   }
 }
 
-// Both axes' tables, a thread per pixel of either: a few thousand threads, each summing two
-// tents of at most 2 kMaxFactor + 3 pixels.
+// Both axes' tables, a warp per pixel of either: the two totals a pixel divides by are sums
+// of up to 2 kMaxFactor + 3 shares, each a double division, which a thread per pixel
+// computed one after another (some 80 dependent divisions, on too few threads to hide them).
 __global__ void tent_tables_kernel(TentAxis x, TentAxis y) {
-  const int g = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int g = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
+  const int lane = static_cast<int>(threadIdx.x % 32);
   if (g < x.pixels) {
-    fill_tent(x, g);
+    fill_tent(x, g, lane);
   } else if (g - x.pixels < y.pixels) {
-    fill_tent(y, g - x.pixels);
+    fill_tent(y, g - x.pixels, lane);
   }
 }
 
@@ -458,21 +486,34 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
 }
 
 // The reduced rows reduced down by the tents into the small plane: sample (i, r) adds the rows
-// of run r - 1 times to_right, then those of run r times to_left, as LuminanceBlur adds them.
-// A warp's lanes read consecutive samples of a row.
+// of run r - 1 times to_right, then those of run r times to_left, as LuminanceBlur adds them:
+// one range of rows, run r - 1's then run r's. A warp's lanes read consecutive samples of a
+// row, kSpanChunk rows' loads issued before the first is added (a load then its use, row by
+// row, left each thread waiting on L2 once a row).
 __global__ void __launch_bounds__(kBlockX* kBlockY)
     reduce_columns_kernel(Plane rows, TentAxis y, int small_width, Plane small) {
   const int i = static_cast<int>(blockIdx.x * kBlockX + threadIdx.x);
   const int r = static_cast<int>(blockIdx.y * kBlockY + threadIdx.y);
   if (i >= small_width || r >= y.samples) return;
+  const int begin = y.run_begin[r > 0 ? r - 1 : r];
+  const int own = y.run_begin[r];  // the first row of run r: to_left from here on
+  const int end = y.run_begin[r + 1];
   float sum = 0.0f;
-  if (r > 0) {
-    for (int row = y.run_begin[r - 1]; row < y.run_begin[r]; ++row) {
-      sum = __fadd_rn(sum, __fmul_rn(__ldg(y.to_right + row), *rows.at(i, row)));
+  for (int chunk = begin; chunk < end; chunk += kSpanChunk) {
+    float weight[kSpanChunk];
+    float value[kSpanChunk];
+#pragma unroll
+    for (int k = 0; k < kSpanChunk; ++k) {
+      const int row = chunk + k;
+      if (row < end) {
+        weight[k] = __ldg((row < own ? y.to_right : y.to_left) + row);
+        value[k] = *rows.at(i, row);
+      }
     }
-  }
-  for (int row = y.run_begin[r]; row < y.run_begin[r + 1]; ++row) {
-    sum = __fadd_rn(sum, __fmul_rn(__ldg(y.to_left + row), *rows.at(i, row)));
+#pragma unroll
+    for (int k = 0; k < kSpanChunk; ++k) {
+      if (chunk + k < end) sum = __fadd_rn(sum, __fmul_rn(weight[k], value[k]));
+    }
   }
   *small.at(i, r) = sum;
 }
@@ -1077,8 +1118,9 @@ cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
   y.pixels = height;
   y.samples = small_height;
   y.spacing = tent_axis::spacing(height, small_height);
-  constexpr int kTableThreads = 256;
-  tent_tables_kernel<<<(width + height + kTableThreads - 1) / kTableThreads, kTableThreads, 0,
+  constexpr int kTableThreads = 256;  // 8 pixels a block, a warp each
+  constexpr int kTablePixels = kTableThreads / 32;
+  tent_tables_kernel<<<(width + height + kTablePixels - 1) / kTablePixels, kTableThreads, 0,
                        a.stream>>>(x, y);
   const dim3 across((small_width + kSamplesPerWarp - 1) / kSamplesPerWarp,
                     (height + kBlockY - 1) / kBlockY);

@@ -41,22 +41,31 @@ STARSIFT_HD Spot spot(int p, int pixels, int samples, double spacing) {
 // The total weight under sample j's tent (samples >= 2): the pixels whose left is j (their
 // to_left) and j - 1 (their to_right), added from the last pixel down, as Axis::build adds
 // them while it walks the pixels from the last.
-STARSIFT_HD double total(int j, int pixels, int samples, double spacing) {
-  // The pixels under the tent lie within (j - 1) spacing .. (j + 1) spacing; one more on each
-  // side covers the quotient's rounding, and spot() decides.
+// The pixels total() walks for sample j, `first` down to `last`: the tent's
+// (j - 1) spacing .. (j + 1) spacing and one more on each side for the quotient's rounding
+// (spot() decides).
+STARSIFT_HD void tent_pixels(int j, int pixels, double spacing, int& first, int& last) {
   const double top = (j + 1) * spacing + 1.0;
   const double bottom = (j - 1) * spacing - 1.0;
-  const int first = top < pixels - 1 ? static_cast<int>(top) : pixels - 1;
-  const int last = bottom > 0.0 ? static_cast<int>(bottom) : 0;
-  double sum = 0.0;
-  for (int p = first; p >= last; --p) {
-    const Spot s = spot(p, pixels, samples, spacing);
-    if (s.left == j) {
-      sum += s.to_left;
-    } else if (s.left == j - 1) {
-      sum += s.to_right;
-    }
-  }
+  first = top < pixels - 1 ? static_cast<int>(top) : pixels - 1;
+  last = bottom > 0.0 ? static_cast<int>(bottom) : 0;
+}
+
+// What pixel p adds to sample j's total: its to_left under its own sample, its to_right under
+// the next, else nothing.
+STARSIFT_HD double tent_share(int j, int p, int pixels, int samples, double spacing) {
+  const Spot s = spot(p, pixels, samples, spacing);
+  if (s.left == j) return s.to_left;
+  if (s.left == j - 1) return s.to_right;
+  return 0.0;
+}
+
+STARSIFT_HD double total(int j, int pixels, int samples, double spacing) {
+  int first = 0;
+  int last = 0;
+  tent_pixels(j, pixels, spacing, first, last);
+  double sum = 0.0;  // adding a 0 share leaves it as it is: the shares are >= 0
+  for (int p = first; p >= last; --p) sum += tent_share(j, p, pixels, samples, spacing);
   return sum;
 }
 
