@@ -11,6 +11,7 @@
 #include "cuda/brightness/brightness.cuh"
 #include "cuda/brightness/brightness_pixel.hpp"
 #include "cuda/brightness/clahe.cuh"
+#include "pipeline/border.hpp"
 #include "pipeline/brightness/luminance_blur.hpp"
 #include "pipeline/brightness/tent_axis.hpp"
 
@@ -516,6 +517,70 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
     }
   }
   *small.at(i, r) = sum;
+}
+
+// The small plane's blur in one kernel where both radii are at most kSmallBlurRadius (sigma
+// 40: radius 20): launch_gauss's separable sums (w0 x0 + sum_i w_i (x_-i + x_i), fused
+// multiply-adds, reflect-101) over a 32 x 32 tile and its apron in shared memory, the row
+// pass into a second buffer and the column pass from it, as its fused path does for radii up
+// to kMaxFusedRadius. The weights are gauss_half_weights()'s, the CPU's, passed by value:
+// one launch where the separable path took four (two for the weights), each a few
+// microseconds of latency on a plane of some 130 k floats.
+constexpr int kSmallBlurRadius = 32;
+constexpr int kSmallTile = 32;
+constexpr int kSmallApron = kSmallTile + 2 * kSmallBlurRadius;  // 48 KiB of shared memory
+
+struct SmallWeights {
+  float w[kSmallBlurRadius + 1];  // w[0] the centre, w[i] at distance i
+  int radius;
+};
+
+SmallWeights small_weights(double sigma, int radius) {
+  SmallWeights h{};
+  h.radius = gauss_half_weights(sigma, radius, h.w);
+  return h;
+}
+
+__global__ void __launch_bounds__(kBlockX* kBlockY)
+    small_blur_kernel(Plane in, Plane out, int width, int height, SmallWeights wx,
+                      SmallWeights wy) {
+  static_assert(kBlockX == kSmallTile, "a lane a column of the tile");
+  __shared__ float tile[kSmallApron * kSmallApron];   // the input and apron, in_h x in_w
+  __shared__ float across[kSmallApron * kSmallTile];  // summed along x, in_h x kSmallTile
+  const int rx = wx.radius;
+  const int ry = wy.radius;
+  const int in_w = kSmallTile + 2 * rx;
+  const int in_h = kSmallTile + 2 * ry;
+  const int x0 = static_cast<int>(blockIdx.x) * kSmallTile;
+  const int y0 = static_cast<int>(blockIdx.y) * kSmallTile;
+  for (int ly = static_cast<int>(threadIdx.y); ly < in_h; ly += kBlockY) {
+    const int sy = border_index(y0 - ry + ly, height, BorderMode::Reflect101);
+    for (int lx = static_cast<int>(threadIdx.x); lx < in_w; lx += kBlockX) {
+      const int sx = border_index(x0 - rx + lx, width, BorderMode::Reflect101);
+      tile[ly * in_w + lx] = *in.at(sx, sy);
+    }
+  }
+  __syncthreads();
+  const int lx = static_cast<int>(threadIdx.x);
+  for (int ly = static_cast<int>(threadIdx.y); ly < in_h; ly += kBlockY) {
+    const float* t = tile + ly * in_w + lx + rx;
+    float s = wx.w[0] * t[0];
+#pragma unroll 4
+    for (int i = 1; i <= rx; ++i) s = fmaf(wx.w[i], t[-i] + t[i], s);
+    across[ly * kSmallTile + lx] = s;
+  }
+  __syncthreads();
+  const int x = x0 + lx;
+  if (x >= width) return;
+  for (int ly = static_cast<int>(threadIdx.y); ly < kSmallTile; ly += kBlockY) {
+    const int y = y0 + ly;
+    if (y >= height) break;
+    const float* t = across + (ly + ry) * kSmallTile + lx;
+    float s = wy.w[0] * t[0];
+#pragma unroll 4
+    for (int j = 1; j <= ry; ++j) s = fmaf(wy.w[j], t[-j * kSmallTile] + t[j * kSmallTile], s);
+    *out.at(x, y) = s;
+  }
 }
 
 // Each row of the blurred small plane interpolated across to the frame's width, once, as
@@ -1132,13 +1197,22 @@ cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
   // The CPU's choice for the small plane (gauss_cpu_recursive(): the exact sums, the
   // recursion from kRecursiveFromSigma, where an axis has one sample, whose sigma is sigma
   // itself).
-  const GaussPath small_path =
-      gauss_cpu_recursive(gauss) ? GaussPath::Recursive : GaussPath::Separable;
-  const cudaError_t status =
-      launch_gauss(gauss, const_view(plane_view(l.small, small_width, small_height)),
-                   plane_view(l.small_blurred, small_width, small_height), l.small_gauss,
-                   l.small_gauss_bytes, a.stream, small_path);
-  if (status != cudaSuccess) return status;
+  const bool recursive = gauss_cpu_recursive(gauss);
+  const int rx = gauss.effective_radius_x();
+  const int ry = gauss.effective_radius_y();
+  if (!recursive && rx <= kSmallBlurRadius && ry <= kSmallBlurRadius) {
+    const dim3 tiles((small_width + kSmallTile - 1) / kSmallTile,
+                     (small_height + kSmallTile - 1) / kSmallTile);
+    small_blur_kernel<<<tiles, a.block, 0, a.stream>>>(
+        l.small, l.small_blurred, small_width, small_height, small_weights(gauss.sigma_x, rx),
+        small_weights(gauss.sigma_y, ry));
+  } else {
+    const cudaError_t status = launch_gauss(
+        gauss, const_view(plane_view(l.small, small_width, small_height)),
+        plane_view(l.small_blurred, small_width, small_height), l.small_gauss, l.small_gauss_bytes,
+        a.stream, recursive ? GaussPath::Recursive : GaussPath::Separable);
+    if (status != cudaSuccess) return status;
+  }
   const dim3 up((width + kBlockX * kGroup - 1) / (kBlockX * kGroup),
                 (small_height + kBlockY - 1) / kBlockY);
   upsample_rows_kernel<<<up, a.block, 0, a.stream>>>(l.small_blurred, x, small_height, l.upsampled);
