@@ -7,9 +7,8 @@
 //  1. Y: bit for bit the reference's (its double quotient rounded to float): integer grey
 //     samples by a float division (the quotient of two integers below 2^16 is never within a
 //     double's rounding of a float rounding boundary, so float(double(a / b)) is the float
-//     quotient); colour in double, each product and sum rounded on its own as the reference's
-//     host code rounds them (no fused multiply-add), the division by 255 a multiplication
-//     that rounds to the same float for every colour.
+//     quotient); colour from the integer 10000 x 255 Y, divided in float
+//     (colour_luminance(): the same float for every colour).
 //  2. C = Y^e, e = 2^(strength (2 B - 1)): in float, as 2^(e log2 Y) (the device's exp2 and
 //     log2 units, local_power(); std::exp2 and std::log2 on the host); strength
 //     0 gives C = Y exactly, as pow(Y, 1) does. Mode clahe: C = the mapped value over the
@@ -64,34 +63,35 @@ STARSIFT_HD float grey_luminance(float sample, float max) {
   return (sample < max ? sample : max) / max;
 }
 
-// 1 / 255 in double: the colour luminance's division becomes a multiplication by it, which
-// gives the same float for every one of the 2^24 colours (the double quotient and the double
-// product differ by at most a last place of a double, never across a float's rounding
-// boundary: tests/brightness/test_brightness_pixel.cpp checks them all).
-inline constexpr double kInv255 = 1.0 / 255.0;
+// Y of a colour pixel: BT.709 luma of R, G, B (0..255) over 255, the reference's float, from
+// integers and float arithmetic only. S = 2126 R + 7152 G + 722 B is 10000 x 255 Y exactly
+// (below 2^22, so a float holds it), and its float quotient by 2550000 is the reference's
+// double luma rounded to float for every one of the 2^24 colours (the exact value is never a
+// float's rounding midpoint, and the reference's double arithmetic never strays across one:
+// tests/brightness/test_brightness_pixel.cpp checks them all). The quotient is a product by
+// the rounded reciprocal corrected by its fused residual (the correctly rounded quotient for
+// every S a colour reaches, as that test's check implies): five instructions on the device
+// where the reference's double arithmetic took a dozen double-precision ones and a
+// conversion.
+inline constexpr std::uint32_t kLumaR10k = 2126;  // kLumaR, kLumaG, kLumaB times 10000
+inline constexpr std::uint32_t kLumaG10k = 7152;
+inline constexpr std::uint32_t kLumaB10k = 722;
+inline constexpr float kLumaScale = 2550000.0f;  // 10000 x 255
+inline constexpr float kInvLumaScale = 1.0f / 2550000.0f;
+static_assert(kLumaR10k / 1e4 == kLumaR && kLumaG10k / 1e4 == kLumaG && kLumaB10k / 1e4 == kLumaB,
+              "the integer luma weights are the reference's");
 
-// A byte (0..255) as a double, exactly: on the device from the bits of 2^52 + byte, one
-// addition, where a conversion instruction issues at an eighth of the rate of the arithmetic.
-STARSIFT_HD double byte_double(std::uint32_t byte) {
-#if defined(__CUDA_ARCH__)
-  return __dsub_rn(__hiloint2double(0x43300000, static_cast<int>(byte)), 4503599627370496.0);
-#else
-  return static_cast<double>(byte);
-#endif
-}
-
-// Y of a colour pixel: BT.709 luma of R, G, B (0..255) over 255, the reference's products and
-// sums, each rounded on its own (no fused multiply-add), then times kInv255.
 STARSIFT_HD float colour_luminance(std::uint32_t r, std::uint32_t g, std::uint32_t b) {
+  const std::uint32_t scaled = kLumaR10k * r + kLumaG10k * g + kLumaB10k * b;
 #if defined(__CUDA_ARCH__)
-  const double sum =
-      __dadd_rn(__dadd_rn(__dmul_rn(kLumaR, byte_double(r)), __dmul_rn(kLumaG, byte_double(g))),
-                __dmul_rn(kLumaB, byte_double(b)));
-  return __double2float_rn(__dmul_rn(sum, kInv255));
+  // The integer as a float: placed in the mantissa of 2^23, 2^23 taken off (exact below 2^23).
+  const float s = __uint_as_float(0x4b000000u | scaled) - 8388608.0f;
+  const float q = __fmul_rn(s, kInvLumaScale);
+  return __fmaf_rn(__fmaf_rn(-q, kLumaScale, s), kInvLumaScale, q);
 #else
-  const double sum = kLumaR * static_cast<double>(r) + kLumaG * static_cast<double>(g) +
-                     kLumaB * static_cast<double>(b);
-  return static_cast<float>(sum * kInv255);
+  const auto s = static_cast<float>(scaled);
+  const float q = s * kInvLumaScale;
+  return std::fma(std::fma(-q, kLumaScale, s), kInvLumaScale, q);
 #endif
 }
 
