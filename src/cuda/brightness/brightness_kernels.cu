@@ -33,6 +33,7 @@ constexpr int kFloatBins = 1 << 16;  // GRAY32F: 16 bits of v's float bits per r
 // The histograms in the scratch: GRAY32F's round of high bits and two of low bits.
 constexpr int kHistogramWords = 3 * kFloatBins;
 constexpr int kSelectThreads = 1024;
+static_assert(kHistogramThreads == kSelectThreads, "a histogram block selects (SelectTail)");
 constexpr std::size_t kAlign = 256;
 constexpr unsigned kFullWarp = 0xffffffffu;
 
@@ -721,14 +722,29 @@ struct LowBitsKeys {
   }
 };
 
+// The selection of lo and hi from a histogram of sensor values, by a whole block of
+// kSelectThreads (select_kernel's Sensor round; defined with it below).
+__device__ void select_sensor(const unsigned int* histogram, int bins, unsigned int low_rank,
+                              unsigned int high_rank, float max, BrightnessStretchRange* range);
+
+// Where a histogram of sensor values selects lo and hi itself: the last of its blocks to
+// finish does, which saves select_kernel's launch. `finished` counts the blocks done; 0
+// before the frame (cleared with the histogram). No tail: finished null.
+struct SelectTail {
+  unsigned int* finished = nullptr;
+  unsigned int low_rank = 0;
+  unsigned int high_rank = 0;
+};
+
 // Counts the keys of every pixel. Shared: into a block histogram (bins <= kSharedBins) merged
-// into `histogram` at the end; else into `histogram` directly, one atomic per value a warp
-// holds. The loop runs over whole warps (lanes past the frame count nothing), so every lane
-// of a warp takes part in each warp-wide step.
+// into `histogram` at the end, then with a tail the last block selects; else into
+// `histogram` directly, one atomic per value a warp holds. The loop runs over whole warps
+// (lanes past the frame count nothing), so every lane of a warp takes part in each warp-wide
+// step.
 template <class F, class S, class Keys, bool Shared>
 __global__ void __launch_bounds__(kHistogramThreads)
-    histogram_kernel(Frame f, S source, Correction k, Keys keys,
-                     const BrightnessStretchRange* range, unsigned int* histogram, int bins) {
+    histogram_kernel(Frame f, S source, Correction k, Keys keys, BrightnessStretchRange* range,
+                     unsigned int* histogram, int bins, SelectTail tail = {}) {
   __shared__ unsigned int block_counts[Shared ? kSharedBins : 1];
   if constexpr (Shared) {
     for (int i = threadIdx.x; i < bins; i += blockDim.x) block_counts[i] = 0;
@@ -798,6 +814,19 @@ __global__ void __launch_bounds__(kHistogramThreads)
     for (int i = threadIdx.x; i < bins; i += blockDim.x) {
       if (block_counts[i]) atomicAdd(&histogram[i], block_counts[i]);
     }
+    if (tail.finished) {
+      // This block's counts reach L2 before its ticket; the block that draws the last ticket
+      // then sees every block's (locate() reads through L2).
+      __shared__ bool last;
+      __threadfence();
+      __syncthreads();
+      if (threadIdx.x == 0) last = atomicAdd(tail.finished, 1u) == gridDim.x - 1;
+      __syncthreads();
+      if (last) {
+        __threadfence();
+        select_sensor(histogram, bins, tail.low_rank, tail.high_rank, k.max, range);
+      }
+    }
   }
 }
 
@@ -819,7 +848,7 @@ __device__ void locate(const unsigned int* histogram, int bins, unsigned int ran
     const int begin = warp * per_slice;
     const int end = min(bins, begin + per_slice);
     unsigned int sum = 0;
-    for (int i = begin + lane; i < end; i += 32) sum += histogram[i];
+    for (int i = begin + lane; i < end; i += 32) sum += __ldcg(histogram + i);
     sum = __reduce_add_sync(kFullWarp, sum);
     if (lane == 0) slice_total[warp] = sum;
   }
@@ -844,7 +873,7 @@ __device__ void locate(const unsigned int* histogram, int bins, unsigned int ran
       const int end = min(bins, begin + per_slice);
       for (int i0 = begin; i0 < end; i0 += 32) {
         const int i = i0 + lane;
-        const unsigned int count = i < end ? histogram[i] : 0u;
+        const unsigned int count = i < end ? __ldcg(histogram + i) : 0u;
         unsigned int upto = count;
 #pragma unroll
         for (int o = 1; o < 32; o <<= 1) {
@@ -885,6 +914,16 @@ __device__ void set_stretch(BrightnessStretchRange* range, float low, float high
     range->lo = 0.0f;
     range->scale = 1.0f;
   }
+}
+
+__device__ void select_sensor(const unsigned int* histogram, int bins, unsigned int low_rank,
+                              unsigned int high_rank, float max, BrightnessStretchRange* range) {
+  int low = 0;
+  int high = 0;
+  unsigned int below = 0;
+  locate(histogram, bins, low_rank, low, below);
+  locate(histogram, bins, high_rank, high, below);
+  if (threadIdx.x == 0) set_stretch(range, static_cast<float>(low), static_cast<float>(high), max);
 }
 
 // One block. Sensor: lo and hi from the histogram of sensor values. HighBits: the high bits
@@ -1113,8 +1152,9 @@ cudaError_t stretch_and_correct(const FrameLaunch& a, const S& source) {
     stretch.range = l.range;
     if constexpr (!F::kFloat) {
       const int bins = static_cast<int>(a.k.max) + 1;
+      // The bins and, after them, the shared histogram's count of finished blocks.
       const cudaError_t cleared = cudaMemsetAsync(
-          l.histogram, 0, static_cast<std::size_t>(bins) * sizeof(unsigned int), a.stream);
+          l.histogram, 0, static_cast<std::size_t>(bins + 1) * sizeof(unsigned int), a.stream);
       if (cleared != cudaSuccess) return cleared;
       const SensorKeys keys{a.k.max};
       bool shared = true;
@@ -1122,15 +1162,17 @@ cudaError_t stretch_and_correct(const FrameLaunch& a, const S& source) {
         if (bins > kSharedBins) {
           histogram_kernel<F, S, SensorKeys, false><<<blocks, kHistogramThreads, 0, a.stream>>>(
               a.f, source, a.k, keys, l.range, l.histogram, bins);
+          select_kernel<<<1, kSelectThreads, 0, a.stream>>>(l.histogram, bins, SelectRound::Sensor,
+                                                            low_rank, high_rank, a.k.max, l.range);
           shared = false;
         }
       }
       if (shared) {
+        // Its last block selects lo and hi.
+        const SelectTail tail{l.histogram + bins, low_rank, high_rank};
         histogram_kernel<F, S, SensorKeys, true><<<blocks, kHistogramThreads, 0, a.stream>>>(
-            a.f, source, a.k, keys, l.range, l.histogram, bins);
+            a.f, source, a.k, keys, l.range, l.histogram, bins, tail);
       }
-      select_kernel<<<1, kSelectThreads, 0, a.stream>>>(l.histogram, bins, SelectRound::Sensor,
-                                                        low_rank, high_rank, a.k.max, l.range);
     } else {
       const cudaError_t cleared =
           cudaMemsetAsync(l.histogram, 0, kHistogramWords * sizeof(unsigned int), a.stream);
