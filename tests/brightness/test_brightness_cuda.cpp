@@ -791,3 +791,45 @@ TEST_CASE("CUDA brightness stage: host frames, device frames, live changes of mo
   cuda::check(cudaDeviceSynchronize(), "sync");
   CHECK(d_out.download().same_pixels(host_out));
 }
+
+TEST_CASE("CUDA brightness, percentile: frames in a row on one scratch select as fresh ones",
+          "[brightness][cuda]") {
+  // Up to 4096 bins the histogram's last block selects lo and hi, counting finished blocks
+  // in the scratch: each frame must start that count afresh. Two frames alternate on one
+  // scratch, each against its own run on a fresh scratch; the small plane (sigma 40) and the
+  // full one (sigma 4).
+  std::uint32_t seed = 1300;
+  for (const Case& c : kCases)
+    for (const double sigma : {4.0, 40.0}) {
+      const TestImage frames[2] = {random_frame(c, 517, 263, seed),
+                                   edges_frame(c.format, 517, 263, max_of(c))};
+      ++seed;
+      const FrameShape shape = shape_of(frames[0], c.bits);
+      BrightnessParams p;
+      p.sigma = sigma;
+      p.stretch = BrightnessStretch::Percentile;
+      p.low_percentile = 1.0;
+      p.high_percentile = 99.0;
+      const Run fresh[2] = {run_cuda(p, shape, frames[0], true),
+                            run_cuda(p, shape, frames[1], true)};
+      Scratch scratch(cuda::brightness_scratch_bytes(p, shape));
+      for (int i = 0; i < 4; ++i) {
+        const TestImage& in = frames[i % 2];
+        DeviceCopy d_in(in, padding(in.format, in.width, true, 0));
+        const TestImage blank(in.width, in.height, in.format);
+        DeviceCopy d_out(blank, padding(in.format, in.width, true, 1));
+        cuda::check(cuda::launch_brightness(p, shape, const_view(d_in.view()), d_out.view(),
+                                            scratch.ptr, scratch.bytes, nullptr),
+                    "launch_brightness");
+        cuda::check(cudaDeviceSynchronize(), "sync");
+        cuda::BrightnessStretchRange range;
+        cuda::check(cudaMemcpy(&range, cuda::brightness_stretch_range(scratch.ptr), sizeof range,
+                               cudaMemcpyDeviceToHost),
+                    "stretch range");
+        INFO(name_of(c) << " sigma " << sigma << " frame " << i);
+        CHECK(range.low == fresh[i % 2].range.low);
+        CHECK(range.high == fresh[i % 2].range.high);
+        CHECK(d_out.download().same_pixels(fresh[i % 2].out));
+      }
+    }
+}
