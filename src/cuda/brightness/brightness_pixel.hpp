@@ -195,20 +195,33 @@ STARSIFT_HD std::uint32_t colour_out(std::uint32_t pixel, float y, float stretch
                                      const Correction& k) {
   float lum_out = stretched * k.inv_max;
   lum_out = lum_out > 0.0f ? (lum_out < 1.0f ? lum_out : 1.0f) : 0.0f;
+#if defined(__CUDA_ARCH__)
+  // round_sample() on the bits: each rounded channel's float is 2^23 + its byte, so byte
+  // permutations gather the three bytes and byte 3 without masks and shifts. The products
+  // are >= 0 and finite (lum_out in 0..1, Y at least 722 / 2550000 where it is not 0), so
+  // only the top needs clamping. The quotient comes from the reciprocal unit, within 2 ulp
+  // (IEEE division takes some ten instructions): each product, at most 255, within 6e-5
+  // counts.
+  const auto rounded = [](float value) {
+    return __float_as_uint(__fadd_rz(__fadd_rn(fminf(value, 255.0f), 0.5f), 8388608.0f));
+  };
+  if (!(y > 0.0f)) return __byte_perm(rounded(lum_out * 255.0f), pixel, 0x7000u);
+  const float ratio = __fdividef(lum_out, y);
+  const std::uint32_t c0 = rounded(byte_float(pixel, 0) * ratio);
+  const std::uint32_t c1 = rounded(byte_float(pixel, 1) * ratio);
+  const std::uint32_t c2 = rounded(byte_float(pixel, 2) * ratio);
+  // Bytes 0, 1 from c0, c1; then byte 2 from c2; then byte 3 the pixel's.
+  return __byte_perm(__byte_perm(__byte_perm(c0, c1, 0x0040u), c2, 0x0410u), pixel, 0x7210u);
+#else
   std::uint32_t out = pixel & 0xff000000u;
   if (!(y > 0.0f)) {
     const std::uint32_t grey = round_sample(lum_out * 255.0f, 255.0f);
     return out | grey | grey << 8 | grey << 16;
   }
-  // The device's quotient from the reciprocal unit, within 2 ulp (IEEE division takes some
-  // ten instructions): each channel's product, at most 255, within 6e-5 counts.
-#if defined(__CUDA_ARCH__)
-  const float ratio = __fdividef(lum_out, y);
-#else
   const float ratio = lum_out / y;
-#endif
   for (int c = 0; c < 3; ++c) out |= round_sample(byte_float(pixel, c) * ratio, 255.0f) << (8 * c);
   return out;
+#endif
 }
 
 }  // namespace starsift::cuda::brightness_pixel
