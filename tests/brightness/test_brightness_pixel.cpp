@@ -158,6 +158,17 @@ TEST_CASE("the kernels' luminance is the reference's, bit for bit", "[brightness
         wrong += px::colour_luminance(r, g, b) != static_cast<float>(sum / 255.0);
       }
   CHECK(wrong == 0);
+  // A packed pixel in either order, byte 3 ignored.
+  long misread = 0;
+  for (std::uint32_t r = 0; r < 256; r += 5)
+    for (std::uint32_t g = 0; g < 256; g += 3)
+      for (std::uint32_t b = 0; b < 256; b += 7) {
+        const float want = px::colour_luminance(r, g, b);
+        const std::uint32_t alpha = (r * 31 + b) & 0xffu;
+        misread += px::pixel_luminance<false>(r | g << 8 | b << 16 | alpha << 24) != want;
+        misread += px::pixel_luminance<true>(b | g << 8 | r << 16 | alpha << 24) != want;
+      }
+  CHECK(misread == 0);
 }
 
 TEST_CASE("the kernels' arithmetic within one count of the reference", "[brightness]") {

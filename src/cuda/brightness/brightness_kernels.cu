@@ -181,9 +181,7 @@ struct Colour {
     for (int i = 0; i < kGroup; ++i) raw[i] = i < n ? __ldg(p + i) : 0u;
   }
   __device__ static float luminance(Raw px, float) {
-    const std::uint32_t lo = px & 0xffu;
-    const std::uint32_t hi = (px >> 16) & 0xffu;
-    return brightness_pixel::colour_luminance(Bgr ? hi : lo, (px >> 8) & 0xffu, Bgr ? lo : hi);
+    return brightness_pixel::pixel_luminance<Bgr>(px);
   }
   __device__ static void store(std::byte* row, int x0, int n, bool vector, const Raw (&raw)[kGroup],
                                const float (&lum)[kGroup], const float (&stretched)[kGroup],
