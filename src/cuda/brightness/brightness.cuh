@@ -8,24 +8,30 @@
 // | kernel         | reads             | writes                      | what                     |
 // |----------------|-------------------|-----------------------------|--------------------------|
 // | tent_tables    | -                 | each axis's tents (scratch) | LuminanceBlur's floats   |
-// |                |                   |                             | (tent_axis.hpp): a       |
-// |                |                   |                             | thread per pixel         |
+// |                |                   |                             | (tent_axis.hpp): a warp  |
+// |                |                   |                             | per pixel, its totals'   |
+// |                |                   |                             | shares in parallel       |
 // | reduce_rows    | the frame         | rows: height x n_x floats   | Y bit for bit the        |
 // |                |                   |                             | reference's, reduced     |
 // |                |                   |                             | across by the tents      |
 // | reduce_columns | rows              | the small plane             | reduced down             |
-// | launch_gauss   | the small plane   | it blurred                  | sigma_s, reflect-101;    |
+// | small_blur     | the small plane   | it blurred                  | sigma_s, reflect-101;    |
 // |                |                   |                             | the CPU's path: the      |
-// |                |                   |                             | exact sums (Separable),  |
-// |                |                   |                             | the recursion where      |
+// |                |                   |                             | exact sums, one kernel   |
+// |                |                   |                             | up to radius 32 (a tile  |
+// |                |                   |                             | in shared memory), else  |
+// |                |                   |                             | launch_gauss Separable;  |
+// |                |                   |                             | its recursion where      |
 // |                |                   |                             | gauss_cpu_recursive()    |
 // | upsample_rows  | it blurred        | its rows at the frame's     | across, as LuminanceBlur |
 // |                |                   | width: n_y x width floats   |                          |
-// | histogram      | the frame, the    | the histogram (scratch)     | percentile only: v       |
-// |                | upsampled rows    |                             | rounded to a sensor      |
-// |                |                   |                             | value, one bin each      |
-// | select         | the histogram     | lo, hi (scratch)            | percentile only: one     |
-// |                |                   |                             | block                    |
+// | histogram      | the frame, the    | the histogram (scratch);    | percentile only: v       |
+// |                | upsampled rows    | up to 4096 bins its last    | rounded to a sensor      |
+// |                |                   | block selects lo and hi     | value, one bin each      |
+// | select         | the histogram     | lo, hi (scratch)            | one block, where the     |
+// |                |                   |                             | histogram does not       |
+// |                |                   |                             | select (above 4096 bins, |
+// |                |                   |                             | GRAY32F's rounds)        |
 // | correct        | the frame, the    | the output frame            | steps 2-5: v, the        |
 // |                | upsampled rows    |                             | stretch, the samples     |
 // |                |                   |                             | (Y and v recomputed)     |
@@ -34,7 +40,11 @@
 // from L2) as LuminanceBlur::row() does. So a pixel of b bytes moves 4 b + 12 / f bytes with
 // the percentile stretch (3 b + 12 / f without), where a copy moves 2 b: 17.5 bytes for 4K
 // RGBA at sigma 40, at most 46 % of the copy roofline (59 % without the percentile);
-// bench/README.md (starsift-bench-brightness).
+// bench/README.md (starsift-bench-brightness). The three full-frame kernels are bound by
+// instructions rather than bytes, so a pixel's arithmetic (brightness_pixel.hpp) avoids
+// conversion and double-precision instructions and the library's exp2f, log2f and division
+// (a colour pixel's Y, power, ratio and rounding in some 60 instructions), and the small
+// plane's steps, latency more than work, take few launches.
 //
 // Below sigma 8, or with a `blur` path named (tests, benches), B is the exact blur of Y on
 // full planes:
@@ -87,8 +97,9 @@
 // where the recursion blurs the small plane (gauss_cpu_recursive(): sigma_s >= 50, sigma
 // beyond ~800, or an axis of one pixel at sigma >= 50) the GPU's recursion within 5e-5 of
 // the CPU's more. These are worst cases: the rounding errors of a sum rarely all lean one way.
-// v: within 1e-5 of the range (exp2f and log2f against the CPU's polynomials, 2e-6 relative;
-// the blend in float) plus 0.51 strength times B's difference (dC/dB <= 2 ln 2 strength / e):
+// v: within 1e-5 of the range (the device's exp2 and log2 units against the CPU's
+// polynomials: 2e-6 relative, plus local_power()'s 3.3e-7 at strength 1, 2.6e-6 at strength
+// 4; the blend in float) plus 0.51 strength times B's difference (dC/dB <= 2 ln 2 strength / e):
 // 1.5e-5 at sigma 40 and strength 1, 3e-5 at strength 4, 4e-5 at sigma 100 and strength 4. So
 // integer samples within one count up to 12 bits and for colour, 16-bit ones within 1 + that
 // in counts, rounded down (1 at sigma 40 and strength 1, 2 at strength 4, 3 at sigma 100 and
