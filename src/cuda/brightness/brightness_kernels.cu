@@ -73,10 +73,10 @@ __device__ void load_integers(const T* p, int n, bool vector, float (&out)[kGrou
       for (int i = 0; i < kGroup; ++i) out[i] = brightness_pixel::byte_float(w, i);
     } else {
       const uint2 w = __ldg(reinterpret_cast<const uint2*>(p));
-      out[0] = static_cast<float>(w.x & 0xffffu);
-      out[1] = static_cast<float>(w.x >> 16);
-      out[2] = static_cast<float>(w.y & 0xffffu);
-      out[3] = static_cast<float>(w.y >> 16);
+      out[0] = brightness_pixel::half_float(w.x, 0);
+      out[1] = brightness_pixel::half_float(w.x, 1);
+      out[2] = brightness_pixel::half_float(w.y, 0);
+      out[3] = brightness_pixel::half_float(w.y, 1);
     }
     return;
   }
