@@ -5,9 +5,10 @@
 // without a GPU (tests/brightness/test_brightness_pixel.cpp). Steps as reference.hpp numbers
 // them:
 //  1. Y: bit for bit the reference's (its double quotient rounded to float): integer grey
-//     samples by a float division (the quotient of two integers below 2^16 is never within a
-//     double's rounding of a float rounding boundary, so float(double(a / b)) is the float
-//     quotient); colour from the integer 10000 x 255 Y, divided in float
+//     samples by the float quotient (the quotient of two integers below 2^16 is never within
+//     a double's rounding of a float rounding boundary, so float(double(a / b)) is the float
+//     quotient), taken as a corrected product by the reciprocal (grey_luminance()); colour
+//     from the integer 10000 x 255 Y, divided in float
 //     (colour_luminance(): the same float for every colour).
 //  2. C = Y^e, e = 2^(strength (2 B - 1)): in float, as 2^(e log2 Y) (the device's exp2 and
 //     log2 units, local_power(); std::exp2 and std::log2 on the host); strength
