@@ -2,8 +2,10 @@
 // The CUDA kernels' per-pixel arithmetic (src/cuda/brightness/brightness_pixel.hpp), run on
 // the host: the luminance bit for bit the reference's, and whole frames through it, with B
 // the exact blur of that luminance, within one count of brightness_reference(). (On the
-// device exp2f and log2f differ from the host's by a few ulp; tests/brightness/
-// test_brightness_cuda.cpp holds the kernels themselves against the reference.)
+// device the exp2 and log2 units and the colour ratio's reciprocal differ from the host's
+// std::exp2, std::log2 and division, within the bounds local_power() and colour_out() state;
+// tests/brightness/test_brightness_cuda.cpp holds the kernels themselves against the
+// reference.)
 #include <catch2/catch.hpp>
 
 #include <algorithm>
