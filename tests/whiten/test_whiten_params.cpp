@@ -46,7 +46,7 @@ TEST_CASE("whiten defaults are valid and as documented", "[whiten][params]") {
   CHECK(p.shift == WhitenShift::Resample);
   CHECK(p.shift_window == 512);
   CHECK(p.shift_max == 8.0);
-  CHECK(p.shift_noise == WhitenParams::kDefaultShiftNoise);
+  CHECK(p.shift_noise == 0.2);
   CHECK(p.reject == WhitenReject::Objects);
   CHECK(p.reject_sigma == 4.0);
   CHECK(p.reject_object_sigma == 4.0);

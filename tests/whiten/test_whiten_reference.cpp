@@ -275,9 +275,10 @@ TEST_CASE("under jitter, stars vanish with shift: resample and stay with shift: 
 TEST_CASE("shift-noise lowers the significance of star residuals, not of the clear sky",
           "[whiten][cpu]") {
   // Bright stars under jitter leave resampling residuals; shift-noise divides them by the
-  // error a registration of that many px leaves at each pixel. Where the sky is flat the
-  // derivatives are the noise's, and the significance moves by about a per cent (measured:
-  // star peak 7.5 -> 3.1 sigma, the clear sky's sum of |z| 1.2 % lower at 0.05 px).
+  // error a registration of that many px leaves at each pixel, from the prediction's
+  // derivatives: on the clear sky those are small, and the significance moves by well under a
+  // per cent (measured: star peak 7.5 -> 4.0 sigma, the clear sky's sum of |z| 0.4 % lower at
+  // 0.15 px).
   SkySequence sky;
   sky.scene = make_star_scene(128, 128, 40, 23, 30.0, 4000.0);
   sky.scene.psf_sigma = 1.0;
@@ -291,7 +292,7 @@ TEST_CASE("shift-noise lowers the significance of star residuals, not of the cle
     return run_whiten(p, sky.shape(), 40, [&](int t) { return sky.frame(t); });
   };
   const WhitenRun off = run_with(0.0);
-  const WhitenRun on = run_with(0.05);
+  const WhitenRun on = run_with(0.15);
   double star_off = 0.0, star_on = 0.0;
   std::vector<bool> near_star(128 * 128, false);
   for (const Star& star : sky.scene.stars) {
@@ -321,12 +322,12 @@ TEST_CASE("shift-noise lowers the significance of star residuals, not of the cle
       }
     }
   }
-  INFO("star residual peak: shift-noise 0 " << star_off << " sigma, 0.05 px " << star_on
+  INFO("star residual peak: shift-noise 0 " << star_off << " sigma, 0.15 px " << star_on
                                             << "; clear sky " << sky_off << " / " << sky_on);
   CHECK(star_off > 6.0);  // the residuals this scene leaves without the term
-  CHECK(star_on < 0.5 * star_off);
+  CHECK(star_on < 0.6 * star_off);
   CHECK(sky_on <= sky_off);
-  CHECK(sky_on > 0.98 * sky_off);
+  CHECK(sky_on > 0.99 * sky_off);
 }
 
 TEST_CASE("a mover survives whitening while the stars vanish", "[whiten][cpu]") {

@@ -11,8 +11,8 @@
 //   grid, a bicubic step apart, so the pass splits: predict (aligned, whiten_store.cu), this
 //   camera pass (B(p) = b(p - s) by the shared bicubic rule, then as above, and the outlier
 //   test kept per pixel for the store; with shift-noise the significance outputs add
-//   registration_variance() from x's four neighbours), store and masks (aligned,
-//   whiten_store.cu).
+//   registration_variance() of the aligned prediction, from the tile's taps), store and masks
+//   (aligned, whiten_store.cu).
 //
 // Schedule: the fused pass grid-stride, one pixel per thread per tile, a fixed grid
 // (kWhitenPixelBlocks) so the Gram row partials (one row per block, reduced in a fixed tree)
@@ -123,14 +123,13 @@ __global__ void __launch_bounds__(kWhitenBlock)
       const float prediction = predicted ? bicubic_column(k.wy, rows, r, c) : 0.0f;
       const std::size_t p = static_cast<std::size_t>(y) * w + x;
       const float value = __ldg(s.x + p);
-      // shift-noise: the registration's error times the frame's gradient (the neighbours come
-      // from L1: the block's own tile and its edges).
+      // shift-noise: the registration's variance from the aligned prediction around the
+      // pixel's place on that grid, the tile's taps (taps[r + 1][c + 1] is b at (x + ox,
+      // y + oy), clamped at the frame's edges as the CPU clamps it).
       const float registration =
-          plan.noise.shift_noise2 > 0.0f
-              ? registration_variance(
-                    value, x > 0 ? __ldg(s.x + p - 1) : value,
-                    x + 1 < w ? __ldg(s.x + p + 1) : value, y > 0 ? __ldg(s.x + p - w) : value,
-                    y + 1 < h ? __ldg(s.x + p + w) : value, plan.noise.shift_noise2)
+          predicted && plan.noise.shift_noise2 > 0.0f
+              ? registration_variance(taps[r + 1][c + 1], taps[r + 1][c], taps[r + 1][c + 2],
+                                      taps[r][c + 1], taps[r + 2][c + 1], plan.noise.shift_noise2)
               : 0.0f;
       rejected = camera_pixel(s, plan, p, x, y, value, despiked_at(s, p), prediction, in, out,
                               Objects ? s.rho : nullptr, registration);

@@ -105,14 +105,15 @@ STARSIFT_HD float pixel_sigma(float var_before, const WhitenNoiseConstants& c) {
 }
 
 // The variance alignment leaves at a pixel for a registration error of shift-noise px:
-// shift_noise2 (|grad x|^2 + (lap x)^2 / 4). The gradient term is ZOGY's astrometric noise (a
+// shift_noise2 (|grad b|^2 + (lap b)^2 / 4). The gradient term is ZOGY's astrometric noise (a
 // frame aligned delta off leaves delta . grad); the Laplacian's is the resampling's: the
 // bicubic rule misses a sampled star's core by an amount that follows its curvature, which a
-// gradient, 0 at the peak, does not see. Derivatives by central differences of the camera
-// frame x (`centre` and its left, right, up and down neighbours; a neighbour outside the frame
-// or not finite reads as the centre, so an edge or a bad pixel adds nothing of its own). On the
-// clear sky they are the noise's: sigma grows by ~0.6 % at 0.05 px. 0 where shift_noise2 is 0
-// or the centre is not finite. Each float operation rounds on its own, alike on every backend.
+// gradient, 0 at the peak, does not see. Derivatives by central differences of the prediction b
+// on the aligned grid around the pixel's place there (`centre` and its left, right, up and
+// down neighbours, clamped at the frame's edges; a neighbour that is not finite reads as the
+// centre): b is the scene without the frame's own noise or movers, so the clear sky keeps its
+// sigma and a mover does not raise its own. 0 where shift_noise2 is 0 or the centre is not
+// finite. Each float operation rounds on its own, alike on every backend.
 STARSIFT_HD float registration_variance(float centre, float left, float right, float up, float down,
                                         float shift_noise2) {
   if (!(shift_noise2 > 0.0f) || !finite_float(centre)) return 0.0f;

@@ -545,14 +545,19 @@ void WhitenState::residual_and_output(int n, ConstImageView in, ImageView out, T
           rejected_count += rejected;
         }
         const float sigma = pixel_sigma(var_before, c);
-        // The significance outputs add the registration's error at this pixel (shift-noise).
+        // The significance outputs add the registration's error at this pixel (shift-noise),
+        // from the aligned prediction around the pixel's place on that grid (as the CUDA
+        // camera pass reads it from its tile).
         const auto z = [&] {
           float registration = 0.0f;
-          if (c.shift_noise2 > 0.0f) {
-            const float* row = m.x.data() + static_cast<std::size_t>(y) * w;
-            registration = registration_variance(
-                row[i], i > 0 ? row[i - 1] : row[i], i + 1 < w ? row[i + 1] : row[i],
-                y > 0 ? row[i - w] : row[i], y + 1 < h ? row[i + w] : row[i], c.shift_noise2);
+          if (c.shift_noise2 > 0.0f && resampled && n >= 1) {
+            const int bx = i + to_camera_.ox, by = y + to_camera_.oy;
+            const auto b_at = [&](int xx, int yy) {
+              return m.b[static_cast<std::size_t>(clamp_index(yy, h)) * w + clamp_index(xx, w)];
+            };
+            registration =
+                registration_variance(b_at(bx, by), b_at(bx - 1, by), b_at(bx + 1, by),
+                                      b_at(bx, by - 1), b_at(bx, by + 1), c.shift_noise2);
           }
           return pixel_significance(rho, significance_sigma(var_before, registration, c), c);
         };
