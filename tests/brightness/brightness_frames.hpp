@@ -75,11 +75,16 @@ inline void fill_random(TestImage& img, double max, std::uint32_t seed) {
   });
 }
 
+// The brightness tests' worker threads, shared by every file that includes this one.
+inline ThreadPool& pool() {
+  static ThreadPool threads(2);
+  return threads;
+}
+
 inline TestImage reference_of(const BrightnessParams& params, const FrameShape& shape,
                               const TestImage& in) {
-  static ThreadPool pool(2);
   TestImage out(in.width, in.height, in.format);
-  brightness_reference(params, shape, in.cview(), out.view(), pool);
+  brightness_reference(params, shape, in.cview(), out.view(), pool());
   return out;
 }
 

@@ -20,11 +20,6 @@ using namespace starsift::test;
 
 namespace {
 
-ThreadPool& pool() {
-  static ThreadPool threads(2);
-  return threads;
-}
-
 // A frame of the synthetic sky (GRAY16, 12 bits), `width` x `height`.
 TestImage sky_frame(int width, int height) {
   SkyParams params;

@@ -25,11 +25,6 @@ namespace px = starsift::cuda::brightness_pixel;
 
 namespace {
 
-ThreadPool& pool() {
-  static ThreadPool threads(2);
-  return threads;
-}
-
 bool is_bgr(PixelFormat format) {
   return format == PixelFormat::Bgra || format == PixelFormat::Bgrx;
 }

@@ -24,11 +24,6 @@ using namespace starsift::test;
 
 namespace {
 
-ThreadPool& pool() {
-  static ThreadPool threads(2);
-  return threads;
-}
-
 // One axis's tables as tent_tables_kernel fills them: an entry per pixel and the runs' starts,
 // samples + 1 of them.
 struct Tables {

@@ -13,6 +13,9 @@
 
 namespace starsift::test {
 
+// The frame interval the detection element tests stamp their buffers with (30 frames/s).
+inline constexpr GstClockTime kFrame = GST_SECOND / 30;
+
 // Frames of a synthetic sky with 3 bright movers (SNR 25-40, 1-2 px/frame) and no stars,
 // GRAY16.
 std::vector<TestImage> sky_frames(int count, int width, int height);

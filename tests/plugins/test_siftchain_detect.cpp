@@ -24,8 +24,6 @@ using namespace starsift::test;
 
 namespace {
 
-constexpr GstClockTime kFrame = GST_SECOND / 30;
-
 // What one frame's buffer carries after detection: the catalogue and the movers.
 struct Linked {
   std::vector<DetectedObject> objects;

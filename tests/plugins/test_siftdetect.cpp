@@ -34,8 +34,6 @@ using namespace starsift::test;
 
 namespace {
 
-constexpr GstClockTime kFrame = GST_SECOND / 30;
-
 std::string temp_path(const char* name) {
   return std::string(g_get_tmp_dir()) + "/starsift_test_detect_" + std::to_string(getpid()) + "_" +
          name;
