@@ -398,9 +398,12 @@ class Bench {
       p.stretch_max = 0.95 * brightness_sample_max(shape);
     }
     std::string error;
+    // As the stage runs it: the tent tables built by the first call of a size and sigma.
+    cuda::BrightnessTables tables;
     const Launch launch = [&](int i) -> const char* {
-      const cudaError_t s = cuda::launch_brightness(p, shape, fs.in(i), fs.out(i), scratch.data(),
-                                                    scratch.size(), stream_.get());
+      const cudaError_t s =
+          cuda::launch_brightness(p, shape, fs.in(i), fs.out(i), scratch.data(), scratch.size(),
+                                  stream_.get(), cuda::GaussPath::Auto, &tables);
       if (s == cudaSuccess) return nullptr;
       error = cuda_error("launch_brightness", s);
       return error.c_str();

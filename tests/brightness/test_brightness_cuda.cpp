@@ -833,3 +833,61 @@ TEST_CASE("CUDA brightness, percentile: frames in a row on one scratch select as
       }
     }
 }
+
+TEST_CASE("CUDA brightness: tent tables kept across frames give what fresh ones give",
+          "[brightness][cuda]") {
+  // One scratch and one BrightnessTables record, sized for the larger frame: frames alternate
+  // sigma (another small plane on the same frame), frame size (another layout), a frame of
+  // mode clahe (which writes over the tables) and one below sigma 8 (which leaves them), each
+  // against its run on a fresh scratch; the record must make the launcher rebuild the tables
+  // exactly where they no longer hold.
+  const Case c{PixelFormat::Rgba, 8};
+  const TestImage big = random_frame(c, 517, 263, 1400);
+  const TestImage small = edges_frame(c.format, 301, 97, max_of(c));
+  struct Step {
+    const TestImage* in;
+    BrightnessMode mode;
+    double sigma;
+  };
+  const Step steps[] = {
+      {&big, BrightnessMode::Local, 40.0},   {&big, BrightnessMode::Local, 40.0},
+      {&big, BrightnessMode::Local, 16.0},   {&big, BrightnessMode::Local, 40.0},
+      {&small, BrightnessMode::Local, 40.0}, {&big, BrightnessMode::Local, 40.0},
+      {&big, BrightnessMode::Clahe, 40.0},   {&big, BrightnessMode::Local, 40.0},
+      {&big, BrightnessMode::Local, 4.0},    {&big, BrightnessMode::Local, 40.0},
+      {&small, BrightnessMode::Local, 8.0},  {&small, BrightnessMode::Local, 100.0}};
+  std::size_t bytes = 0;
+  for (const Step& s : steps) {
+    BrightnessParams p;
+    p.mode = s.mode;
+    bytes = std::max(bytes, cuda::brightness_scratch_bytes(p, shape_of(*s.in, c.bits)));
+  }
+  Scratch scratch(bytes);
+  cuda::BrightnessTables tables;
+  int i = 0;
+  for (const Step& s : steps) {
+    const FrameShape shape = shape_of(*s.in, c.bits);
+    BrightnessParams p;
+    p.mode = s.mode;
+    p.sigma = s.sigma;
+    p.stretch = BrightnessStretch::Percentile;
+    const Run fresh = run_cuda(p, shape, *s.in, true);
+    DeviceCopy d_in(*s.in, padding(c.format, s.in->width, true, 0));
+    const TestImage blank(s.in->width, s.in->height, c.format);
+    DeviceCopy d_out(blank, padding(c.format, s.in->width, true, 1));
+    cuda::check(
+        cuda::launch_brightness(p, shape, const_view(d_in.view()), d_out.view(), scratch.ptr,
+                                scratch.bytes, nullptr, cuda::GaussPath::Auto, &tables),
+        "launch_brightness");
+    cuda::check(cudaDeviceSynchronize(), "sync");
+    INFO("step " << i++ << ": " << s.in->width << "x" << s.in->height << " sigma " << s.sigma
+                 << (s.mode == BrightnessMode::Clahe ? " clahe" : ""));
+    CHECK(d_out.download().same_pixels(fresh.out));
+    // Recorded by a launch from sigma 8, cleared by one of mode clahe.
+    if (s.mode == BrightnessMode::Clahe) CHECK(tables.at == nullptr);
+    if (s.sigma >= 8.0 && s.mode == BrightnessMode::Local) {
+      CHECK(tables.at != nullptr);
+      CHECK(tables.width == s.in->width);
+    }
+  }
+}

@@ -10,7 +10,9 @@
 // | tent_tables    | -                 | each axis's tents (scratch) | LuminanceBlur's floats   |
 // |                |                   |                             | (tent_axis.hpp): a warp  |
 // |                |                   |                             | per pixel, its totals'   |
-// |                |                   |                             | shares in parallel       |
+// |                |                   |                             | shares in parallel; only |
+// |                |                   |                             | when BrightnessTables    |
+// |                |                   |                             | records other sizes      |
 // | reduce_rows    | the frame         | rows: height x n_x floats   | Y bit for bit the        |
 // |                |                   |                             | reference's, reduced     |
 // |                |                   |                             | across by the tents      |
@@ -168,6 +170,24 @@ struct BrightnessStretchRange {
   std::uint32_t residual[2] = {0, 0};
 };
 
+// What the small plane's tent tables in a scratch were built for (host memory, kept by the
+// caller with its scratch): where they lie and the sizes they depend on, the frame's and the
+// small plane's (which sigma sets). Passed to launch_brightness or launch_brightness_blur, a
+// launch from sigma 8 (Auto) builds the tables only where this differs from its own and then
+// records them; one that lays the scratch out otherwise (mode clahe, another frame size) clears
+// it. The tables depend on nothing else, so this saves the tent_tables kernel on every frame
+// but the first of a size and sigma. Clear it (= {}) whenever the scratch is allocated anew or
+// written by anything other than these launchers; launches that share it are ordered as
+// launches on one scratch must be anyway (one stream).
+struct BrightnessTables {
+  const void* at = nullptr;  // the tables' first byte in the scratch; null: none recorded
+  int width = 0;
+  int height = 0;
+  int small_width = 0;
+  int small_height = 0;
+  friend bool operator==(const BrightnessTables&, const BrightnessTables&) = default;
+};
+
 // Bytes of device scratch launch_brightness needs for frames of `shape` with `params`: the
 // range and histograms of the stretch, then for mode local the Y and B planes and
 // launch_gauss's scratch for any path, and the small plane's tables, planes and scratch at
@@ -189,11 +209,12 @@ const BrightnessStretchRange* brightness_stretch_range(const void* scratch) noex
 // reference's exact sums, for tests; Recursive). Parameters are
 // validated by the caller (BrightnessParams::validate_frames); views that break the
 // limitations above, or too little scratch, return cudaErrorInvalidValue, as launch_clahe's
-// refusals (a grid whose tiles are wider than 65535 pixels).
+// refusals (a grid whose tiles are wider than 65535 pixels). `tables`: the caller's record of
+// the scratch's tent tables (above), or null to build them on every launch that needs them.
 cudaError_t launch_brightness(const BrightnessParams& params, const FrameShape& shape,
                               ConstImageView in, ImageView out, void* scratch,
                               std::size_t scratch_bytes, cudaStream_t stream,
-                              GaussPath blur = GaussPath::Auto);
+                              GaussPath blur = GaussPath::Auto, BrightnessTables* tables = nullptr);
 
 // B, as mode local's correction reads it for these parameters (`blur` as above), written into
 // `blurred` (a GRAY32F device frame of the frame's size, 4-byte aligned, any pitch of whole
@@ -202,6 +223,7 @@ cudaError_t launch_brightness(const BrightnessParams& params, const FrameShape& 
 cudaError_t launch_brightness_blur(const BrightnessParams& params, const FrameShape& shape,
                                    ConstImageView in, ImageView blurred, void* scratch,
                                    std::size_t scratch_bytes, cudaStream_t stream,
-                                   GaussPath blur = GaussPath::Auto);
+                                   GaussPath blur = GaussPath::Auto,
+                                   BrightnessTables* tables = nullptr);
 
 }  // namespace starsift::cuda

@@ -1127,6 +1127,7 @@ struct FrameLaunch {
   dim3 grid;
   dim3 block;
   cudaStream_t stream;
+  BrightnessTables* tables;  // the caller's record of the scratch's tent tables, or null
 };
 
 // Steps 3-5 for frames of format F, C from `source`: the stretch (selected on the device for
@@ -1223,10 +1224,17 @@ cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
   y.pixels = height;
   y.samples = small_height;
   y.spacing = tent_axis::spacing(height, small_height);
-  constexpr int kTableThreads = 256;  // 8 pixels a block, a warp each
-  constexpr int kTablePixels = kTableThreads / 32;
-  tent_tables_kernel<<<(width + height + kTablePixels - 1) / kTablePixels, kTableThreads, 0,
-                       a.stream>>>(x, y);
+  // The tables depend on the sizes alone (the spacings follow from them): built when the
+  // caller's record says the scratch holds other ones, or keeps none.
+  const BrightnessTables built{l.x_axis.left, width, height, small_width, small_height};
+  if (!a.tables || !(*a.tables == built)) {
+    if (a.tables) *a.tables = {};
+    constexpr int kTableThreads = 256;  // 8 pixels a block, a warp each
+    constexpr int kTablePixels = kTableThreads / 32;
+    tent_tables_kernel<<<(width + height + kTablePixels - 1) / kTablePixels, kTableThreads, 0,
+                         a.stream>>>(x, y);
+    if (a.tables && cudaPeekAtLastError() == cudaSuccess) *a.tables = built;
+  }
   const dim3 across((small_width + kSamplesPerWarp - 1) / kSamplesPerWarp,
                     (height + kBlockY - 1) / kBlockY);
   reduce_rows_kernel<F><<<across, a.block, 0, a.stream>>>(a.f, a.k.max, x, l.rows);
@@ -1280,6 +1288,19 @@ bool frame_launch_of(const BrightnessParams& params, const FrameShape& shape, Co
   return true;
 }
 
+// Forgets the tables the caller's record names unless this launch leaves them in place: mode
+// local on the same scratch and frame size lays its planes out as the launch that built them
+// (sigma moves only the small plane's size, never where the tables lie); mode clahe, or
+// another size, writes its planes over them.
+void keep_tables(BrightnessTables* tables, const BrightnessParams& params, const FrameShape& shape,
+                 const Layout& l) {
+  if (!tables) return;
+  if (params.mode != BrightnessMode::Local || tables->at != l.x_axis.left ||
+      tables->width != shape.width || tables->height != shape.height) {
+    *tables = {};
+  }
+}
+
 }  // namespace
 
 std::size_t brightness_scratch_bytes(const BrightnessParams& params,
@@ -1293,7 +1314,8 @@ const BrightnessStretchRange* brightness_stretch_range(const void* scratch) noex
 
 cudaError_t launch_brightness(const BrightnessParams& params, const FrameShape& shape,
                               ConstImageView in, ImageView out, void* scratch,
-                              std::size_t scratch_bytes, cudaStream_t stream, GaussPath blur) {
+                              std::size_t scratch_bytes, cudaStream_t stream, GaussPath blur,
+                              BrightnessTables* tables) {
   const int width = shape.width;
   const int height = shape.height;
   const std::size_t pixels = static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
@@ -1307,7 +1329,8 @@ cudaError_t launch_brightness(const BrightnessParams& params, const FrameShape& 
   const dim3 block(kBlockX, kBlockY);
   const dim3 grid((width + kBlockX * kGroup - 1) / (kBlockX * kGroup),
                   (height + kBlockY - 1) / kBlockY);
-  const FrameLaunch a{params, f, k, l, pixels, grid, block, stream};
+  keep_tables(tables, params, shape, l);
+  const FrameLaunch a{params, f, k, l, pixels, grid, block, stream, tables};
 
   cudaError_t status = cudaSuccess;
   with_format(shape.format, [&](auto io) {
@@ -1350,7 +1373,8 @@ cudaError_t launch_brightness(const BrightnessParams& params, const FrameShape& 
 
 cudaError_t launch_brightness_blur(const BrightnessParams& params, const FrameShape& shape,
                                    ConstImageView in, ImageView blurred, void* scratch,
-                                   std::size_t scratch_bytes, cudaStream_t stream, GaussPath blur) {
+                                   std::size_t scratch_bytes, cudaStream_t stream, GaussPath blur,
+                                   BrightnessTables* tables) {
   const int width = shape.width;
   const int height = shape.height;
   if (params.mode != BrightnessMode::Local || blurred.format != PixelFormat::Gray32F ||
@@ -1374,7 +1398,8 @@ cudaError_t launch_brightness_blur(const BrightnessParams& params, const FrameSh
   const dim3 grid((width + kBlockX * kGroup - 1) / (kBlockX * kGroup),
                   (height + kBlockY - 1) / kBlockY);
   const std::size_t pixels = static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
-  const FrameLaunch a{params, f, k, l, pixels, grid, block, stream};
+  keep_tables(tables, params, shape, l);
+  const FrameLaunch a{params, f, k, l, pixels, grid, block, stream, tables};
   cudaError_t status = cudaSuccess;
   with_format(shape.format, [&](auto io) {
     using F = decltype(io);

@@ -4,7 +4,9 @@
 // (enqueue()). The scratch is allocated at configure for the frame size and the parameters,
 // and serves mode local at any sigma, strength, alpha or stretch; it grows, once, the first
 // time parameters need more (a live change to mode clahe, a finer grid or a deeper bit depth),
-// never per frame.
+// never per frame. The small plane's tent tables are built once per frame size and sigma: the
+// stage keeps the record of them (cuda::BrightnessTables) with the scratch and clears it
+// whenever the scratch is allocated anew; the launcher rebuilds them when sigma changes.
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -45,6 +47,7 @@ class BrightnessStageCuda final : public BrightnessStage {
         shape.format != shape_->format || shape.bit_depth != shape_->bit_depth) {
       scratch_.release();
       scratch_bytes_ = 0;
+      tables_ = {};
     }
     shape_ = shape;
     reserve_scratch();
@@ -55,9 +58,10 @@ class BrightnessStageCuda final : public BrightnessStage {
       throw Error("brightness: a frame before configure()", "configure() or configure_device()");
     }
     reserve_scratch();
-    cuda::check(cuda::launch_brightness(params_, *shape_, in, out, scratch_.data(), scratch_bytes_,
-                                        static_cast<cudaStream_t>(stream)),
-                "brightness kernel launch");
+    cuda::check(
+        cuda::launch_brightness(params_, *shape_, in, out, scratch_.data(), scratch_bytes_,
+                                static_cast<cudaStream_t>(stream), cuda::GaussPath::Auto, &tables_),
+        "brightness kernel launch");
   }
 
   void process(ConstImageView in, ImageView out) override {
@@ -84,6 +88,7 @@ class BrightnessStageCuda final : public BrightnessStage {
     cuda::use_device(device_id_);
     scratch_.release();
     scratch_bytes_ = 0;
+    tables_ = {};
     scratch_.allocate(need, 1);
     scratch_bytes_ = need;
   }
@@ -93,6 +98,7 @@ class BrightnessStageCuda final : public BrightnessStage {
   HostStaging staging_;  // process() only
   cuda::DeviceImage scratch_;
   std::size_t scratch_bytes_ = 0;
+  cuda::BrightnessTables tables_;  // what the scratch's tent tables were built for
 };
 
 }  // namespace
