@@ -20,8 +20,11 @@
 // | small_blur     | the small plane   | it blurred                  | sigma_s, reflect-101;    |
 // |                |                   |                             | the CPU's path: the      |
 // |                |                   |                             | exact sums, one kernel   |
-// |                |                   |                             | up to radius 32 (a tile  |
-// |                |                   |                             | in shared memory), else  |
+// |                |                   |                             | up to radius 32 (16 x 16 |
+// |                |                   |                             | tiles and their apron in |
+// |                |                   |                             | shared memory: ~500      |
+// |                |                   |                             | blocks at 4K sigma 40),  |
+// |                |                   |                             | else                     |
 // |                |                   |                             | launch_gauss Separable;  |
 // |                |                   |                             | its recursion where      |
 // |                |                   |                             | gauss_cpu_recursive()    |

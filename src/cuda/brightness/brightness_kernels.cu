@@ -520,14 +520,26 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
 
 // The small plane's blur in one kernel where both radii are at most kSmallBlurRadius (sigma
 // 40: radius 20): launch_gauss's separable sums (w0 x0 + sum_i w_i (x_-i + x_i), fused
-// multiply-adds, reflect-101) over a 32 x 32 tile and its apron in shared memory, the row
-// pass into a second buffer and the column pass from it, as its fused path does for radii up
-// to kMaxFusedRadius. The weights are gauss_half_weights()'s, the CPU's, passed by value:
-// one launch where the separable path took four (two for the weights), each a few
-// microseconds of latency on a plane of some 130 k floats.
+// multiply-adds, reflect-101) over a kSmallTile x kSmallTile tile and its apron in shared
+// memory, the row pass into a second buffer and the column pass from it, as its fused path
+// does for radii up to kMaxFusedRadius. The weights are gauss_half_weights()'s, the CPU's,
+// passed by value: one launch where the separable path took four (two for the weights), each
+// a few microseconds of latency on a plane of some 130 k floats. Tiles of 16 x 16 with their
+// 256 threads: at sigma 40 on a 4K frame some 500 blocks, about 4 on each SM at once, where
+// tiles of 32 x 32 gave 144 (one an SM, each thread 13 sums of 2 r + 1 terms one after another
+// where it now takes 5), latency bound. Every output is the same sums in the same order.
 constexpr int kSmallBlurRadius = 32;
-constexpr int kSmallTile = 32;
-constexpr int kSmallApron = kSmallTile + 2 * kSmallBlurRadius;  // 48 KiB of shared memory
+constexpr int kSmallTile = 16;
+constexpr int kSmallThreads = kSmallTile * kSmallTile;
+// The tile's rows in shared memory: a pitch of 16 floats past a multiple of 32, so that the
+// two rows a warp's row pass reads fall in different banks.
+constexpr int kSmallPitchMax = kSmallTile + 2 * kSmallBlurRadius;  // 80: 16 past 64
+constexpr int kSmallApron = kSmallTile + 2 * kSmallBlurRadius;     // 30 KiB of shared memory
+
+__host__ __device__ constexpr int small_pitch(int in_w) {
+  return in_w + (48 - in_w % 32) % 32;
+}
+static_assert(small_pitch(kSmallApron) == kSmallPitchMax, "the widest apron's pitch");
 
 struct SmallWeights {
   float w[kSmallBlurRadius + 1];  // w[0] the centre, w[i] at distance i
@@ -540,29 +552,34 @@ SmallWeights small_weights(double sigma, int radius) {
   return h;
 }
 
-__global__ void __launch_bounds__(kBlockX* kBlockY)
+__global__ void __launch_bounds__(kSmallThreads)
     small_blur_kernel(Plane in, Plane out, int width, int height, SmallWeights wx,
                       SmallWeights wy) {
-  static_assert(kBlockX == kSmallTile, "a lane a column of the tile");
-  __shared__ float tile[kSmallApron * kSmallApron];   // the input and apron, in_h x in_w
-  __shared__ float across[kSmallApron * kSmallTile];  // summed along x, in_h x kSmallTile
+  __shared__ float tile[kSmallApron * kSmallPitchMax];  // the input and apron, in_h x pitch
+  __shared__ float across[kSmallApron * kSmallTile];    // summed along x, in_h x kSmallTile
   const int rx = wx.radius;
   const int ry = wy.radius;
   const int in_w = kSmallTile + 2 * rx;
   const int in_h = kSmallTile + 2 * ry;
+  const int pitch = small_pitch(in_w);
   const int x0 = static_cast<int>(blockIdx.x) * kSmallTile;
   const int y0 = static_cast<int>(blockIdx.y) * kSmallTile;
-  for (int ly = static_cast<int>(threadIdx.y); ly < in_h; ly += kBlockY) {
+  const int tid = static_cast<int>(threadIdx.x);
+  for (int i = tid; i < in_w * in_h; i += kSmallThreads) {
+    const int ly = i / in_w;
+    const int lx = i - ly * in_w;
     const int sy = border_index(y0 - ry + ly, height, BorderMode::Reflect101);
-    for (int lx = static_cast<int>(threadIdx.x); lx < in_w; lx += kBlockX) {
-      const int sx = border_index(x0 - rx + lx, width, BorderMode::Reflect101);
-      tile[ly * in_w + lx] = *in.at(sx, sy);
-    }
+    const int sx = border_index(x0 - rx + lx, width, BorderMode::Reflect101);
+    tile[ly * pitch + lx] = *in.at(sx, sy);
   }
   __syncthreads();
-  const int lx = static_cast<int>(threadIdx.x);
-  for (int ly = static_cast<int>(threadIdx.y); ly < in_h; ly += kBlockY) {
-    const float* t = tile + ly * in_w + lx + rx;
+  // Half a warp a row: lx a column of the tile, ly the row the thread starts at.
+  const int lx = tid % kSmallTile;
+  const int first = tid / kSmallTile;
+  constexpr int kRowsAtOnce = kSmallThreads / kSmallTile;
+  static_assert(kRowsAtOnce == kSmallTile, "the column pass: an output a thread");
+  for (int ly = first; ly < in_h; ly += kRowsAtOnce) {
+    const float* t = tile + ly * pitch + lx + rx;
     float s = wx.w[0] * t[0];
 #pragma unroll 4
     for (int i = 1; i <= rx; ++i) s = fmaf(wx.w[i], t[-i] + t[i], s);
@@ -570,16 +587,13 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
   }
   __syncthreads();
   const int x = x0 + lx;
-  if (x >= width) return;
-  for (int ly = static_cast<int>(threadIdx.y); ly < kSmallTile; ly += kBlockY) {
-    const int y = y0 + ly;
-    if (y >= height) break;
-    const float* t = across + (ly + ry) * kSmallTile + lx;
-    float s = wy.w[0] * t[0];
+  const int y = y0 + first;
+  if (x >= width || y >= height) return;
+  const float* t = across + (first + ry) * kSmallTile + lx;
+  float s = wy.w[0] * t[0];
 #pragma unroll 4
-    for (int j = 1; j <= ry; ++j) s = fmaf(wy.w[j], t[-j * kSmallTile] + t[j * kSmallTile], s);
-    *out.at(x, y) = s;
-  }
+  for (int j = 1; j <= ry; ++j) s = fmaf(wy.w[j], t[-j * kSmallTile] + t[j * kSmallTile], s);
+  *out.at(x, y) = s;
 }
 
 // Each row of the blurred small plane interpolated across to the frame's width, once, as
@@ -1251,7 +1265,7 @@ cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
   if (!recursive && rx <= kSmallBlurRadius && ry <= kSmallBlurRadius) {
     const dim3 tiles((small_width + kSmallTile - 1) / kSmallTile,
                      (small_height + kSmallTile - 1) / kSmallTile);
-    small_blur_kernel<<<tiles, a.block, 0, a.stream>>>(
+    small_blur_kernel<<<tiles, kSmallThreads, 0, a.stream>>>(
         l.small, l.small_blurred, small_width, small_height, small_weights(gauss.sigma_x, rx),
         small_weights(gauss.sigma_y, ry));
   } else {
