@@ -17,19 +17,26 @@
 // |                |                   |                             | reference's, reduced     |
 // |                |                   |                             | across by the tents      |
 // | reduce_columns | rows              | the small plane             | reduced down             |
-// | small_blur     | the small plane   | it blurred                  | sigma_s, reflect-101;    |
-// |                |                   |                             | the CPU's path: the      |
+// | small_blur     | the small plane,  | its rows at the frame's     | sigma_s, reflect-101;    |
+// |                | the x tents       | width: n_y x width floats   | the CPU's path: the      |
 // |                |                   |                             | exact sums, one kernel   |
 // |                |                   |                             | up to radius 32 (16 x 16 |
 // |                |                   |                             | tiles and their apron in |
-// |                |                   |                             | shared memory: ~500      |
+// |                |                   |                             | shared memory: ~560      |
 // |                |                   |                             | blocks at 4K sigma 40),  |
-// |                |                   |                             | else                     |
-// |                |                   |                             | launch_gauss Separable;  |
-// |                |                   |                             | its recursion where      |
-// |                |                   |                             | gauss_cpu_recursive()    |
+// |                |                   |                             | the rows then            |
+// |                |                   |                             | interpolated across as   |
+// |                |                   |                             | LuminanceBlur does, a    |
+// |                |                   |                             | tile's pixels from its   |
+// |                |                   |                             | shared memory (tiles     |
+// |                |                   |                             | overlap by a column);    |
+// |                |                   |                             | else launch_gauss        |
+// |                |                   |                             | Separable, or its        |
+// |                |                   |                             | recursion where          |
+// |                |                   |                             | gauss_cpu_recursive(),   |
+// |                |                   |                             | into a plane, then:      |
 // | upsample_rows  | it blurred        | its rows at the frame's     | across, as LuminanceBlur |
-// |                |                   | width: n_y x width floats   |                          |
+// |                |                   | width: n_y x width floats   | after launch_gauss only  |
 // | histogram      | the frame, the    | the histogram (scratch);    | percentile only: v       |
 // |                | upsampled rows    | up to 4096 bins its last    | rounded to a sensor      |
 // |                |                   | block selects lo and hi     | value, one bin each      |

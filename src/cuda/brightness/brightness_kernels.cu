@@ -274,8 +274,8 @@ __device__ float lerp_rounded(float a, float b, float t) {
 
 // Mode local from sigma 2 LuminanceBlur::kMinSmallSigma: B as LuminanceBlur::row() makes it,
 // between the two rows about y of the blurred small plane interpolated across to the frame's
-// width (upsample_rows_kernel), one float4 a group from each (the rows hold whole groups, 0
-// past the width); a few MiB at 4K, read from L2.
+// width (small_blur_kernel or upsample_rows_kernel), one float4 a group from each (the rows hold
+// whole groups, 0 past the width); a few MiB at 4K, read from L2.
 struct SmallSource {
   Plane upsampled;
   const int* top;     // y's small row above, per frame row
@@ -525,16 +525,24 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
 // does for radii up to kMaxFusedRadius. The weights are gauss_half_weights()'s, the CPU's,
 // passed by value: one launch where the separable path took four (two for the weights), each
 // a few microseconds of latency on a plane of some 130 k floats. Tiles of 16 x 16 with their
-// 256 threads: at sigma 40 on a 4K frame some 500 blocks, about 4 on each SM at once, where
+// 256 threads: at sigma 40 on a 4K frame some 560 blocks, about 4 on each SM at once, where
 // tiles of 32 x 32 gave 144 (one an SM, each thread 13 sums of 2 r + 1 terms one after another
 // where it now takes 5), latency bound. Every output is the same sums in the same order.
+//
+// The same launch interpolates the blurred rows across to the frame's width, as
+// upsample_rows_kernel does (its own launch where launch_gauss blurs): a frame pixel needs the
+// samples left of it and right of it, so tiles step by kSmallStep = kSmallTile - 1 samples,
+// each blurring one more column than it owns, and write the frame's pixels whose left sample
+// they own (the x axis's runs), from the tile's blurred values in shared memory. The blurred
+// small plane itself is then never written.
 constexpr int kSmallBlurRadius = 32;
 constexpr int kSmallTile = 16;
 constexpr int kSmallThreads = kSmallTile * kSmallTile;
+constexpr int kSmallStep = kSmallTile - 1;  // the samples a tile owns across
 // The tile's rows in shared memory: a pitch of 16 floats past a multiple of 32, so that the
 // two rows a warp's row pass reads fall in different banks.
 constexpr int kSmallPitchMax = kSmallTile + 2 * kSmallBlurRadius;  // 80: 16 past 64
-constexpr int kSmallApron = kSmallTile + 2 * kSmallBlurRadius;     // 30 KiB of shared memory
+constexpr int kSmallApron = kSmallTile + 2 * kSmallBlurRadius;     // 31 KiB of shared memory
 
 __host__ __device__ constexpr int small_pitch(int in_w) {
   return in_w + (48 - in_w % 32) % 32;
@@ -553,16 +561,17 @@ SmallWeights small_weights(double sigma, int radius) {
 }
 
 __global__ void __launch_bounds__(kSmallThreads)
-    small_blur_kernel(Plane in, Plane out, int width, int height, SmallWeights wx,
-                      SmallWeights wy) {
+    small_blur_kernel(Plane in, int width, int height, SmallWeights wx, SmallWeights wy, TentAxis x,
+                      Plane upsampled) {
   __shared__ float tile[kSmallApron * kSmallPitchMax];  // the input and apron, in_h x pitch
   __shared__ float across[kSmallApron * kSmallTile];    // summed along x, in_h x kSmallTile
+  __shared__ float blurred[kSmallTile * kSmallTile];    // the tile's output
   const int rx = wx.radius;
   const int ry = wy.radius;
   const int in_w = kSmallTile + 2 * rx;
   const int in_h = kSmallTile + 2 * ry;
   const int pitch = small_pitch(in_w);
-  const int x0 = static_cast<int>(blockIdx.x) * kSmallTile;
+  const int x0 = static_cast<int>(blockIdx.x) * kSmallStep;
   const int y0 = static_cast<int>(blockIdx.y) * kSmallTile;
   const int tid = static_cast<int>(threadIdx.x);
   for (int i = tid; i < in_w * in_h; i += kSmallThreads) {
@@ -586,14 +595,35 @@ __global__ void __launch_bounds__(kSmallThreads)
     across[ly * kSmallTile + lx] = s;
   }
   __syncthreads();
-  const int x = x0 + lx;
-  const int y = y0 + first;
-  if (x >= width || y >= height) return;
-  const float* t = across + (first + ry) * kSmallTile + lx;
-  float s = wy.w[0] * t[0];
+  {
+    const float* t = across + (first + ry) * kSmallTile + lx;
+    float s = wy.w[0] * t[0];
 #pragma unroll 4
-  for (int j = 1; j <= ry; ++j) s = fmaf(wy.w[j], t[-j * kSmallTile] + t[j * kSmallTile], s);
-  *out.at(x, y) = s;
+    for (int j = 1; j <= ry; ++j) s = fmaf(wy.w[j], t[-j * kSmallTile] + t[j * kSmallTile], s);
+    blurred[first * kSmallTile + lx] = s;  // past the plane: never read
+  }
+  __syncthreads();
+  // The frame's pixels whose left sample the tile owns, a run each (the last sample's empty),
+  // on the tile's rows; past the frame's width to the end of its last group of four, 0, so
+  // that the correction reads whole groups (by the tile whose pixels reach the width).
+  const int owned_end = min(x0 + kSmallStep, x.samples);
+  const int begin = __ldg(x.run_begin + x0);
+  const int end = __ldg(x.run_begin + owned_end);
+  const int rows = min(kSmallTile, height - y0);
+  const int pad = end == x.pixels && end > begin ? (kGroup - x.pixels % kGroup) % kGroup : 0;
+  const int columns = end - begin + pad;
+  for (int i = tid; i < rows * columns; i += kSmallThreads) {
+    const int r = i / columns;
+    const int p = begin + (i - r * columns);
+    float v = 0.0f;
+    if (p < end) {
+      const int left = __ldg(x.left + p);
+      const int right = min(left + 1, x.samples - 1);  // one column: fraction 0
+      const int at = r * kSmallTile - x0;              // the tile's row r, by sample
+      v = lerp_rounded(blurred[at + left], blurred[at + right], __ldg(x.fraction + p));
+    }
+    *upsampled.at(p, y0 + r) = v;
+  }
 }
 
 // Each row of the blurred small plane interpolated across to the frame's width, once, as
@@ -1263,18 +1293,18 @@ cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
   const int rx = gauss.effective_radius_x();
   const int ry = gauss.effective_radius_y();
   if (!recursive && rx <= kSmallBlurRadius && ry <= kSmallBlurRadius) {
-    const dim3 tiles((small_width + kSmallTile - 1) / kSmallTile,
+    const dim3 tiles((small_width + kSmallStep - 1) / kSmallStep,
                      (small_height + kSmallTile - 1) / kSmallTile);
     small_blur_kernel<<<tiles, kSmallThreads, 0, a.stream>>>(
-        l.small, l.small_blurred, small_width, small_height, small_weights(gauss.sigma_x, rx),
-        small_weights(gauss.sigma_y, ry));
-  } else {
-    const cudaError_t status = launch_gauss(
-        gauss, const_view(plane_view(l.small, small_width, small_height)),
-        plane_view(l.small_blurred, small_width, small_height), l.small_gauss, l.small_gauss_bytes,
-        a.stream, recursive ? GaussPath::Recursive : GaussPath::Separable);
-    if (status != cudaSuccess) return status;
+        l.small, small_width, small_height, small_weights(gauss.sigma_x, rx),
+        small_weights(gauss.sigma_y, ry), x, l.upsampled);
+    return next(SmallSource{l.upsampled, y.left, y.fraction, small_height});
   }
+  const cudaError_t status = launch_gauss(
+      gauss, const_view(plane_view(l.small, small_width, small_height)),
+      plane_view(l.small_blurred, small_width, small_height), l.small_gauss, l.small_gauss_bytes,
+      a.stream, recursive ? GaussPath::Recursive : GaussPath::Separable);
+  if (status != cudaSuccess) return status;
   const dim3 up((width + kBlockX * kGroup - 1) / (kBlockX * kGroup),
                 (small_height + kBlockY - 1) / kBlockY);
   upsample_rows_kernel<<<up, a.block, 0, a.stream>>>(l.small_blurred, x, small_height, l.upsampled);
