@@ -1345,6 +1345,30 @@ void keep_tables(BrightnessTables* tables, const BrightnessParams& params, const
   }
 }
 
+// What both launchers prepare before their kernels: the frame and scratch checked and laid
+// out, the correction's constants, the grid of the full-frame passes, the tables' record.
+struct PreparedFrame {
+  Frame f{};
+  Layout l;
+  Correction k;
+  std::size_t pixels = 0;
+  dim3 grid;
+  dim3 block{kBlockX, kBlockY};
+};
+
+// false where the frames, the scratch or the parameters break the limitations.
+bool prepare_frame(const BrightnessParams& params, const FrameShape& shape, ConstImageView in,
+                   ImageView out, void* scratch, std::size_t scratch_bytes,
+                   BrightnessTables* tables, PreparedFrame& p) {
+  if (!frame_launch_of(params, shape, in, out, scratch, scratch_bytes, p.f, p.l)) return false;
+  p.k = brightness_pixel::correction_of(params, shape);
+  p.pixels = static_cast<std::size_t>(shape.width) * static_cast<std::size_t>(shape.height);
+  p.grid = dim3((shape.width + kBlockX * kGroup - 1) / (kBlockX * kGroup),
+                (shape.height + kBlockY - 1) / kBlockY);
+  keep_tables(tables, params, shape, p.l);
+  return true;
+}
+
 }  // namespace
 
 std::size_t brightness_scratch_bytes(const BrightnessParams& params,
@@ -1362,19 +1386,15 @@ cudaError_t launch_brightness(const BrightnessParams& params, const FrameShape& 
                               BrightnessTables* tables) {
   const int width = shape.width;
   const int height = shape.height;
-  const std::size_t pixels = static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
   const bool clahe = params.mode == BrightnessMode::Clahe;
-  Frame f{};
-  Layout l;
-  if (!frame_launch_of(params, shape, in, out, scratch, scratch_bytes, f, l)) {
+  PreparedFrame p;
+  if (!prepare_frame(params, shape, in, out, scratch, scratch_bytes, tables, p)) {
     return cudaErrorInvalidValue;
   }
-  const Correction k = brightness_pixel::correction_of(params, shape);
-  const dim3 block(kBlockX, kBlockY);
-  const dim3 grid((width + kBlockX * kGroup - 1) / (kBlockX * kGroup),
-                  (height + kBlockY - 1) / kBlockY);
-  keep_tables(tables, params, shape, l);
-  const FrameLaunch a{params, f, k, l, pixels, grid, block, stream, tables};
+  const Frame& f = p.f;
+  const Layout& l = p.l;
+  const dim3 grid = p.grid, block = p.block;
+  const FrameLaunch a{params, f, p.k, l, p.pixels, grid, block, stream, tables};
 
   cudaError_t status = cudaSuccess;
   with_format(shape.format, [&](auto io) {
@@ -1432,24 +1452,17 @@ cudaError_t launch_brightness_blur(const BrightnessParams& params, const FrameSh
   // output too.
   const ImageView unwritten{const_cast<std::byte*>(in.data), in.width, in.height, in.stride,
                             in.format};
-  Frame f{};
-  Layout l;
-  if (!frame_launch_of(params, shape, in, unwritten, scratch, scratch_bytes, f, l)) {
+  PreparedFrame p;
+  if (!prepare_frame(params, shape, in, unwritten, scratch, scratch_bytes, tables, p)) {
     return cudaErrorInvalidValue;
   }
-  const Correction k = brightness_pixel::correction_of(params, shape);
-  const dim3 block(kBlockX, kBlockY);
-  const dim3 grid((width + kBlockX * kGroup - 1) / (kBlockX * kGroup),
-                  (height + kBlockY - 1) / kBlockY);
-  const std::size_t pixels = static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
-  keep_tables(tables, params, shape, l);
-  const FrameLaunch a{params, f, k, l, pixels, grid, block, stream, tables};
+  const FrameLaunch a{params, p.f, p.k, p.l, p.pixels, p.grid, p.block, stream, tables};
   cudaError_t status = cudaSuccess;
   with_format(shape.format, [&](auto io) {
     using F = decltype(io);
     status = local_blur<F>(a, blur, [&](const auto& source) {
-      write_blur_kernel<<<grid, block, 0, stream>>>(source, blurred.data, blurred.stride, width,
-                                                    height);
+      write_blur_kernel<<<p.grid, p.block, 0, stream>>>(source, blurred.data, blurred.stride, width,
+                                                        height);
       return cudaSuccess;
     });
   });
