@@ -201,6 +201,47 @@ TEST_CASE("tracker: a tentative track's second detection gives its velocity", "[
   CHECK(far.counters().tracks_started == 2);
 }
 
+TEST_CASE("tracker: a tentative track with a velocity survives one missed frame", "[tracker]") {
+  // A mover at 5 px/frame along x, detected in frames 0, 1, missed in 2, detected in 3:
+  // the track lives through the miss (tentative, not reported) and is confirmed in frame 3.
+  Tracker tracker;
+  std::vector<DetectedObject> one(1);
+  std::vector<DetectedObject> none;
+  one[0] = at(10.0, 20.0);
+  tracker.update(0, 0, one);
+  one[0] = at(15.0, 20.0);
+  tracker.update(1, kFrameNs, one);
+  tracker.update(2, 2 * kFrameNs, none);
+  REQUIRE(tracker.live_tracks().size() == 1);
+  CHECK(tracker.live_tracks()[0].state == TrackState::Tentative);
+  CHECK(tracker.live_tracks()[0].missed == 1);
+  CHECK(tracker.tracks().empty());
+  one[0] = at(25.0, 20.0);
+  tracker.update(3, 3 * kFrameNs, one);
+  REQUIRE(tracker.tracks().size() == 1);
+  CHECK(tracker.tracks()[0].state == TrackState::Confirmed);
+  CHECK(tracker.tracks()[0].detections == 3);
+  CHECK(tracker.tracks()[0].vx == Approx(5.0).margin(1e-3));
+  CHECK(tracker.counters().tentative_dropped == 0);
+  // Missed twice in a row, it ends.
+  Tracker twice;
+  one[0] = at(10.0, 20.0);
+  twice.update(0, 0, one);
+  one[0] = at(15.0, 20.0);
+  twice.update(1, kFrameNs, one);
+  twice.update(2, 2 * kFrameNs, none);
+  twice.update(3, 3 * kFrameNs, none);
+  CHECK(twice.live_tracks().empty());
+  CHECK(twice.counters().tentative_dropped == 1);
+  // A single detection has no velocity to coast on: it ends at its first miss.
+  Tracker single;
+  one[0] = at(10.0, 20.0);
+  single.update(0, 0, one);
+  single.update(1, kFrameNs, none);
+  CHECK(single.live_tracks().empty());
+  CHECK(single.counters().tentative_dropped == 1);
+}
+
 TEST_CASE("tracker: a gap of coast frames keeps the id, a longer one ends the track", "[tracker]") {
   TrackerParams p;
   p.coast = 2;
@@ -375,11 +416,13 @@ TEST_CASE("tracker: static stars never become movers when min_speed is set", "[t
 TEST_CASE("tracker: random false detections confirm few tracks", "[tracker]") {
   // 50 detections a frame uniform in 1024^2 with the default parameters (gate 3, confirm 3,
   // coast 2, max_speed 10): a track needs a second detection within 13 px of its first
-  // (0.025 expected) and a third within 3 px of the prediction (0.0013 expected), so about
-  // 50 * 0.025 * 0.0013 = 1.7 false confirmed tracks per 1000 frames are expected.
-  // Measured here (seed 2024, 20000 frames): 1.65 per 1000 frames (33 tracks), none with
-  // more than 3 detections, each ending after its coast. Over 100000 frames and three seeds:
-  // 1.4-1.7 per 1000; with confirm 4, none.
+  // (0.025 expected) and a third within 3 px of the prediction (0.0013 expected), in the next
+  // frame or, missed once, the one after (twice the chance), so about
+  // 50 * 0.025 * 2 * 0.0013 = 3.4 false confirmed tracks per 1000 frames are expected.
+  // Measured here (seed 2024, 20000 frames): 3.7 per 1000 frames, none with more than 3
+  // detections, each ending after its coast (1.65 before a tentative track survived a miss).
+  // Real skies give far fewer: the shipped chain's 0.03 false detections per Mpix-frame
+  // confirmed no false track in 400 frames (docs/detect.md, "Life of a track").
   std::mt19937 rng(2024);
   std::uniform_real_distribution<double> where(0.0, 1024.0);
   Tracker tracker;
@@ -397,7 +440,7 @@ TEST_CASE("tracker: random false detections confirm few tracks", "[tracker]") {
   const TrackerCounters& c = tracker.counters();
   const double per_1000 = 1000.0 * static_cast<double>(c.tracks_confirmed) / frames;
   INFO("false confirmed tracks per 1000 frames: " << per_1000 << ", longest " << longest);
-  CHECK(per_1000 < 4.0);
+  CHECK(per_1000 < 5.0);
   CHECK(longest <= 5);
   CHECK(c.overflow == 0);
   CHECK(c.tracks_started - c.tentative_dropped - c.confirmed_ended == tracker.live_tracks().size());

@@ -281,8 +281,11 @@ void Tracker::update(std::uint64_t frame, std::int64_t timestamp_ns,
           static_cast<std::uint32_t>(std::min<std::uint64_t>(frame - t.last_frame, UINT32_MAX));
       bool ends = false;
       if (t.state == TrackState::Tentative) {
-        ends = true;
-        ++counters_.tentative_dropped;
+        // A tentative track with a velocity (two detections or more) survives one frame
+        // without a detection: a faint fast mover missed once is still on its line. Without a
+        // velocity, or missed twice, it ends.
+        ends = t.detections < 2 || t.missed > 1;
+        if (ends) ++counters_.tentative_dropped;
       } else if (t.missed > static_cast<std::uint32_t>(params_.coast)) {
         ends = true;
         ++counters_.confirmed_ended;
@@ -291,7 +294,7 @@ void Tracker::update(std::uint64_t frame, std::int64_t timestamp_ns,
         free_slots_.push_back(s);
         continue;
       }
-      t.state = TrackState::Coasting;
+      if (t.state != TrackState::Tentative) t.state = TrackState::Coasting;
       t.x = static_cast<float>(slot.px);
       t.y = static_cast<float>(slot.py);
     }

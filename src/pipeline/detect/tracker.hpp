@@ -40,7 +40,8 @@ struct TrackerParams {
   // false links among dense detections, a smaller one loses movers whose centroids scatter.
   double gate = kDefaultGate;
   // Detections a track needs before it is confirmed [3], 1..100. A track is tentative
-  // until then and ends at its first frame without a detection.
+  // until then; it ends at its first frame without a detection while it has one detection,
+  // and at its second in a row once it has a velocity (two or more).
   int confirm = kDefaultConfirm;
   // Frames without a detection a confirmed track survives, coasting on its prediction [2],
   // 0..1000; it ends at the next miss.
@@ -75,7 +76,7 @@ struct TrackerParams {
 };
 
 enum class TrackState : std::uint8_t {
-  Tentative,  // fewer than `confirm` detections, each in consecutive updates
+  Tentative,  // fewer than `confirm` detections, at most one update missed between two
   Confirmed,  // `confirm` detections reached, detected in this frame
   Coasting,   // confirmed, not detected in this frame (at most `coast` frames in a row)
 };
