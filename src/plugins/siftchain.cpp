@@ -63,8 +63,6 @@
 
 #include "pipeline/chain/chain_config.hpp"
 #include "pipeline/chain/chain_stages.hpp"
-#include "pipeline/detect/detection_linker.hpp"
-#include "pipeline/detect/overlay_draw.hpp"
 #include "pipeline/engine/streaming_chain.hpp"
 #include "pipeline/error.hpp"
 #include "plugins/common/enums.hpp"
@@ -95,25 +93,7 @@ static void gst_sift_chain_get_property(GObject* object, guint prop_id, GValue* 
 G_DEFINE_TYPE(GstSiftChain, gst_sift_chain, GST_TYPE_SIFT_TRANSFORM);
 GST_ELEMENT_REGISTER_DEFINE(siftchain, "siftchain", GST_RANK_NONE, GST_TYPE_SIFT_CHAIN);
 
-// A chain ending in detect: its catalogue merged and tracked as siftdetect does.
-struct GstSiftChainLinking {
-  GstSiftChainLinking(const starsift::DetectLinkParams& link, int max_objects)
-      : linker(link, static_cast<std::size_t>(max_objects)), max_objects(max_objects) {}
-  starsift::DetectionLinker linker;
-  int max_objects;                     // the capacity the linker reserved
-  std::vector<std::byte> tracks_area;  // the tracks meta's records, reused
-  std::vector<starsift::TrackPoint> tail =
-      std::vector<starsift::TrackPoint>(starsift::kOverlayTail);
-};
-
 /* helpers */
-
-// The tracker keeps each track's last positions, for the overlay's tails.
-static starsift::DetectLinkParams gst_sift_chain_link_params(const starsift::DetectParams& p) {
-  starsift::DetectLinkParams link = p.link;
-  link.tracker.tail = starsift::kOverlayTail;
-  return link;
-}
 
 // Merges and tracks the frame's catalogue (from the chain's detect stage) and puts the result
 // on the buffer: the catalogue meta's records and track ids, a tracks meta, and on a frame
@@ -126,35 +106,24 @@ static guint gst_sift_chain_link(GstSiftChain* self, GstBuffer* buffer,
   if (catalogue == nullptr || catalogue->stage >= chain.stages.size()) return 0;
   const auto* params = std::get_if<starsift::DetectParams>(&chain.stages[catalogue->stage].params);
   if (params == nullptr) return 0;
-  const starsift::DetectLinkParams link = gst_sift_chain_link_params(*params);
-  GstSiftChainLinking* linking = self->linking;
-  // A new tracker only when its own parameters or the capacity change; the merge's switch
-  // and rule apply live, as in siftdetect.
-  const auto same_tracker = [&](const GstSiftChainLinking& l) {
-    return l.linker.params().tracker == link.tracker && l.max_objects == params->max_objects;
-  };
-  try {
-    if (linking == nullptr || !same_tracker(*linking)) {
-      delete self->linking;
-      self->linking = nullptr;
-      self->linking = linking = new GstSiftChainLinking(link, params->max_objects);
+  starsift::gst::LinkedDetections* linked = self->linked;
+  // A new linker only when its tracker or the capacity change; the merge's switch and rule
+  // apply live, as in siftdetect.
+  if (linked == nullptr || !linked->fits(*params)) {
+    delete self->linked;
+    self->linked = nullptr;
+    try {
+      self->linked = linked = new starsift::gst::LinkedDetections(*params);
+    } catch (const std::exception& e) {
+      GST_WARNING_OBJECT(self, "linking the catalogue: %s", e.what());
+      return 0;
     }
-    const guint32 detected = std::min(catalogue->header().count, catalogue->layout.capacity);
-    const GstClockTime pts = GST_BUFFER_PTS(buffer);
-    linking->linker.set_merge(link.merge_streaks, link.streak_merge);
-    linking->linker.link({catalogue->view.records<starsift::DetectedObject>(), detected},
-                         GST_CLOCK_TIME_IS_VALID(pts) ? static_cast<std::int64_t>(pts) : -1);
-  } catch (const std::exception& e) {
-    GST_WARNING_OBJECT(self, "linking the catalogue: %s", e.what());
-    if (linking == nullptr) return 0;
   }
+  // The frame is detection's own when detect is the chain's last stage.
   const bool last_stage = catalogue->stage + 1 == chain.stages.size();
-  if (last_stage) {
-    starsift::gst::edit_linked_frame(GST_ELEMENT(self), buffer, frame, params->output,
-                                     linking->linker, linking->tail);
-  }
-  starsift::gst::attach_linked_results(buffer, *catalogue, linking->linker, linking->tracks_area);
-  return static_cast<guint>(linking->linker.tracks().size());
+  linked->publish(GST_ELEMENT(self), buffer, frame, *catalogue, params->link,
+                  last_stage ? std::optional(params->output) : std::nullopt);
+  return static_cast<guint>(linked->linker.tracks().size());
 }
 
 // The chain the settings name when exactly one of config/chain is set; otherwise null, with
@@ -255,16 +224,16 @@ static gboolean gst_sift_chain_start(GstBaseTransform* trans) {
     self->last_chain.reset();
     self->movers = 0;
   }
-  delete self->linking;  // tracks start over with every start
-  self->linking = nullptr;
+  delete self->linked;  // tracks start over with every start
+  self->linked = nullptr;
   return GST_BASE_TRANSFORM_CLASS(parent_class)->start(trans);
 }
 
 // A flush (a seek) breaks the frames' continuity: tracks start over.
 static gboolean gst_sift_chain_sink_event(GstBaseTransform* trans, GstEvent* event) {
   GstSiftChain* self = GST_SIFT_CHAIN(trans);
-  if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP && self->linking != nullptr) {
-    self->linking->linker.reset();
+  if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP && self->linked != nullptr) {
+    self->linked->linker.reset();
   }
   return GST_BASE_TRANSFORM_CLASS(parent_class)->sink_event(trans, event);
 }
@@ -273,7 +242,7 @@ static gboolean gst_sift_chain_sink_event(GstBaseTransform* trans, GstEvent* eve
 
 static void gst_sift_chain_finalize(GObject* object) {
   GstSiftChain* self = GST_SIFT_CHAIN(object);
-  delete self->linking;
+  delete self->linked;
   self->settings.~GstSiftChainSettings();
   self->last_backend.~basic_string<char>();
   self->last_stages.~basic_string<char>();

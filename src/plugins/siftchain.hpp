@@ -8,6 +8,7 @@
 #include <string>
 
 #include "pipeline/chain/chain_config.hpp"
+#include "plugins/common/linked_detections.hpp"
 #include "plugins/common/transform.hpp"
 
 G_BEGIN_DECLS
@@ -37,8 +38,6 @@ struct GstSiftChainSettings {
 // What the chain reports of itself for the `stats` property (the streaming engine's counters
 // come from GstSiftTransform at depth >= 2); written by the streaming thread under the object
 // lock, reset at start() and kept after stop().
-struct GstSiftChainLinking;
-
 struct _GstSiftChain {
   GstSiftTransform parent;
 
@@ -46,7 +45,7 @@ struct _GstSiftChain {
   // The merge and the tracker of a chain ending in `detect` (siftdetect's host steps): made
   // at its first catalogue, anew when the detect stage's tracker or capacity changes, and
   // dropped at start. Null while no catalogue came.
-  GstSiftChainLinking* linking;
+  starsift::gst::LinkedDetections* linked;
 
   /* properties (object lock) */
   GstSiftChainSettings settings;

@@ -55,8 +55,6 @@
 #include "pipeline/chain/chain_config.hpp"
 #include "pipeline/detect/catalogue.hpp"
 #include "pipeline/detect/detections_json.hpp"
-#include "pipeline/detect/label_remap.hpp"
-#include "pipeline/detect/overlay_draw.hpp"
 #include "pipeline/error.hpp"
 #include "plugins/common/enums.hpp"
 #include "plugins/common/linked_detections.hpp"
@@ -103,19 +101,11 @@ static GParamSpec* properties[N_PROPERTIES];
 #define SIFT_DETECT_ROI_TYPE "object"
 
 struct GstSiftDetectState {
-  explicit GstSiftDetectState(const DetectParams& params)
-      : linker(with_tail(params.link), static_cast<std::size_t>(params.max_objects)) {}
-  // The tracker keeps each track's last positions for the overlay's tails.
-  static starsift::DetectLinkParams with_tail(starsift::DetectLinkParams link) {
-    link.tracker.tail = starsift::kOverlayTail;
-    return link;
-  }
-  starsift::DetectionLinker linker;  // the merge and the tracker
-  std::string json_file;             // the json-file and json-max-bytes properties at start
+  explicit GstSiftDetectState(const DetectParams& params) : linked(params) {}
+  starsift::gst::LinkedDetections linked;  // the merge and the tracker, and their buffers
+  std::string json_file;                   // the json-file and json-max-bytes properties at start
   guint64 json_max_bytes = 0;
   std::unique_ptr<starsift::DetectionsWriter> writer;
-  std::vector<starsift::TrackPoint> tail;  // one mover's tail while the overlay is drawn
-  std::vector<std::byte> tracks_area;      // the tracks as a result area, for the meta
   gint64 last_message_us = 0;
   bool posted = false;         // a message was posted since start: the interval counts from it
   bool writer_failed = false;  // the failure was reported; the next success reports again
@@ -209,37 +199,28 @@ static void gst_sift_detect_frame_out(GstSiftTransform* trans, GstBuffer* buffer
   if (catalogue == nullptr) return;
   // What this frame needs of the settings, without copying the strings (no allocation per
   // frame); the JSON file's path and size limit were taken at start.
-  bool roi_metas = false, post_messages = false, merge_streaks = false;
-  starsift::StreakMergeParams merge_params;
+  bool roi_metas = false, post_messages = false;
+  starsift::DetectLinkParams link;
   guint message_interval_ms = 0;
   {
     const starsift::gst::ObjectLock lock(self);
-    merge_streaks = self->settings.params.link.merge_streaks;
-    merge_params = self->settings.params.link.streak_merge;
+    link = self->settings.params.link;
     roi_metas = self->settings.roi_metas;
     post_messages = self->settings.post_messages;
     message_interval_ms = self->settings.message_interval_ms;
   }
-  const guint32 detected = std::min(catalogue->header().count, catalogue->layout.capacity);
   const guint32 overflow = catalogue->header().overflow;
   const GstClockTime pts = GST_BUFFER_PTS(buffer);
   const std::int64_t pts_ns = GST_CLOCK_TIME_IS_VALID(pts) ? static_cast<std::int64_t>(pts) : -1;
   // Merged and tracked here, on the host and for both backends alike, so that the metas, the
   // message, the JSON line and the tracker all see one record per streak.
-  starsift::DetectionLinker& linker = state->linker;
-  try {
-    linker.set_merge(merge_streaks, merge_params);
-    linker.link({catalogue->view.records<starsift::DetectedObject>(), detected}, pts_ns);
-  } catch (const std::exception& e) {
-    GST_WARNING_OBJECT(self, "tracking frame %" G_GUINT64_FORMAT ": %s", linker.frame(), e.what());
-  }
+  state->linked.publish(GST_ELEMENT(self), buffer, frame, *catalogue, link,
+                        gst_sift_detect_frame_output(self));
+  const starsift::DetectionLinker& linker = state->linked.linker;
   const guint64 number = linker.frame();
   const std::span<const starsift::DetectedObject> records = linker.records();
   const auto count = static_cast<guint32>(records.size());
   const std::span<const starsift::Track> tracks = linker.tracks();
-  starsift::gst::edit_linked_frame(GST_ELEMENT(self), buffer, frame,
-                                   gst_sift_detect_frame_output(self), linker, state->tail);
-  starsift::gst::attach_linked_results(buffer, *catalogue, linker, state->tracks_area);
   if (roi_metas) {
     for (const starsift::DetectedObject& o : records) {
       GstVideoRegionOfInterestMeta* roi = gst_buffer_add_video_region_of_interest_meta(
@@ -315,7 +296,6 @@ static gboolean gst_sift_detect_start(GstBaseTransform* trans) {
     self->state = new GstSiftDetectState(settings.params);
     self->state->json_file = settings.json_file;
     self->state->json_max_bytes = settings.json_max_bytes;
-    self->state->tail.resize(starsift::kOverlayTail);
   } catch (...) {
     STARSIFT_POST_CURRENT_EXCEPTION(self, "starting");
     return FALSE;
@@ -339,7 +319,7 @@ static gboolean gst_sift_detect_stop(GstBaseTransform* trans) {
 static gboolean gst_sift_detect_sink_event(GstBaseTransform* trans, GstEvent* event) {
   GstSiftDetect* self = GST_SIFT_DETECT(trans);
   if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP && self->state != nullptr) {
-    self->state->linker.reset();
+    self->state->linked.linker.reset();
   }
   return GST_BASE_TRANSFORM_CLASS(parent_class)->sink_event(trans, event);
 }

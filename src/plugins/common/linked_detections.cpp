@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 
 #include "pipeline/detect/catalogue.hpp"
 #include "pipeline/detect/label_remap.hpp"
@@ -31,6 +32,12 @@ const TracksNames& names() {
   return n;
 }
 
+// The tracker keeps each track's last positions for the overlay's tails.
+DetectLinkParams with_overlay_tail(DetectLinkParams link) {
+  link.tracker.tail = kOverlayTail;
+  return link;
+}
+
 void ensure_debug_category() {
   static const bool once = [] {
     GST_DEBUG_CATEGORY_INIT(linked_detections_debug, "siftlinked", 0,
@@ -41,6 +48,34 @@ void ensure_debug_category() {
 }
 
 }  // namespace
+
+LinkedDetections::LinkedDetections(const DetectParams& params)
+    : linker(with_overlay_tail(params.link), static_cast<std::size_t>(params.max_objects)),
+      max_objects(params.max_objects),
+      tail(kOverlayTail) {}
+
+bool LinkedDetections::fits(const DetectParams& params) const noexcept {
+  return linker.params().tracker == with_overlay_tail(params.link).tracker &&
+         max_objects == params.max_objects;
+}
+
+void LinkedDetections::publish(GstElement* element, GstBuffer* buffer, const FinishedFrame& frame,
+                               const FrameResult& catalogue, const DetectLinkParams& link,
+                               std::optional<DetectOutput> output) {
+  ensure_debug_category();
+  const std::uint32_t detected = std::min(catalogue.header().count, catalogue.layout.capacity);
+  const GstClockTime pts = GST_BUFFER_PTS(buffer);
+  try {
+    linker.set_merge(link.merge_streaks, link.streak_merge);
+    linker.link({catalogue.view.records<DetectedObject>(), detected},
+                GST_CLOCK_TIME_IS_VALID(pts) ? static_cast<std::int64_t>(pts) : -1);
+  } catch (const std::exception& e) {
+    GST_WARNING_OBJECT(element, "tracking frame %" G_GUINT64_FORMAT ": %s", linker.frame(),
+                       e.what());
+  }
+  edit_linked_frame(element, buffer, frame, output, linker, tail);
+  attach_linked_results(buffer, catalogue, linker, tracks_area);
+}
 
 const FrameResult* frame_catalogue(const FinishedFrame& frame) noexcept {
   const FrameResult* catalogue = nullptr;

@@ -12,10 +12,35 @@
 #include <vector>
 
 #include "pipeline/detect/detection_linker.hpp"
+#include "pipeline/detect/overlay_draw.hpp"
 #include "pipeline/detect/params.hpp"
 #include "pipeline/engine/streaming_chain.hpp"
 
 namespace starsift::gst {
+
+// What an element keeps from frame to frame for detection's host steps: the linker (its tracker
+// keeping each track's last positions for the overlay's tails) and the buffers the tracks meta
+// and the overlay reuse, so that no frame allocates.
+struct LinkedDetections {
+  explicit LinkedDetections(const DetectParams& params);
+
+  // False when `params` need a new linker: another tracker or catalogue capacity (the merge's
+  // switch and rule apply live, through DetectionLinker::set_merge()).
+  bool fits(const DetectParams& params) const noexcept;
+
+  // Merges and tracks `catalogue` (the frame taken at the buffer's PTS) with the merge of
+  // `link`, then puts the result on `buffer`: edit_linked_frame() for `output`, the
+  // detection's own (nothing when the frame is another stage's), and attach_linked_results().
+  // A frame the tracker refuses is reported as a warning on `element` and published untracked.
+  void publish(GstElement* element, GstBuffer* buffer, const FinishedFrame& frame,
+               const FrameResult& catalogue, const DetectLinkParams& link,
+               std::optional<DetectOutput> output);
+
+  DetectionLinker linker;
+  int max_objects;                     // the capacity the linker reserved
+  std::vector<std::byte> tracks_area;  // the tracks meta's records
+  std::vector<TrackPoint> tail;        // one mover's tail while the overlay is drawn
+};
 
 // The frame's catalogue result (its records as detected), or null when it has none.
 const FrameResult* frame_catalogue(const FinishedFrame& frame) noexcept;
