@@ -46,9 +46,10 @@ namespace {
 using cuda::GaussPath;
 
 constexpr std::array kPaths{GaussPath::Auto, GaussPath::Fused, GaussPath::Separable,
-                            GaussPath::Recursive};
+                            GaussPath::Decimated, GaussPath::Recursive};
 // The paths --check compares: every one Auto may pick.
-constexpr std::array kConcretePaths{GaussPath::Fused, GaussPath::Separable, GaussPath::Recursive};
+constexpr std::array kConcretePaths{GaussPath::Fused, GaussPath::Separable, GaussPath::Decimated,
+                                    GaussPath::Recursive};
 
 struct Options {
   std::vector<double> sigmas{0.5, 1, 2, 3, 5, 10, 25, 50};
@@ -84,8 +85,9 @@ Border, any width).
   --sizes LIST         frame sizes WxH,... [4096x4096] (also --resolutions)
   --formats LIST       GRAY8,GRAY16_LE,GRAY32F,RGBA (also BGRA, RGBx, BGRx) [all four]
   --paths P            auto, all (every path that accepts the case: fused up to radius 16,
-                       separable up to --separable-max-sigma, recursive), or a list of
-                       auto, fused, separable, recursive [auto]
+                       separable up to --separable-max-sigma, decimated from sigma 4,
+                       recursive), or a list of auto, fused, separable, decimated,
+                       recursive [auto]
   --separable-max-sigma S  the separable path is timed up to this sigma [25]
   --npp-masks LIST     NPP's fixed masks timed per frame set [3,5,7,9,11,13,15]
   --border NAME        reflect-101, replicate, constant [reflect-101]
@@ -228,6 +230,11 @@ std::string path_refusal(GaussPath path, const GaussParams& p, const Options& o,
   if (path == GaussPath::Fused && r > cuda::kMaxFusedRadius) {
     return "radius " + std::to_string(r) + " > " + std::to_string(cuda::kMaxFusedRadius) +
            " (kMaxFusedRadius)";
+  }
+  if (path == GaussPath::Decimated && std::min(p.sigma_x, p.sigma_y) < cuda::kDecimatedMinSigma) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "sigma < %g (kDecimatedMinSigma)", cuda::kDecimatedMinSigma);
+    return buf;
   }
   if (path == GaussPath::Separable && !for_check &&
       std::max(p.sigma_x, p.sigma_y) > o.separable_max_sigma) {

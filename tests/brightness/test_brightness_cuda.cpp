@@ -183,7 +183,7 @@ bool recursive_blur(const BrightnessParams& p, cuda::GaussPath path) {
   if (small_plane(p, path)) return false;
   GaussParams g;
   g.sigma_x = g.sigma_y = p.sigma;
-  if (path == cuda::GaussPath::Auto) path = cuda::gauss_auto_path(g);
+  if (path == cuda::GaussPath::Auto) path = cuda::gauss_exact_path(g);  // as brightness asks
   return path == cuda::GaussPath::Recursive;
 }
 

@@ -8,7 +8,8 @@
 // under 2 % of samples), a float one differs by float rounding (1e-5 of the frame's range).
 // The recursive path runs the CPU's recursion in chunks, each starting 6 sigma early, where
 // the start-up has decayed to ~3e-5 of the state (as at the CPU's frame edges): integers
-// within 1, floats within 5e-5 of the range.
+// within 1, floats within 5e-5 of the range. The decimated path approximates the exact blur:
+// its bounds on a point source and a step are checked against gauss_reference().
 #include <catch2/catch.hpp>
 
 #include <cuda_runtime_api.h>
@@ -227,6 +228,100 @@ TEST_CASE("CUDA recursive Gaussian is within 0.12 % of the exact blur's peak", "
   }
 }
 
+// The decimated path approximates the exact blur (gauss_decimated.cu): a point source off the
+// small grid's samples, and a slanted step, against gauss_reference(), in floats.
+TEST_CASE("CUDA decimated Gaussian is close to the exact blur", "[gauss][cuda]") {
+  ThreadPool pool;
+  for (double sigma : {4.0, 5.5, 8.0, 12.5, 25.0, 50.0}) {
+    const int n = std::max(200, static_cast<int>(std::ceil(14 * sigma)));
+    TestImage point(n, n, PixelFormat::Gray32F), step(n, n, PixelFormat::Gray32F);
+    for (int y = 0; y < n; ++y)
+      for (int x = 0; x < n; ++x) {
+        point.set_key(x, y, 0, float_to_key(0.0f));
+        step.set_key(x, y, 0, float_to_key(x + 0.3 * y > 0.65 * n ? 1000.0f : 0.0f));
+      }
+    point.set_key(n / 2 + 3, n / 2 - 5, 0, float_to_key(1.0e6f));
+    GaussParams p;
+    p.sigma_x = p.sigma_y = sigma;
+    p.border = BorderMode::Replicate;
+    double relative[2] = {};
+    int k = 0;
+    for (const TestImage* in : {&point, &step}) {
+      TestImage exact(n, n, PixelFormat::Gray32F);
+      gauss_reference(p, in->cview(), exact.view(), pool);
+      const TestImage got = run_cuda(p, *in, cuda::GaussPath::Decimated);
+      double worst = 0.0, peak = 0.0;
+      for (int y = 0; y < n; ++y)
+        for (int x = 0; x < n; ++x) {
+          const double e = gauss_samples::read_sample(exact.cview(), x, y, 0);
+          worst = std::max(worst, std::abs(gauss_samples::read_sample(got.cview(), x, y, 0) - e));
+          peak = std::max(peak, e);
+        }
+      relative[k++] = worst / peak;
+    }
+    WARN("sigma " << sigma << ": point " << relative[0] << " of its peak, step " << relative[1]
+                  << " of its height");
+    CHECK(relative[0] <= (sigma < 8.0 ? 0.012 : 0.003));
+    CHECK(relative[1] <= 0.001);
+  }
+}
+
+TEST_CASE("CUDA decimated Gaussian on every format, border and shape", "[gauss][cuda]") {
+  ThreadPool pool;
+  const int shapes[][2] = {{80, 77}, {517, 301}, {1000, 90}};
+  std::uint32_t seed = 900;
+  double worst_relative[2] = {};
+  int cases = 0;
+  for (PixelFormat format : kFormats)
+    for (BorderMode border : kBorders)
+      for (const auto& s : shapes)
+        for (const auto& sigmas :
+             {std::pair{5.0, 5.0}, std::pair{10.0, 4.5}, std::pair{30.0, 30.0}}) {
+          GaussParams p;
+          p.sigma_x = sigmas.first;
+          p.sigma_y = sigmas.second;
+          p.border = border;
+          p.border_value = format_info(format).is_float ? 12.5 : 77;
+          TestImage in(s[0], s[1], format, 4);
+          fill_random(in, ++seed);
+          TestImage want(s[0], s[1], format);
+          gauss_reference(p, in.cview(), want.view(), pool);
+          bool padding_ok = false;
+          const TestImage got = run_cuda(p, in, cuda::GaussPath::Decimated, &padding_ok);
+          const Agreement a = compare(got, want);
+          INFO(to_string(format) << " sigma " << p.sigma_x << "/" << p.sigma_y << " "
+                                 << to_string(border) << " " << s[0] << "x" << s[1] << " worst "
+                                 << a.worst << " differing " << a.differing << "/" << a.samples);
+          // Noise is the hardest input (every frequency at once): within 5e-4 of the format's
+          // range (floats: of [0, 1000)), one count more for the rounding.
+          const double range = format_info(format).is_float                ? 1000.0
+                               : format_info(format).bytes_per_sample == 2 ? 65535.0
+                                                                           : 255.0;
+          const double relative = a.worst / range;
+          worst_relative[sigmas.first < 8.0 ? 0 : 1] =
+              std::max(worst_relative[sigmas.first < 8.0 ? 0 : 1], relative);
+          CHECK(a.worst <= 5e-4 * range + (format_info(format).is_float ? 0.0 : 1.0));
+          CHECK(a.alpha_same);
+          CHECK(padding_ok);
+          ++cases;
+        }
+  WARN("decimated on noise: worst " << worst_relative[0] << " of the range below sigma 8, "
+                                    << worst_relative[1] << " from it");
+  REQUIRE(cases == 5 * 3 * 3 * 3);
+}
+
+TEST_CASE("CUDA Gaussian, auto: a frame too small for the decimated planes recurses",
+          "[gauss][cuda]") {
+  GaussParams p;
+  p.sigma_x = p.sigma_y = 10.0;
+  TestImage in(40, 33, PixelFormat::Gray16);
+  fill_random(in, 77);
+  const TestImage got = run_cuda(p, in, cuda::GaussPath::Auto);
+  const TestImage want = run_cuda(p, in, cuda::GaussPath::Recursive);
+  const Agreement a = compare(got, want);
+  CHECK(a.differing == 0);
+}
+
 TEST_CASE("CUDA Gaussian refuses what it cannot do", "[gauss][cuda]") {
   TestImage img(40, 40, PixelFormat::Gray8);
   DeviceCopy a(img, 0), b(img, 0);
@@ -236,8 +331,20 @@ TEST_CASE("CUDA Gaussian refuses what it cannot do", "[gauss][cuda]") {
                            cuda::GaussPath::Fused) == cudaErrorInvalidValue);
   CHECK(cuda::launch_gauss(p, const_view(a.view()), b.view(), nullptr, 0, nullptr,
                            cuda::GaussPath::Separable) == cudaErrorInvalidValue);  // no scratch
-  CHECK(cuda::gauss_auto_path(p) == cuda::GaussPath::Recursive);
+  // Too small a frame for the decimated planes (margins of 12 samples each side).
+  {
+    Scratch scratch(cuda::gauss_scratch_bytes(cuda::GaussPath::Decimated, 40, 40, img.format));
+    CHECK(cuda::launch_gauss(p, const_view(a.view()), b.view(), scratch.ptr, scratch.bytes, nullptr,
+                             cuda::GaussPath::Decimated) == cudaErrorInvalidValue);
+  }
+  CHECK(cuda::gauss_auto_path(p) == cuda::GaussPath::Decimated);
+  CHECK(cuda::gauss_exact_path(p) == cuda::GaussPath::Recursive);
   p.sigma_x = 30.0;
+  CHECK(cuda::gauss_auto_path(p) == cuda::GaussPath::Decimated);
+  p.radius_x = 200;  // a truncation of the user's own: summed or recursed, not decimated
+  CHECK(cuda::gauss_auto_path(p) == cuda::GaussPath::Recursive);
+  p.radius_x = 0;
+  p.sigma_y = 3.0;  // below kDecimatedMinSigma
   CHECK(cuda::gauss_auto_path(p) == cuda::GaussPath::Recursive);
   p.sigma_y = 1.0;  // too little for the recursion: both axes summed exactly
   CHECK(cuda::gauss_auto_path(p) == cuda::GaussPath::Separable);
@@ -260,7 +367,7 @@ TEST_CASE("CUDA gauss stage: host frames, live sigma changes across paths",
     cpu_stage->configure(shape);
     TestImage in(shape.width, shape.height, shape.format, 36);
     fill_random(in, 9);
-    // Fused, separable, recursive, and back: the scratch grows once, when first needed.
+    // Fused, decimated twice, and back: the scratch grows once, when first needed.
     for (double sigma : {1.0, 8.0, 30.0, 2.0}) {
       p.sigma_x = p.sigma_y = sigma;
       cuda_stage->set_params(p);
@@ -271,10 +378,10 @@ TEST_CASE("CUDA gauss stage: host frames, live sigma changes across paths",
       cpu_stage->process(in.cview(), want.view());
       const Agreement a = compare(got, want);
       INFO(to_string(shape.format) << " sigma " << sigma << " worst " << a.worst);
-      // Between the fused radii and the CPU's switch to the recursion (sigma 4..25) the GPU
-      // recurses where the CPU sums exactly: on noise within 0.02 % of the full range.
+      // Beyond the fused radii the GPU decimates where the CPU sums exactly: on noise within
+      // 0.02 % of the full range.
       const double range = format_info(shape.format).bytes_per_sample == 1 ? 255.0 : 65535.0;
-      CHECK(a.worst <= (sigma > 4.0 && sigma < 25.0 ? std::max(1.0, 2e-4 * range) : 1.0));
+      CHECK(a.worst <= (sigma > 4.0 ? std::max(1.0, 2e-4 * range) : 1.0));
       CHECK(a.alpha_same);
     }
   }

@@ -1252,9 +1252,9 @@ cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
   if (factor == 1) {
     luminance_kernel<F><<<a.grid, a.block, 0, a.stream>>>(a.f, l.luma, a.k.max);
     gauss.sigma_x = gauss.sigma_y = sigma;
-    const cudaError_t status =
-        launch_gauss(gauss, const_view(plane_view(l.luma, width, height)),
-                     plane_view(l.blurred, width, height), l.gauss, l.gauss_bytes, a.stream, blur);
+    const cudaError_t status = launch_gauss(
+        gauss, const_view(plane_view(l.luma, width, height)), plane_view(l.blurred, width, height),
+        l.gauss, l.gauss_bytes, a.stream, blur == GaussPath::Auto ? gauss_exact_path(gauss) : blur);
     if (status != cudaSuccess) return status;
     return next(LocalSource{l.blurred});
   }

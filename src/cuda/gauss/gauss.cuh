@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // CUDA Gaussian blur launcher: the blur of GaussParams (pipeline/gauss/params.hpp) on device
-// frames, by one of three paths.
+// frames, by one of four paths.
 //
 // | path      | what                                                      | cost          |
 // |-----------|-----------------------------------------------------------|---------------|
@@ -9,19 +9,28 @@
 // |           | between them. Radii up to kMaxFusedRadius.                 |               |
 // | separable | the row pass into a float frame, the column pass from it   | ~ radius      |
 // |           | (any radius up to GaussParams::kMaxRadius)                 |               |
+// | decimated | the frame reduced by k ~ sigma / 4 (a cubic B-spline), the | flat in sigma |
+// |           | rest of the Gaussian on the small plane by the fused path, |               |
+// |           | interpolated back (Catmull-Rom): gauss_decimated.cu        |               |
 // | recursive | Deriche's 4th-order recursion (as GaussIir on the CPU), in | flat in sigma |
 // |           | double, along lines cut into chunks that each start       |               |
 // |           | kPadSigmas sigma early so all of the GPU works at once     |               |
 //
-// Auto: fused where both radii fit it (sigma <= 4 at the automatic radius), else recursive,
-// which on a GPU beats the separable sums at every sigma beyond (measured on an H200:
-// bench/results/gauss). The CPU sums exactly up to GaussParams::kRecursiveFromSigma (50), so
-// for sigma between 4 and 50 the backends differ by the recursion's error (<= 0.11 % of a
-// point source's peak). The direct paths (fused, separable) sum w0 x0 + sum_i w_i (x_-i + x_i)
-// with fused multiply-adds: against gauss_reference() an integer sample differs by at most 1
-// (a sum that lands within a rounding of .5), a float one by float rounding. The recursive
-// path is the CPU's recursion (GaussIir) within 5e-5 of the frame's range: a chunk starts
-// 6 sigma early, where its start-up has decayed as the CPU's does at the frame's edges.
+// Auto: fused where both radii fit it (sigma <= 4 at the automatic radius); else decimated
+// where both sigmas are at least kDecimatedMinSigma, the radii automatic and its planes fit
+// the scratch (every frame of 74 rows and columns or more); else gauss_exact_path(): the
+// recursion, or the separable sums where an axis is too little blurred for it. Decimated is
+// the fastest from sigma 4 at every sigma (measured on an H200: bench/results/gauss).
+//
+// Accuracy. The direct paths (fused, separable) sum w0 x0 + sum_i w_i (x_-i + x_i) with fused
+// multiply-adds: against gauss_reference() an integer sample differs by at most 1 (a sum that
+// lands within a rounding of .5), a float one by float rounding. The recursive path is the
+// CPU's recursion (GaussIir) within 5e-5 of the frame's range: a chunk starts 6 sigma early,
+// where its start-up has decayed as the CPU's does at the frame's edges; the recursion is
+// within 0.11 % of a point source's peak of the exact blur. The decimated path approximates
+// the exact blur: within 0.3 % of a point source's peak from sigma 8 and 1.2 % below, and a
+// step's blur within 0.1 % of its height (gauss_decimated.cu). The CPU sums exactly up to
+// GaussParams::kRecursiveFromSigma (50), so the backends differ by these errors beyond sigma 4.
 //
 // Limitations
 // | what        | supported                                                            |
@@ -48,14 +57,20 @@
 
 namespace starsift::cuda {
 
-enum class GaussPath { Auto, Fused, Separable, Recursive };
+enum class GaussPath { Auto, Fused, Separable, Decimated, Recursive };
 
 std::string_view to_string(GaussPath path) noexcept;
 
 inline constexpr int kMaxFusedRadius = 16;
+// The decimated path's smallest sigma: below it k = 2 is too coarse for the B-spline.
+inline constexpr double kDecimatedMinSigma = 4.0;
 
-// The path Auto takes for these parameters.
+// The path Auto takes for these parameters, when the decimated path's planes fit the frame
+// (launch_gauss() takes gauss_exact_path() where they do not).
 GaussPath gauss_auto_path(const GaussParams& params) noexcept;
+// The path Auto took before the decimated one: fused, else the recursion, else the separable
+// sums; for callers whose blur must stay within the recursion's error of the CPU's.
+GaussPath gauss_exact_path(const GaussParams& params) noexcept;
 
 // Bytes of device scratch `path` needs for a width x height frame of `format` (Auto: the
 // largest any path needs, so parameters may change without reallocating). 0 for fused.

@@ -39,6 +39,12 @@ cudaError_t launch_fused(const GaussParams& params, ConstImageView in, ImageView
                          cudaStream_t stream);
 cudaError_t launch_separable(const GaussParams& params, ConstImageView in, ImageView out,
                              const ScratchLayout& scratch, cudaStream_t stream);
+// The decimated path (gauss_decimated.cu) takes these parameters for a frame of this shape in
+// this scratch: both sigmas from kDecimatedMinSigma, automatic radii, planes that fit.
+bool decimated_takes(const GaussParams& params, int width, int height, PixelFormat format,
+                     const ScratchLayout& scratch) noexcept;
+cudaError_t launch_decimated(const GaussParams& params, ConstImageView in, ImageView out,
+                             const ScratchLayout& scratch, cudaStream_t stream);
 cudaError_t launch_recursive(const GaussParams& params, ConstImageView in, ImageView out,
                              const ScratchLayout& scratch, cudaStream_t stream);
 

@@ -25,6 +25,8 @@ std::string_view to_string(GaussPath path) noexcept {
       return "fused";
     case GaussPath::Separable:
       return "separable";
+    case GaussPath::Decimated:
+      return "decimated";
     case GaussPath::Recursive:
       return "recursive";
   }
@@ -32,6 +34,16 @@ std::string_view to_string(GaussPath path) noexcept {
 }
 
 GaussPath gauss_auto_path(const GaussParams& params) noexcept {
+  const GaussPath exact = gauss_exact_path(params);
+  if (exact == GaussPath::Fused) return exact;
+  if (params.sigma_x >= kDecimatedMinSigma && params.sigma_y >= kDecimatedMinSigma &&
+      params.radius_x == 0 && params.radius_y == 0) {
+    return GaussPath::Decimated;
+  }
+  return exact;
+}
+
+GaussPath gauss_exact_path(const GaussParams& params) noexcept {
   if (params.effective_radius_x() <= kMaxFusedRadius &&
       params.effective_radius_y() <= kMaxFusedRadius) {
     return GaussPath::Fused;
@@ -75,6 +87,7 @@ std::size_t gauss_scratch_bytes(GaussPath path, int width, int height,
     case GaussPath::Separable:
       return 2 * s.weights_bytes + s.frame_bytes;
     case GaussPath::Auto:
+    case GaussPath::Decimated:
     case GaussPath::Recursive:
       break;
   }
@@ -87,7 +100,8 @@ cudaError_t launch_gauss(const GaussParams& params, ConstImageView in, ImageView
       in.height < 1 || !gauss_supports(in.format)) {
     return cudaErrorInvalidValue;
   }
-  if (path == GaussPath::Auto) path = gauss_auto_path(params);
+  const bool automatic = path == GaussPath::Auto;
+  if (automatic) path = gauss_auto_path(params);
   if (path == GaussPath::Fused) {
     return gauss_detail::strips_take(in, out) ? gauss_detail::launch_strips(params, in, out, stream)
                                               : gauss_detail::launch_fused(params, in, out, stream);
@@ -97,8 +111,15 @@ cudaError_t launch_gauss(const GaussParams& params, ConstImageView in, ImageView
   }
   const gauss_detail::ScratchLayout layout =
       gauss_detail::scratch_layout(scratch, in.width, in.height, in.format);
+  if (path == GaussPath::Decimated && automatic &&
+      !gauss_detail::decimated_takes(params, in.width, in.height, in.format, layout)) {
+    path = gauss_exact_path(params);  // a frame too small for the margins
+  }
   if (path == GaussPath::Separable) {
     return gauss_detail::launch_separable(params, in, out, layout, stream);
+  }
+  if (path == GaussPath::Decimated) {
+    return gauss_detail::launch_decimated(params, in, out, layout, stream);
   }
   return gauss_detail::launch_recursive(params, in, out, layout, stream);
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The Gaussian stage on a CUDA device: host frame -> device -> kernels -> host, on the
 // stage's own stream (process()), or the kernels alone on a device chain's stream
-// (enqueue()). The scratch of the separable and recursive paths is allocated the first time
-// parameters need it (a sigma beyond the fused path's radius), never per frame.
+// (enqueue()). The scratch of the separable, decimated and recursive paths is allocated the
+// first time parameters need it (a sigma beyond the fused path's radius), never per frame.
 #include <cuda_runtime_api.h>
 
 #include "cuda/cuda_check.hpp"
