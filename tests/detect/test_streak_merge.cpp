@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The streak merge: the pieces of a synthetic streak become the record of the union of their
-// pixels (moments combined exactly), chains of pieces, what must not merge (crossing, far
-// apart, side by side, round), dense ids in order, the flag, and refused parameters.
+// pixels (moments combined exactly), chains of pieces, two crossing trails one record each,
+// fragments and short pieces on a trusted line, what must not merge (crossing, far apart, side
+// by side, round), dense ids in order, the flag, and refused parameters.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -325,6 +326,136 @@ TEST_CASE("objects not on one line, far apart, side by side or round are not mer
   }
 }
 
+namespace {
+
+// The pixels of both sets, each pixel once (the brighter where both have it), in raster order.
+std::vector<Pixel> overlay(const std::vector<Pixel>& a, const std::vector<Pixel>& b) {
+  std::vector<Pixel> all = join(a, b), out;
+  for (const Pixel& p : all) {
+    if (!out.empty() && out.back().x == p.x && out.back().y == p.y) {
+      out.back().r = std::max(out.back().r, p.r);
+      continue;
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::size_t merged_count(const std::vector<DetectedObject>& catalogue) {
+  return static_cast<std::size_t>(
+      std::count_if(catalogue.begin(), catalogue.end(),
+                    [](const DetectedObject& o) { return (o.flags & kObjectStreakMerged) != 0; }));
+}
+
+}  // namespace
+
+TEST_CASE("two crossing trails merge into one record each, the crossing with its own trail",
+          "[detect][streak-merge]") {
+  // Trail A, 400 px, crossed in its middle by trail B: detection finds one object at the
+  // crossing (A's middle and an arm of B on one side, which tilts its axis and pulls its
+  // centroid off A's line), A's two ends apart from it, and B's pieces either side.
+  const double ta = -0.55, tb = 1.07;
+  const auto a = streak(60.0, 330.0, ta, 400.0);
+  const double cx = 60.0 + 200.0 * std::cos(ta), cy = 330.0 + 200.0 * std::sin(ta);
+  const auto b = streak(cx - 200.0 * std::cos(tb), cy - 200.0 * std::sin(tb), tb, 400.0);
+  const auto a_start = part(a, 0.0, 70.0), a_end = part(a, 330.0, 401.0);
+  const auto crossing = overlay(part(a, 80.0, 320.0), part(b, 200.0, 250.0));
+  const auto b_start = part(b, 0.0, 185.0), b_end = part(b, 260.0, 401.0);
+  auto catalogue = catalogue_of({a_start, a_end, crossing, b_start, b_end});
+  REQUIRE(catalogue.size() == 5);
+  // The crossing's axis is not A's: measured against it, A's ends lie off the line.
+  const DetectedObject blob = record_of(crossing);
+  const double c = std::cos(blob.theta), s = std::sin(blob.theta);
+  const DetectedObject end = record_of(a_end);
+  REQUIRE(std::fabs(-(end.x - blob.x) * s + (end.y - blob.y) * c) > 2.0);
+
+  REQUIRE(merge_streaks(catalogue, StreakMergeParams{}) == 3);
+  REQUIRE(catalogue.size() == 2);
+  CHECK(merged_count(catalogue) == 2);
+  const std::size_t a_npix = a_start.size() + a_end.size() + crossing.size();
+  const std::size_t b_npix = b_start.size() + b_end.size();
+  const bool a_first = catalogue[0].npix == a_npix;
+  const DetectedObject& ma = catalogue[a_first ? 0 : 1];
+  const DetectedObject& mb = catalogue[a_first ? 1 : 0];
+  CHECK(ma.npix == a_npix);
+  CHECK(mb.npix == b_npix);
+  CHECK(axis_difference(ma.theta, ta) < 0.05);
+  CHECK(axis_difference(mb.theta, tb) < 0.01);
+  CHECK(ma.length == Approx(400.0).margin(3.0));
+  CHECK(mb.length == Approx(400.0).margin(3.0));
+}
+
+TEST_CASE("pieces of two parallel trails 6 px apart stay with their own trail",
+          "[detect][streak-merge]") {
+  const double t = 0.4, c = std::cos(t), s = std::sin(t);
+  const auto a = streak(80.0, 100.0, t, 300.0);
+  const auto b = streak(80.0 - 6.0 * s, 100.0 + 6.0 * c, t, 300.0);
+  // The gaps staggered, so that each piece of one trail overlaps a gap of the other; small
+  // fragments of each in the other's gaps.
+  const auto a1 = part(a, 0.0, 100.0), a2 = part(a, 110.0, 200.0), a3 = part(a, 212.0, 301.0);
+  const auto b1 = part(b, 0.0, 50.0), b2 = part(b, 58.0, 150.0), b3 = part(b, 160.0, 301.0);
+  const auto fa = part(a, 104.0, 106.0), fb = part(b, 53.0, 55.0);
+  auto catalogue = catalogue_of({a1, a2, a3, b1, b2, b3, fa, fb});
+  REQUIRE(catalogue.size() == 8);
+  REQUIRE(merge_streaks(catalogue, StreakMergeParams{}) == 6);
+  REQUIRE(catalogue.size() == 2);
+  std::vector<std::uint32_t> npix{catalogue[0].npix, catalogue[1].npix};
+  std::sort(npix.begin(), npix.end());
+  std::vector<std::uint32_t> want{
+      static_cast<std::uint32_t>(a1.size() + a2.size() + a3.size() + fa.size()),
+      static_cast<std::uint32_t>(b1.size() + b2.size() + b3.size() + fb.size())};
+  std::sort(want.begin(), want.end());
+  CHECK(npix == want);
+}
+
+TEST_CASE("a fragment or a short piece of poor angle on a trusted line joins it",
+          "[detect][streak-merge]") {
+  const double t = 0.2;
+  const auto pixels = streak(40.0, 120.0, t, 300.0);
+  const auto left = part(pixels, 0.0, 140.0), right = part(pixels, 150.0, 301.0);
+  const StreakMergeParams p;
+  SECTION("a few pixels of the trail in its gap") {
+    const auto fragment = part(pixels, 144.0, 146.5);
+    const DetectedObject f = record_of(fragment);
+    REQUIRE_FALSE(is_streak_piece(f, p));
+    auto catalogue = catalogue_of({left, fragment, right});
+    REQUIRE(catalogue.size() == 3);
+    CHECK(merge_streaks(catalogue, p) == 2);
+    REQUIRE(catalogue.size() == 1);
+    CHECK(catalogue[0].npix == left.size() + fragment.size() + right.size());
+  }
+  SECTION("the same fragment 2 px off the line stays apart") {
+    std::vector<Pixel> fragment = part(pixels, 144.0, 146.5);
+    for (Pixel& q : fragment) q.y += 2;  // 2 cos(0.2) = 1.96 px across the line
+    auto catalogue = catalogue_of({left, fragment, right});
+    CHECK(merge_streaks(catalogue, p) == 1);
+    CHECK(catalogue.size() == 2);
+  }
+  SECTION("a fragment beside a short piece, whose axis is not trusted, stays apart") {
+    const auto shorter = part(pixels, 0.0, 12.0);
+    const DetectedObject r = record_of(shorter);
+    REQUIRE(is_streak_piece(r, p));
+    REQUIRE(r.a < r.b / p.max_angle);
+    auto catalogue = catalogue_of({shorter, part(pixels, 14.0, 16.5)});
+    CHECK(merge_streaks(catalogue, p) == 0);
+  }
+  SECTION("a short piece at 0.3 rad to the line, within max_offset of it") {
+    // 8 px centred in the gap: its ends 4 sin(0.3) = 1.2 px off the line.
+    const auto piece_across =
+        streak(40.0 + 145.0 * std::cos(t) - 4.0 * std::cos(t + 0.3),
+               120.0 + 145.0 * std::sin(t) - 4.0 * std::sin(t + 0.3), t + 0.3, 8.0);
+    const DetectedObject q = record_of(piece_across);
+    REQUIRE(is_streak_piece(q, p));
+    REQUIRE(axis_difference(q.theta, t) > p.max_angle);
+    auto catalogue = catalogue_of({left, piece_across, right});
+    CHECK(merge_streaks(catalogue, p) == 2);
+    CHECK(catalogue.size() == 1);
+    // Two such pieces, neither trusted, do not join each other at that angle.
+    catalogue = catalogue_of({part(pixels, 130.0, 138.0), piece_across});
+    CHECK(merge_streaks(catalogue, p) == 0);
+  }
+}
+
 TEST_CASE("a merge that merges nothing leaves the id map alone", "[detect][streak-merge]") {
   auto catalogue = catalogue_of({blob(100, 100, 2), blob(300, 300, 2)});
   StreakMergeScratch scratch;
@@ -395,9 +526,10 @@ DetectedObject piece(std::uint32_t id, double x, double y, double theta, double 
 
 TEST_CASE("the merge's sweep joins the groups that testing every pair joins",
           "[detect][streak-merge]") {
-  // Crowded catalogues of elongated records: broken streaks (short and meteor-long) among
-  // thousands of random pieces. The groups (the id map) equal those of every pair tested with
-  // streak_pieces_join() and united, smallest index the root.
+  // Crowded catalogues of elongated records: broken streaks (short and meteor-long), some
+  // with a fragment in a gap, among thousands of random pieces and fragments. The groups (the
+  // id map) equal those of every pair tested with streak_pieces_join() and united, smallest
+  // index the root.
   std::mt19937 rng(17);
   std::uniform_real_distribution<double> where(0.0, 2048.0), angle(-1.5, 1.5), len(4.0, 20.0);
   for (int round = 0; round < 4; ++round) {
@@ -411,7 +543,13 @@ TEST_CASE("the merge's sweep joins the groups that testing every pair joins",
         records.push_back(
             piece(0, x + p * step * std::cos(t), y + p * step * std::sin(t), t, step * 0.8));
       }
+      // A fragment in the last gap, on the line or beside it.
+      const double f = 3.5 * step, side = k % 3 == 0 ? 3.0 : 0.3;
+      records.push_back(piece(0, x + f * std::cos(t) - side * std::sin(t),
+                              y + f * std::sin(t) + side * std::cos(t), angle(rng), 2.0));
     }
+    for (int k = 0; k < 500; ++k)  // fragments anywhere (too short to be pieces)
+      records.push_back(piece(0, where(rng), where(rng), angle(rng), 2.0));
     std::sort(records.begin(), records.end(), [](const DetectedObject& a, const DetectedObject& b) {
       return a.y < b.y || (a.y == b.y && a.x < b.x);
     });
@@ -427,11 +565,8 @@ TEST_CASE("the merge's sweep joins the groups that testing every pair joins",
       return parent[i] == i ? i : root(parent[i]);
     };
     for (std::uint32_t i = 0; i < n; ++i) {
-      if (!is_streak_piece(records[i], params)) continue;
       for (std::uint32_t j = i + 1; j < n; ++j) {
-        if (!is_streak_piece(records[j], params) ||
-            !streak_pieces_join(records[i], records[j], params))
-          continue;
+        if (!streak_pieces_join(records[i], records[j], params)) continue;
         const std::uint32_t ri = root(i), rj = root(j);
         if (ri != rj) parent[std::max(ri, rj)] = std::min(ri, rj);
       }

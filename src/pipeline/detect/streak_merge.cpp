@@ -63,20 +63,53 @@ bool unite(std::vector<std::uint32_t>& parent, std::uint32_t a, std::uint32_t b)
   return true;
 }
 
-// How far from its centroid a piece may meet another's: its end points' extent plus the gap
-// streak_pieces_join() allows for its own length. Two pieces join only when their centroids lie
-// within reach(p) + reach(q) + max-offset + kReachMargin: along the longer's axis the other's
-// centroid lies within both end-point spans and the gap (a centroid lies between its own end
-// points), across it within max-offset; the margin covers float rounding.
+// How far from its centroid a piece may meet another: its end points' extent, the gap
+// streak_pieces_join() allows for its own length, and its rms extent a, which bounds how wide
+// it lies across another piece's axis (the offset allowed grows by that width). Two records
+// join only when their centroids lie within reach(p) + reach(q) + max-offset + kReachMargin:
+// along the reference's axis the other's centroid lies within both end-point spans and the gap
+// (a centroid lies between its own end points), across it within max-offset plus the other's
+// width; the margin covers float rounding.
 double piece_reach(const DetectedObject& o, const StreakMergeParams& params) {
   const double extent = std::hypot(static_cast<double>(o.x_end) - o.x_start,
                                    static_cast<double>(o.y_end) - o.y_start);
-  return extent + params.max_gap * o.length;
+  return extent + params.max_gap * o.length + o.a;
 }
 constexpr double kReachMargin = 2.0;
 // Pieces that reach further than this are compared with every candidate rather than swept:
 // one meteor's reach would otherwise widen every sweep window to its own.
 constexpr double kSweepReach = 64.0;
+
+// a / b: how well a record's axis is known. Its direction from the second moments is uncertain
+// by about b / a rad, so the more elongated of two pieces gives the line they are tested on.
+// True when p's is the better known: the more elongated, then the longer, then the earlier
+// record, so that the test does not depend on the order of its arguments. Compared as
+// a_p b_q against a_q b_p (b is never negative; 0 is a line, the best known).
+bool better_axis(const DetectedObject& p, const DetectedObject& q) {
+  const double lp = static_cast<double>(p.a) * q.b, lq = static_cast<double>(q.a) * p.b;
+  if (lp != lq) return lp > lq;
+  if (p.length != q.length) return p.length > q.length;
+  return p.id <= q.id;
+}
+
+// A piece whose axis is known to max_angle or better (a / b >= 1 / max_angle): a line along
+// which a short piece of poorly known angle, or a fragment with none, can be placed.
+bool trusted_axis(const DetectedObject& o, const StreakMergeParams& params) {
+  return static_cast<double>(o.a) * params.max_angle >= o.b;
+}
+
+// The rms width of o across the direction (cos_t, sin_t): its second moments along the normal.
+double width_across(const DetectedObject& o, double cos_t, double sin_t) {
+  const double v = static_cast<double>(o.x2) * sin_t * sin_t -
+                   2.0 * static_cast<double>(o.xy) * sin_t * cos_t +
+                   static_cast<double>(o.y2) * cos_t * cos_t;
+  return std::sqrt(std::max(v, 0.0));
+}
+
+// A fragment may be as wide across the trail's line as this many times the trail's own b:
+// a fragment is a slice of the trail's profile, whose measured width scatters with its few
+// pixels; a star is wider than the thin core a faint trail leaves above the threshold.
+constexpr double kFragmentWidth = 1.5;
 
 }  // namespace
 
@@ -91,22 +124,76 @@ bool is_streak_piece(const DetectedObject& o, const StreakMergeParams& params) n
   return elongated && o.length >= params.min_length;
 }
 
+bool is_streak_fragment(const DetectedObject& o) noexcept {
+  return o.flux > 0.0f && (o.flags & kObjectNoFlux) == 0 && std::isfinite(o.x) &&
+         std::isfinite(o.y) && std::isfinite(o.x2) && std::isfinite(o.y2) && std::isfinite(o.xy) &&
+         std::isfinite(o.length) && std::isfinite(o.a) && std::isfinite(o.b);
+}
+
+namespace {
+
+// streak_pieces_join() on records already sorted into pieces and fragments (p_piece, q_piece;
+// at least one a piece, the other a piece or a fragment): merge_streaks() knows which, and
+// spares every pair the tests.
+bool classified_join(const DetectedObject& p, bool p_piece, const DetectedObject& q, bool q_piece,
+                     const StreakMergeParams& params) noexcept {
+  const bool both = p_piece && q_piece;
+  // The cheap tests first: most pairs a sweep meets point different ways. Pointing apart, the
+  // shorter must fit the band (sin(angle) >= 2 angle / pi on [0, pi/2]).
+  const double angle = both ? axis_angle_difference(p.theta, q.theta) : 0.0;
+  const bool aligned = both && angle <= params.max_angle;
+  if (both && !aligned &&
+      ((!trusted_axis(p, params) && !trusted_axis(q, params)) ||
+       std::min(p.length, q.length) * angle / std::numbers::pi > params.max_offset)) {
+    return false;
+  }
+  // The reference: the piece whose axis is the better known. A crossing of two trails, or a
+  // piece widened by a star, is wide for its length: its axis is neither trail's line, and
+  // the clean pieces of each trail are measured against their own line instead.
+  const bool p_ref = both ? better_axis(p, q) : p_piece;
+  const DetectedObject& ref = p_ref ? p : q;
+  const DetectedObject& other = p_ref ? q : p;
+  if (!aligned && (!trusted_axis(ref, params) ||
+                   (both && other.length * angle / std::numbers::pi > params.max_offset))) {
+    return false;
+  }
+  const double c = std::cos(static_cast<double>(ref.theta));
+  const double s = std::sin(static_cast<double>(ref.theta));
+  const double offset = std::fabs(-(other.x - ref.x) * s + (other.y - ref.y) * c);
+  Span o{};
+  if (aligned) {
+    // What the other is wider across the line than the reference, it may lie off it: a
+    // crossing blob's centroid is pulled off the trail by the other trail's arm.
+    const double wider = std::max(width_across(other, c, s) - ref.b, 0.0);
+    if (!(offset <= params.max_offset + wider)) return false;
+    o = end_point_span(other, ref.x, ref.y, c, s);
+  } else if (both) {
+    // A short piece's angle is poorly measured: it joins a trusted line when all of it, its
+    // end points at its own angle, lies within max_offset of that line.
+    if (!(offset + 0.5 * other.length * std::sin(angle) <= params.max_offset)) return false;
+    o = end_point_span(other, ref.x, ref.y, c, s);
+  } else {
+    // A fragment (too short or too round to be a piece: a few pixels the noise left of the
+    // trail) joins a trusted line when it lies on it: centroid within half max_offset, no
+    // wider across the line than the trail. A star is wider, or off the line.
+    if (!(offset <= 0.5 * params.max_offset)) return false;
+    if (!(width_across(other, c, s) <= kFragmentWidth * ref.b)) return false;
+    const double t = along(other.x, other.y, ref.x, ref.y, c, s);
+    o = {t, t};
+  }
+  const Span r = end_point_span(ref, ref.x, ref.y, c, s);
+  const double gap = std::max(o.lo - r.hi, r.lo - o.hi);  // negative where they overlap
+  return gap <= params.max_gap * (static_cast<double>(p.length) + q.length);
+}
+
+}  // namespace
+
 bool streak_pieces_join(const DetectedObject& p, const DetectedObject& q,
                         const StreakMergeParams& params) noexcept {
-  if (axis_angle_difference(p.theta, q.theta) > params.max_angle) return false;
-  // The longer piece's axis is the better known: the shorter is measured against it (the
-  // earlier record on a tie, so that the test does not depend on the order of its arguments).
-  const bool p_longer = p.length > q.length || (p.length == q.length && p.id <= q.id);
-  const DetectedObject& axis = p_longer ? p : q;
-  const DetectedObject& other = p_longer ? q : p;
-  const double c = std::cos(static_cast<double>(axis.theta));
-  const double s = std::sin(static_cast<double>(axis.theta));
-  const double offset = std::fabs(-(other.x - axis.x) * s + (other.y - axis.y) * c);
-  if (!(offset <= params.max_offset)) return false;
-  const Span a = end_point_span(axis, axis.x, axis.y, c, s);
-  const Span o = end_point_span(other, axis.x, axis.y, c, s);
-  const double gap = std::max(o.lo - a.hi, a.lo - o.hi);  // negative where they overlap
-  return gap <= params.max_gap * (static_cast<double>(p.length) + q.length);
+  const bool p_piece = is_streak_piece(p, params), q_piece = is_streak_piece(q, params);
+  if (!p_piece && !q_piece) return false;
+  if (!(p_piece && q_piece) && !is_streak_fragment(p_piece ? q : p)) return false;
+  return classified_join(p, p_piece, q, q_piece, params);
 }
 
 DetectedObject merge_streak_pieces(const DetectedObject* const* pieces, std::size_t n) {
@@ -207,10 +294,14 @@ std::size_t merge_streaks(std::vector<DetectedObject>& catalogue, const StreakMe
                           StreakMergeScratch& scratch, std::vector<std::uint32_t>* new_ids) {
   const auto n = static_cast<std::uint32_t>(catalogue.size());
   scratch.candidates.clear();
+  scratch.fragments_by_x.clear();
   for (std::uint32_t i = 0; i < n; ++i) {
-    if (is_streak_piece(catalogue[i], params)) scratch.candidates.push_back(i);
+    if (is_streak_piece(catalogue[i], params))
+      scratch.candidates.push_back(i);
+    else if (is_streak_fragment(catalogue[i]))
+      scratch.fragments_by_x.push_back(i);
   }
-  if (scratch.candidates.size() < 2) return 0;
+  if (scratch.candidates.empty()) return 0;
   scratch.parent.resize(n);
   for (std::uint32_t i = 0; i < n; ++i) scratch.parent[i] = i;
   // The pairs that can join (piece_reach()): the short-reach candidates swept in x order, each
@@ -220,6 +311,7 @@ std::size_t merge_streaks(std::vector<DetectedObject>& catalogue, const StreakMe
   scratch.reach.assign(n, 0.0);
   scratch.short_by_x.clear();
   scratch.long_reach.clear();
+  scratch.trusted.clear();
   double short_reach_max = 0.0;
   for (const std::uint32_t i : scratch.candidates) {
     const double reach = piece_reach(catalogue[i], params);
@@ -230,14 +322,16 @@ std::size_t merge_streaks(std::vector<DetectedObject>& catalogue, const StreakMe
     } else {
       scratch.long_reach.push_back(i);
     }
+    if (trusted_axis(catalogue[i], params)) scratch.trusted.push_back(i);
   }
-  std::sort(scratch.short_by_x.begin(), scratch.short_by_x.end(),
-            [&](std::uint32_t a, std::uint32_t b) {
-              return catalogue[a].x < catalogue[b].x || (catalogue[a].x == catalogue[b].x && a < b);
-            });
+  auto by_x = [&](std::uint32_t a, std::uint32_t b) {
+    return catalogue[a].x < catalogue[b].x || (catalogue[a].x == catalogue[b].x && a < b);
+  };
+  std::sort(scratch.short_by_x.begin(), scratch.short_by_x.end(), by_x);
   bool joined = false;
-  auto test = [&](std::uint32_t a, std::uint32_t b) {
-    if (streak_pieces_join(catalogue[a], catalogue[b], params)) {
+  // Piece b (fragment: b_piece false) against piece a.
+  auto test = [&](std::uint32_t a, std::uint32_t b, bool b_piece = true) {
+    if (classified_join(catalogue[a], true, catalogue[b], b_piece, params)) {
       joined = unite(scratch.parent, a, b) || joined;
     }
   };
@@ -253,6 +347,32 @@ std::size_t merge_streaks(std::vector<DetectedObject>& catalogue, const StreakMe
   for (std::size_t i = 0; i < l.size(); ++i) {
     for (std::size_t j = i + 1; j < l.size(); ++j) test(l[i], l[j]);
     for (const std::uint32_t k : s) test(l[i], k);
+  }
+  // Fragments join only pieces of trusted axis (a few long ones a frame): each such piece
+  // against the fragments whose centroid lies within reach in x.
+  if (!scratch.trusted.empty() && !scratch.fragments_by_x.empty()) {
+    std::vector<std::uint32_t>& f = scratch.fragments_by_x;
+    double fragment_reach_max = 0.0;
+    for (const std::uint32_t k : f) {
+      scratch.reach[k] = piece_reach(catalogue[k], params);
+      fragment_reach_max = std::max(fragment_reach_max, scratch.reach[k]);
+    }
+    std::sort(f.begin(), f.end(), by_x);
+    for (const std::uint32_t i : scratch.trusted) {
+      const double window =
+          scratch.reach[i] + fragment_reach_max + params.max_offset + kReachMargin;
+      const double x = catalogue[i].x;
+      auto k = std::lower_bound(f.begin(), f.end(), x - window,
+                                [&](std::uint32_t a, double v) { return catalogue[a].x < v; });
+      // streak_pieces_join()'s own first test, with this piece's axis computed once.
+      const double c = std::cos(static_cast<double>(catalogue[i].theta));
+      const double sn = std::sin(static_cast<double>(catalogue[i].theta));
+      const double y = catalogue[i].y;
+      for (; k != f.end() && catalogue[*k].x <= x + window; ++k) {
+        const double offset = std::fabs(-(catalogue[*k].x - x) * sn + (catalogue[*k].y - y) * c);
+        if (offset <= 0.5 * params.max_offset + kReachMargin) test(i, *k, false);
+      }
+    }
   }
   if (!joined) return 0;
   // Each group as a list in index order, root first: the root is its smallest index, so it

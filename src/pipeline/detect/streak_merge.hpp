@@ -6,10 +6,18 @@
 // docs/detect.md, "Streak merge".
 //
 // Two records are pieces of one streak when both are elongated (elongation and length at
-// least the minima), their major axes point the same way (within max_angle), the shorter's
-// centroid lies within max_offset px of the longer's axis, and the gap between their facing
-// end points along that axis is at most max_gap times the sum of their lengths. Pieces
-// linked through other pieces (A-B, B-C) form one group, whatever the catalogue order.
+// least the minima) and lie on one line with a small gap between them, along the line of the
+// piece whose axis is the better known (the more elongated): a crossing of two trails is one
+// wide object whose axis is neither trail's, so each trail's clean pieces are measured against
+// their own line. Pieces pointing the same way (within max_angle) join when the other's
+// centroid lies within max_offset of that line, plus what it is wider across the line than the
+// reference (a crossing's centroid is pulled off by the other trail's arm); a short piece whose
+// angle is off by more joins a trusted line (a / b >= 1 / max_angle) when all of it lies within
+// max_offset of it. A fragment (too short or round to be a piece: the few pixels the noise left
+// of a faint stretch) joins a trusted line when its centroid lies within max_offset / 2 of it and
+// it is no wider across it than the trail. The gap between facing end points along the line is
+// at most max_gap times the sum of their lengths. Pieces linked through other pieces (A-B, B-C)
+// form one group, whatever the catalogue order.
 #pragma once
 
 #include <cstddef>
@@ -35,10 +43,11 @@ struct StreakMergeParams {
 
   // Largest difference between the two pieces' position angles, rad [0.1], (0, 0.5].
   double max_angle = kDefaultMaxAngle;
-  // Largest distance of the shorter piece's centroid from the longer piece's major axis, px
-  // [2], (0, 100].
+  // Largest distance of a piece's centroid from the line of the better-known piece, px [2],
+  // (0, 100]; a fragment's is half of it.
   double max_offset = kDefaultMaxOffset;
-  // Smallest elongation (a / b) of a piece [2], 1..1000: round objects (stars) never merge.
+  // Smallest elongation (a / b) of a piece [2], 1..1000: round objects (stars) are never
+  // pieces; a fragment joins only a trusted line, and only when no wider than the trail.
   double min_elongation = kDefaultMinElongation;
   // Smallest streak length of a piece, px [4], 0..10000: a few noise pixels in a row have
   // an elongation but no direction worth trusting.
@@ -60,6 +69,8 @@ struct StreakMergeScratch {
   std::vector<double> reach;                  // per candidate: how far it may join (px)
   std::vector<std::uint32_t> short_by_x;      // the candidates of short reach, in x order
   std::vector<std::uint32_t> long_reach;      // the others
+  std::vector<std::uint32_t> trusted;         // the candidates whose axis is trusted
+  std::vector<std::uint32_t> fragments_by_x;  // the other records that may be fragments, x order
   std::vector<std::uint32_t> parent;          // union-find over the records, roots the smallest
   std::vector<std::uint32_t> next;            // the next piece of the same group, in order
   std::vector<std::uint32_t> last;            // per root: its group's last piece so far
@@ -69,8 +80,12 @@ struct StreakMergeScratch {
 // True when `o` may be a streak piece: positive flux, finite shape, elongated and long enough.
 bool is_streak_piece(const DetectedObject& o, const StreakMergeParams& params) noexcept;
 
-// True when `p` and `q` (both streak pieces) lie on one line with a small gap between them.
-// Symmetric in its two records.
+// True when `o` may be a fragment of a streak: positive flux and finite moments.
+bool is_streak_fragment(const DetectedObject& o) noexcept;
+
+// True when `p` and `q` lie on one line with a small gap between them: both streak pieces, or
+// one a piece of trusted axis and the other a fragment on its line. False when neither is a
+// piece. Symmetric in its two records.
 bool streak_pieces_join(const DetectedObject& p, const DetectedObject& q,
                         const StreakMergeParams& params) noexcept;
 
