@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_table import (DASH, copy_section, gpix, header, load, percent, ratio,  # noqa: E402
                          write_markdown)
 
-PATHS = ["fused", "separable", "recursive"]
+PATHS = ["fused", "separable", "decimated", "recursive"]
 # The targets (bench/README.md).
 FUSED_MAX_SIGMA = 3.0
 FUSED_MIN_FRACTION = 0.5
@@ -273,7 +273,7 @@ def main():
            "copy bandwidth above; roofline Gpix/s is that bandwidth over 2 × bytes per pixel. "
            "× NPP, × NPP weights and × CuPy divide starsift's Gpix/s by the peer's. max |Δ| is "
            "the largest difference, in the format's units, between the outputs of the paths "
-           "that take the case (fused, separable, recursive) on frame 0, and between Auto's and "
+           "that take the case (fused, separable, decimated, recursive) on frame 0, and between Auto's and "
            "NPP's same weights on the interior (r pixels from the edges).", ""]
     write_markdown(md, args.out)
     return 0
