@@ -32,6 +32,20 @@ import statistics
 import sys
 
 
+def median_ms(cp, call, reps):
+    """Median ms of `reps` calls after one warm-up, by CUDA events."""
+    call()
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    ms = []
+    for _ in range(reps):
+        start.record()
+        call()
+        stop.record()
+        stop.synchronize()
+        ms.append(cp.cuda.get_elapsed_time(start, stop))
+    return statistics.median(ms)
+
+
 def time_stats(cp, ndimage, mask, structure, out, reps):
     """Median ms of label + pixel counts, fluxes and centroids of every component."""
     image = mask.astype(cp.float32)
@@ -43,16 +57,7 @@ def time_stats(cp, ndimage, mask, structure, out, reps):
         ndimage.sum_labels(image, out, index)
         ndimage.center_of_mass(image, out, index)
 
-    call()
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    ms = []
-    for _ in range(max(3, reps // 3)):
-        start.record()
-        call()
-        stop.record()
-        stop.synchronize()
-        ms.append(cp.cuda.get_elapsed_time(start, stop))
-    return statistics.median(ms)
+    return median_ms(cp, call, max(3, reps // 3))
 
 
 def time_stats_bincount(cp, ndimage, mask, structure, out, reps):
@@ -92,16 +97,7 @@ def time_stats_bincount(cp, ndimage, mask, structure, out, reps):
         cx, cy = sx / safe, sy / safe
         return count, cx, cy, sxx / safe - cx * cx, syy / safe - cy * cy, sxy / safe - cx * cy
 
-    call()
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    ms = []
-    for _ in range(max(3, reps // 3)):
-        start.record()
-        call()
-        stop.record()
-        stop.synchronize()
-        ms.append(cp.cuda.get_elapsed_time(start, stop))
-    return statistics.median(ms)
+    return median_ms(cp, call, max(3, reps // 3))
 
 
 def main():

@@ -119,6 +119,17 @@ TestImage run_cuda(const GaussParams& p, const TestImage& in, cuda::GaussPath pa
   return d_out.download();
 }
 
+// The parameters of a case of the every-format sweeps: sigmas along x and y, a border, and
+// a constant border's value inside the format's range.
+GaussParams params_of(std::pair<double, double> sigmas, BorderMode border, PixelFormat format) {
+  GaussParams p;
+  p.sigma_x = sigmas.first;
+  p.sigma_y = sigmas.second;
+  p.border = border;
+  p.border_value = format_info(format).is_float ? 12.5 : 77;
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("CUDA Gaussian, direct paths, against the CPU reference", "[gauss][cuda]") {
@@ -178,11 +189,7 @@ TEST_CASE("CUDA Gaussian, recursive path, against the CPU recursion", "[gauss][c
       for (const auto& s : shapes)
         for (const auto& sigmas : {std::pair{3.0, 3.0}, std::pair{25.0, 4.0}, std::pair{0.0, 30.0},
                                    std::pair{50.0, 50.0}}) {
-          GaussParams p;
-          p.sigma_x = sigmas.first;
-          p.sigma_y = sigmas.second;
-          p.border = border;
-          p.border_value = format_info(format).is_float ? 12.5 : 77;
+          const GaussParams p = params_of(sigmas, border, format);
           TestImage in(s[0], s[1], format, 4);
           fill_random(in, ++seed);
           TestImage want(s[0], s[1], format);
@@ -277,11 +284,7 @@ TEST_CASE("CUDA decimated Gaussian on every format, border and shape", "[gauss][
       for (const auto& s : shapes)
         for (const auto& sigmas :
              {std::pair{5.0, 5.0}, std::pair{10.0, 4.5}, std::pair{30.0, 30.0}}) {
-          GaussParams p;
-          p.sigma_x = sigmas.first;
-          p.sigma_y = sigmas.second;
-          p.border = border;
-          p.border_value = format_info(format).is_float ? 12.5 : 77;
+          const GaussParams p = params_of(sigmas, border, format);
           TestImage in(s[0], s[1], format, 4);
           fill_random(in, ++seed);
           TestImage want(s[0], s[1], format);
