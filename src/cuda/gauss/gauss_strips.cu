@@ -83,15 +83,7 @@ __global__ void __launch_bounds__(kWarp* kWarpsPerBlock) gauss_strips(const Stri
       const int sx = border_index(x + k, p.width, a.border);
       v[k] = sy < 0 || sx < 0 ? a.border_value : Io::load(row, sx, 0);
     }
-    if constexpr (std::is_same_v<Io, gauss_io::Gray8>) {
-      return static_cast<unsigned>(v[0]) | static_cast<unsigned>(v[1]) << 8 |
-             static_cast<unsigned>(v[2]) << 16 | static_cast<unsigned>(v[3]) << 24;
-    } else if constexpr (std::is_same_v<Io, gauss_io::Gray16>) {
-      return {static_cast<unsigned>(v[0]) | static_cast<unsigned>(v[1]) << 16,
-              static_cast<unsigned>(v[2]) | static_cast<unsigned>(v[3]) << 16};
-    } else {
-      return {v[0], v[1], v[2], v[3]};
-    }
+    return Wd::pack(v);
   };
   // Rows are fetched kAhead rows before they are used, so a warp's loads overlap its
   // arithmetic instead of each row waiting for memory in turn.

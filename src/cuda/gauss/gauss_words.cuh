@@ -34,6 +34,11 @@ struct Word<Gray8> {
   __device__ static W shfl_down(W w, int d) {
     return __shfl_down_sync(0xffffffffu, w, d);
   }
+  // Four samples that are values of the format already (loaded ones, a border value).
+  __device__ static W pack(const float* v) {
+    return static_cast<W>(v[0]) | static_cast<W>(v[1]) << 8 | static_cast<W>(v[2]) << 16 |
+           static_cast<W>(v[3]) << 24;
+  }
   __device__ static void store(std::byte* row, int x, const float* v) {
     W w = 0;
 #pragma unroll
@@ -61,6 +66,10 @@ struct Word<Gray16> {
   __device__ static W shfl_down(W w, int d) {
     return {__shfl_down_sync(0xffffffffu, w.x, d), __shfl_down_sync(0xffffffffu, w.y, d)};
   }
+  __device__ static W pack(const float* v) {
+    const auto q = [&](int k) { return static_cast<unsigned>(v[k]); };
+    return {q(0) | q(1) << 16, q(2) | q(3) << 16};
+  }
   __device__ static void store(std::byte* row, int x, const float* v) {
     const auto q = [&](int k) { return static_cast<unsigned>(gauss_round(v[k], kMax)); };
     *reinterpret_cast<W*>(row + 2 * x) = {q(0) | (q(1) << 16), q(2) | (q(3) << 16)};
@@ -87,6 +96,7 @@ struct Word<Gray32F> {
     return {__shfl_down_sync(0xffffffffu, w.x, d), __shfl_down_sync(0xffffffffu, w.y, d),
             __shfl_down_sync(0xffffffffu, w.z, d), __shfl_down_sync(0xffffffffu, w.w, d)};
   }
+  __device__ static W pack(const float* v) { return {v[0], v[1], v[2], v[3]}; }
   __device__ static void store(std::byte* row, int x, const float* v) {
     *reinterpret_cast<W*>(row + 4 * x) = {v[0], v[1], v[2], v[3]};
   }
