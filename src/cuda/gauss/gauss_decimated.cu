@@ -10,17 +10,18 @@
 //    the anti-aliasing filter: its response falls as the fourth power beyond the small grid's
 //    Nyquist frequency (a box's, as the first), and its variance is k^2 / 3.
 // 2. The small plane, which reaches `margin` samples beyond the frame on each side, is blurred
-//    by the fused strips with sigma_small = sqrt(sigma^2 - k^2 / 3) / k, so the variances add
-//    up to sigma^2. The margin covers that blur's radius and the interpolation's reach, so the
-//    small plane's own border never reaches a sample that is read back.
+//    by the exact Gaussian's sums, rows then columns, with sigma_small = sqrt(sigma^2 -
+//    k^2 / 3) / k, so the variances add up to sigma^2. The margin covers that blur's radius and
+//    the interpolation's reach, so the small plane's own border never reaches a sample that is
+//    read back.
 // 3. Up, both axes in one kernel: Catmull-Rom cubic interpolation, which reproduces
 //    quadratics and so adds no variance of its own.
 //
 // k = max(2, ceil(sigma / 4)), so sigma / k lies in (2, 4] and from sigma 12 in [3, 4]: the
 // small grid samples the blurred frame at least every sigma / 2. Against the exact Gaussian
-// (gauss_reference()) a point source's blur differs by at most 0.2 % of its peak from sigma 8
-// (about 1 % at sigma 4..8, where k = 2 is coarse for the B-spline), a step by at most 0.1 %
-// of its height (tests/gauss/test_gauss_cuda.cpp states the bounds it checks).
+// (gauss_reference()) a point source's blur differs by at most 0.3 % of its peak from sigma 8
+// and 1.2 % below, where k = 2 is coarse for the B-spline (measured: 0.07-0.16 % and up to
+// 0.72 %), a step's by at most 0.1 % of its height (tests/gauss/test_gauss_cuda.cpp).
 //
 // Planes between the passes are float, one per colour channel, in the caller's scratch.
 #include <cuda_runtime.h>
@@ -58,7 +59,6 @@ __host__ __device__ inline double bspline3(double t) {
 
 // One axis of the decimation.
 struct Axis {
-  int n = 0;           // full-resolution samples
   int k = 1;           // decimation factor
   int margin = 0;      // small samples beyond each edge of the frame
   int small = 0;       // small samples, margins included
@@ -72,7 +72,6 @@ struct Axis {
 
 Axis axis_for(double sigma, int n) {
   Axis a;
-  a.n = n;
   a.k = std::max(2, static_cast<int>(std::ceil(sigma / 4.0)));
   const double k = a.k;
   a.inv_k = static_cast<float>(1.0 / k);
@@ -132,97 +131,95 @@ struct Args {
   Axis x, y;
   BorderMode border;
   float border_value;
-  Planes wide;   // small rows x frame width: after the down rows pass, before the up columns one
-  Planes small;  // small x small
 };
 
-// Pass 1: each column's small samples, over the frame extended by the border mode.
-template <class Io>
+// Pass 1: each column's small samples, over the frame extended by the border mode. kWords
+// (gray frames whose rows hold whole words): a thread takes four columns, one vector load a
+// tap (GRAY8: 32 bits), which reads the frame with a quarter of the instructions; else one
+// pixel, all its colour channels.
+template <class Io, bool kWords>
 __global__ void __launch_bounds__(kBlockX* kBlockY) down_rows_kernel(const Args a, Planes out) {
   extern __shared__ float w[];
   load_down_weights(a.y, w);
-  const int x = blockIdx.x * kBlockX + threadIdx.x;
+  constexpr int V = kWords ? 4 : Io::kChannels;  // values a thread sums
+  const int x = (kWords ? 4 : 1) * (blockIdx.x * kBlockX + threadIdx.x);
   const int s = blockIdx.y * kBlockY + threadIdx.y;
   if (x >= a.frame.width || s >= a.y.small) return;
-  constexpr int C = Io::kChannels;
-  float sum[C] = {};
-  const int y0 = a.y.k * (s - a.y.margin) + a.y.first_tap;
-  if (y0 >= 0 && y0 + a.y.taps <= a.frame.height) {  // inside the frame: no border rule
-    const std::byte* row = a.frame.in + static_cast<std::ptrdiff_t>(y0) * a.frame.in_stride;
-    for (int t = 0; t < a.y.taps; ++t, row += a.frame.in_stride) {
-      float v[C];
-      Io::load_pixel(row, x, v);
-#pragma unroll
-      for (int c = 0; c < C; ++c) sum[c] = fmaf(w[t], v[c], sum[c]);
-    }
-  } else {
-    for (int t = 0; t < a.y.taps; ++t) {
-      const int sy = border_index(y0 + t, a.frame.height, a.border);
-      float v[C];
-      if (sy < 0) {
-#pragma unroll
-        for (int c = 0; c < C; ++c) v[c] = a.border_value;
+  const bool whole = x + 4 <= a.frame.width;  // kWords: else the frame's last, partial word
+  const auto load = [&](const std::byte* row, float(&v)[V]) {
+    if constexpr (kWords) {
+      using Wd = gauss_io::Word<Io>;
+      if (whole) {
+        Wd::unpack(Wd::load(row, x), v);
       } else {
-        Io::load_pixel(a.frame.in + static_cast<std::ptrdiff_t>(sy) * a.frame.in_stride, x, v);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) v[i] = Io::load(row, min(x + i, a.frame.width - 1), 0);
       }
-#pragma unroll
-      for (int c = 0; c < C; ++c) sum[c] = fmaf(w[t], v[c], sum[c]);
-    }
-  }
-#pragma unroll
-  for (int c = 0; c < C; ++c) out.data[c * out.plane + s * out.stride + x] = sum[c] * a.y.norm;
-}
-
-// Pass 1 for gray frames whose rows hold whole words: four columns a thread, one vector load
-// a tap (GRAY8: 32 bits), which reads the frame with a quarter of the instructions.
-template <class Io>
-__global__ void __launch_bounds__(kBlockX* kBlockY)
-    down_rows_words_kernel(const Args a, Planes out) {
-  using Wd = gauss_io::Word<Io>;
-  extern __shared__ float w[];
-  load_down_weights(a.y, w);
-  const int x = 4 * (blockIdx.x * kBlockX + threadIdx.x);
-  const int s = blockIdx.y * kBlockY + threadIdx.y;
-  if (x >= a.frame.width || s >= a.y.small) return;
-  const bool whole = x + 4 <= a.frame.width;  // else the frame's last, partial word
-  const auto load = [&](const std::byte* row, float(&v)[4]) {
-    if (whole) {
-      Wd::unpack(Wd::load(row, x), v);
     } else {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) v[i] = Io::load(row, min(x + i, a.frame.width - 1), 0);
+      Io::load_pixel(row, x, v);
     }
   };
-  float sum[4] = {};
+  float sum[V] = {};
   const int y0 = a.y.k * (s - a.y.margin) + a.y.first_tap;
   if (y0 >= 0 && y0 + a.y.taps <= a.frame.height) {  // inside the frame: no border rule
     const std::byte* row = a.frame.in + static_cast<std::ptrdiff_t>(y0) * a.frame.in_stride;
     for (int t = 0; t < a.y.taps; ++t, row += a.frame.in_stride) {
-      float v[4];
+      float v[V];
       load(row, v);
 #pragma unroll
-      for (int i = 0; i < 4; ++i) sum[i] = fmaf(w[t], v[i], sum[i]);
+      for (int i = 0; i < V; ++i) sum[i] = fmaf(w[t], v[i], sum[i]);
     }
   } else {
     for (int t = 0; t < a.y.taps; ++t) {
       const int sy = border_index(y0 + t, a.frame.height, a.border);
-      float v[4];
+      float v[V];
       if (sy < 0) {
 #pragma unroll
-        for (int i = 0; i < 4; ++i) v[i] = a.border_value;
+        for (int i = 0; i < V; ++i) v[i] = a.border_value;
       } else {
         load(a.frame.in + static_cast<std::ptrdiff_t>(sy) * a.frame.in_stride, v);
       }
 #pragma unroll
-      for (int i = 0; i < 4; ++i) sum[i] = fmaf(w[t], v[i], sum[i]);
+      for (int i = 0; i < V; ++i) sum[i] = fmaf(w[t], v[i], sum[i]);
     }
   }
-  // The plane's rows are whole 128-byte lines: the word lies in the row's padding at worst.
-  *reinterpret_cast<float4*>(out.data + s * out.stride + x) =
-      make_float4(sum[0] * a.y.norm, sum[1] * a.y.norm, sum[2] * a.y.norm, sum[3] * a.y.norm);
+  if constexpr (kWords) {
+    // The plane's rows are whole 128-byte lines: the word lies in the row's padding at worst.
+    *reinterpret_cast<float4*>(out.data + s * out.stride + x) =
+        make_float4(sum[0] * a.y.norm, sum[1] * a.y.norm, sum[2] * a.y.norm, sum[3] * a.y.norm);
+  } else {
+#pragma unroll
+    for (int c = 0; c < V; ++c) out.data[c * out.plane + s * out.stride + x] = sum[c] * a.y.norm;
+  }
 }
 
-// The blur of the small plane, rows then columns (pass 3), by the exact Gaussian's weights of
+// Pass 2: each small row's samples along x; columns beyond the frame by the border mode.
+__global__ void __launch_bounds__(kBlockX* kBlockY)
+    down_columns_kernel(const Args a, int channels, Planes in, Planes out) {
+  extern __shared__ float w[];
+  load_down_weights(a.x, w);
+  const int s = blockIdx.x * kBlockX + threadIdx.x;
+  const int row = blockIdx.y * kBlockY + threadIdx.y;
+  if (s >= a.x.small || row >= a.y.small) return;
+  const int x0 = a.x.k * (s - a.x.margin) + a.x.first_tap;
+  const bool inside = x0 >= 0 && x0 + a.x.taps <= a.frame.width;  // no border rule
+  for (int c = 0; c < channels; ++c) {
+    const float* line = in.data + c * in.plane + row * in.stride;
+    float sum = 0.f;
+    if (inside) {
+#pragma unroll 4
+      for (int t = 0; t < a.x.taps; ++t) sum = fmaf(w[t], line[x0 + t], sum);
+    } else {
+      for (int t = 0; t < a.x.taps; ++t) {
+        const int sx = border_index(x0 + t, a.frame.width, a.border);
+        sum = fmaf(w[t], sx < 0 ? a.border_value : line[sx], sum);
+      }
+    }
+    out.data[c * out.plane + row * out.stride + s] = sum * a.x.norm;
+  }
+}
+
+// Pass 3: the blur of the small plane, rows then columns, by the exact Gaussian's weights of
 // radius <= kMaxFusedRadius: the plane is small (a k^2-th of the frame), so plain sums from
 // the cache cost little. Indices beyond the plane are clamped: they lie in the margins,
 // which nothing reads back.
@@ -260,32 +257,6 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
   }
 }
 
-// Pass 2: each small row's samples along x; columns beyond the frame by the border mode.
-__global__ void __launch_bounds__(kBlockX* kBlockY)
-    down_columns_kernel(const Args a, int channels, Planes in, Planes out) {
-  extern __shared__ float w[];
-  load_down_weights(a.x, w);
-  const int s = blockIdx.x * kBlockX + threadIdx.x;
-  const int row = blockIdx.y * kBlockY + threadIdx.y;
-  if (s >= a.x.small || row >= a.y.small) return;
-  const int x0 = a.x.k * (s - a.x.margin) + a.x.first_tap;
-  const bool inside = x0 >= 0 && x0 + a.x.taps <= a.frame.width;  // no border rule
-  for (int c = 0; c < channels; ++c) {
-    const float* line = in.data + c * in.plane + row * in.stride;
-    float sum = 0.f;
-    if (inside) {
-#pragma unroll 4
-      for (int t = 0; t < a.x.taps; ++t) sum = fmaf(w[t], line[x0 + t], sum);
-    } else {
-      for (int t = 0; t < a.x.taps; ++t) {
-        const int sx = border_index(x0 + t, a.frame.width, a.border);
-        sum = fmaf(w[t], sx < 0 ? a.border_value : line[sx], sum);
-      }
-    }
-    out.data[c * out.plane + row * out.stride + s] = sum * a.x.norm;
-  }
-}
-
 // Pass 4: the blurred small plane interpolated back to the frame, both axes in one kernel.
 // A block writes a tile of kUpColumns x kUpRows pixels, each thread four neighbouring
 // columns of four rows: first the small rows under the tile are interpolated across to the
@@ -294,7 +265,7 @@ constexpr int kUpColumns = 128;
 constexpr int kUpRows = 32;
 constexpr int kUpThreadsY = 8;
 // Small rows a tile reads: ceil((kUpRows - 1) / k) + 4 at most, with k >= 2.
-constexpr int kUpSmallRows = (kUpRows - 1 + 1) / 2 + 4;
+constexpr int kUpSmallRows = kUpRows / 2 + 4;
 
 template <class Io>
 __global__ void __launch_bounds__(kWarp* kUpThreadsY)
@@ -421,13 +392,13 @@ cudaError_t run_decimated(const Args& a, const gauss_detail::ScratchLayout& scra
   if constexpr (C == 1) {
     by_words = words_in;
     if (by_words) {
-      down_rows_words_kernel<Io>
+      down_rows_kernel<Io, true>
           <<<grid((a.frame.width + 3) / 4, a.y.small), block, sizeof(float) * a.y.taps, stream>>>(
               a, wide);
     }
   }
   if (!by_words) {
-    down_rows_kernel<Io>
+    down_rows_kernel<Io, false>
         <<<grid(a.frame.width, a.y.small), block, sizeof(float) * a.y.taps, stream>>>(a, wide);
   }
   down_columns_kernel<<<grid(a.x.small, a.y.small), block, sizeof(float) * a.x.taps, stream>>>(
