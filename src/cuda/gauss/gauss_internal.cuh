@@ -32,7 +32,7 @@ ScratchLayout scratch_layout(void* base, int width, int height, PixelFormat form
 
 // The fused path for gray frames whose rows are aligned to four samples (gauss_strips.cu);
 // launch_fused() takes the rest (colour, odd alignment) through shared-memory tiles.
-bool strips_take(ConstImageView in, ImageView out) noexcept;
+bool strips_take(const GaussParams& params, ConstImageView in, ImageView out) noexcept;
 cudaError_t launch_strips(const GaussParams& params, ConstImageView in, ImageView out,
                           cudaStream_t stream);
 cudaError_t launch_fused(const GaussParams& params, ConstImageView in, ImageView out,

@@ -16,6 +16,7 @@
 // The sums are gauss_direct.cu's: w0 x0 + sum_i w_i (x_-i + x_i) by fused multiply-adds.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -183,9 +184,13 @@ cudaError_t launch_strips_bucket(const StripArgs& args, cudaStream_t stream) {
 
 namespace gauss_detail {
 
-bool strips_take(ConstImageView in, ImageView out) noexcept {
+bool strips_take(const GaussParams& params, ConstImageView in, ImageView out) noexcept {
   const FormatInfo& info = format_info(in.format);
   if (info.channels != 1) return false;
+  // GRAY32F from radius 8: the shared-memory tiles are the faster there (a float word is 4
+  // registers, and the strips' ring of 2 R + 1 rows of them leaves few warps a SM).
+  const int radius = std::max(params.effective_radius_x(), params.effective_radius_y());
+  if (in.format == PixelFormat::Gray32F && radius > 4) return false;
   // Whole words: the rows of both frames aligned to four samples.
   const auto word = static_cast<std::uintptr_t>(4 * info.bytes_per_sample);
   const auto bits =
