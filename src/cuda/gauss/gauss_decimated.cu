@@ -10,8 +10,8 @@
 //    the anti-aliasing filter: its response falls as the fourth power beyond the small grid's
 //    Nyquist frequency (a box's, as the first), and its variance is k^2 / 3.
 // 2. The small plane, which reaches `margin` samples beyond the frame on each side, is blurred
-//    by the exact Gaussian's sums, rows then columns, with sigma_small = sqrt(sigma^2 -
-//    k^2 / 3) / k, so the variances add up to sigma^2. The margin covers that blur's radius and
+//    by the fused path's shared-memory tiles with sigma_small = sqrt(sigma^2 - k^2 / 3) / k,
+//    so the variances add up to sigma^2. The margin covers that blur's radius and
 //    the interpolation's reach, so the small plane's own border never reaches a sample that is
 //    read back.
 // 3. Up, both axes in one kernel: Catmull-Rom cubic interpolation, which reproduces
@@ -219,44 +219,6 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
   }
 }
 
-// Pass 3: the blur of the small plane, rows then columns, by the exact Gaussian's weights of
-// radius <= kMaxFusedRadius: the plane is small (a k^2-th of the frame), so plain sums from
-// the cache cost little. Indices beyond the plane are clamped: they lie in the margins,
-// which nothing reads back.
-struct SmallBlur {
-  float w[kMaxFusedRadius + 1];
-  int radius;
-};
-
-template <bool kAlongX>
-__global__ void __launch_bounds__(kBlockX* kBlockY)
-    small_blur_kernel(const Args a, const SmallBlur b, int channels, Planes in, Planes out) {
-  __shared__ float w[kMaxFusedRadius + 1];  // indexed by a loop variable: not from the arguments
-  if (threadIdx.y == 0 && threadIdx.x <= b.radius) w[threadIdx.x] = b.w[threadIdx.x];
-  __syncthreads();
-  const int sx = blockIdx.x * kBlockX + threadIdx.x;
-  const int sy = blockIdx.y * kBlockY + threadIdx.y;
-  if (sx >= a.x.small || sy >= a.y.small) return;
-  const int n = kAlongX ? a.x.small : a.y.small;
-  const int at = kAlongX ? sx : sy;
-  const std::ptrdiff_t step = kAlongX ? 1 : static_cast<std::ptrdiff_t>(in.stride);
-  const bool inside = at >= b.radius && at + b.radius < n;
-  for (int c = 0; c < channels; ++c) {
-    const float* centre = in.data + c * in.plane + sy * in.stride + sx;
-    float v = w[0] * centre[0];
-    if (inside) {
-#pragma unroll 4
-      for (int i = 1; i <= b.radius; ++i) v = fmaf(w[i], centre[-i * step] + centre[i * step], v);
-    } else {
-      for (int i = 1; i <= b.radius; ++i) {
-        const int lo = max(at - i, 0) - at, hi = min(at + i, n - 1) - at;
-        v = fmaf(w[i], centre[lo * step] + centre[hi * step], v);
-      }
-    }
-    out.data[c * out.plane + sy * out.stride + sx] = v;
-  }
-}
-
 // Pass 4: the blurred small plane interpolated back to the frame, both axes in one kernel.
 // A block writes a tile of kUpColumns x kUpRows pixels, each thread four neighbouring
 // columns of four rows: first the small rows under the tile are interpolated across to the
@@ -403,18 +365,24 @@ cudaError_t run_decimated(const Args& a, const gauss_detail::ScratchLayout& scra
   }
   down_columns_kernel<<<grid(a.x.small, a.y.small), block, sizeof(float) * a.x.taps, stream>>>(
       a, C, wide, small_b);
-  SmallBlur bx{}, by{};
-  bx.radius =
-      gauss_half_weights(a.x.sigma_small, static_cast<int>(std::ceil(4.0 * a.x.sigma_small)), bx.w);
-  by.radius =
-      gauss_half_weights(a.y.sigma_small, static_cast<int>(std::ceil(4.0 * a.y.sigma_small)), by.w);
-  small_blur_kernel<true>
-      <<<grid(a.x.small, a.y.small), block, 0, stream>>>(a, bx, C, small_b, small_a);
-  small_blur_kernel<false>
-      <<<grid(a.x.small, a.y.small), block, 0, stream>>>(a, by, C, small_a, small_b);
+  // The small plane's blur, channel by channel, by the fused tiles (gauss_direct.cu): its
+  // radius is at most 16. Replicate borders: they reach only the margins, never read back.
+  GaussParams rest;
+  rest.sigma_x = a.x.sigma_small;
+  rest.sigma_y = a.y.sigma_small;
+  rest.border = BorderMode::Replicate;
+  for (int c = 0; c < C; ++c) {
+    const auto plane = [&](const Planes& p) {
+      return ImageView{reinterpret_cast<std::byte*>(p.data + c * p.plane), a.x.small, a.y.small,
+                       static_cast<std::ptrdiff_t>(p.stride * sizeof(float)), PixelFormat::Gray32F};
+    };
+    const cudaError_t status =
+        gauss_detail::launch_fused(rest, const_view(plane(small_b)), plane(small_a), stream);
+    if (status != cudaSuccess) return status;
+  }
   const dim3 up((a.frame.width + kUpColumns - 1) / kUpColumns,
                 (a.frame.height + kUpRows - 1) / kUpRows);
-  up_kernel<Io><<<up, dim3(kWarp, kUpThreadsY), 0, stream>>>(a, small_b, words_out);
+  up_kernel<Io><<<up, dim3(kWarp, kUpThreadsY), 0, stream>>>(a, small_a, words_out);
   return cudaPeekAtLastError();
 }
 
