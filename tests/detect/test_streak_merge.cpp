@@ -530,13 +530,17 @@ TEST_CASE("the merge's sweep joins the groups that testing every pair joins",
   // with a fragment in a gap, among thousands of random pieces and fragments. The groups (the
   // id map) equal those of every pair tested with streak_pieces_join() and united, smallest
   // index the root.
+  // Rounds 0-3 hold many pieces of trusted axis (the fragments sorted by x), rounds 4-5 few
+  // broken streaks among many fragments, as a raw star field with a meteor (each trusted piece
+  // scans every fragment).
   std::mt19937 rng(17);
   std::uniform_real_distribution<double> where(0.0, 2048.0), angle(-1.5, 1.5), len(4.0, 20.0);
-  for (int round = 0; round < 4; ++round) {
+  for (int round = 0; round < 6; ++round) {
+    const bool crowded = round < 4;
     std::vector<DetectedObject> records;
-    for (int k = 0; k < 1500; ++k)
+    for (int k = 0; k < (crowded ? 1500 : 0); ++k)
       records.push_back(piece(0, where(rng), where(rng), angle(rng), len(rng)));
-    for (int k = 0; k < 40; ++k) {  // broken streaks: pieces with gaps along one line
+    for (int k = 0; k < (crowded ? 40 : 3); ++k) {  // broken streaks: pieces with gaps on a line
       const double x = where(rng), y = where(rng), t = angle(rng);
       const double step = k % 10 == 0 ? 180.0 : 14.0;  // some meteor-long pieces
       for (int p = 0; p < 4; ++p) {
@@ -548,7 +552,7 @@ TEST_CASE("the merge's sweep joins the groups that testing every pair joins",
       records.push_back(piece(0, x + f * std::cos(t) - side * std::sin(t),
                               y + f * std::sin(t) + side * std::cos(t), angle(rng), 2.0));
     }
-    for (int k = 0; k < 500; ++k)  // fragments anywhere (too short to be pieces)
+    for (int k = 0; k < (crowded ? 500 : 2500); ++k)  // fragments anywhere (too short to be pieces)
       records.push_back(piece(0, where(rng), where(rng), angle(rng), 2.0));
     std::sort(records.begin(), records.end(), [](const DetectedObject& a, const DetectedObject& b) {
       return a.y < b.y || (a.y == b.y && a.x < b.x);

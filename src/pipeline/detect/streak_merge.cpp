@@ -79,6 +79,11 @@ constexpr double kReachMargin = 2.0;
 // Pieces that reach further than this are compared with every candidate rather than swept:
 // one meteor's reach would otherwise widen every sweep window to its own.
 constexpr double kSweepReach = 64.0;
+// Up to this many pieces of trusted axis (a frame's streaks and meteors), each scans every
+// fragment; beyond, the fragments are sorted by x first. A raw star field holds tens of
+// thousands of fragments (its stars): with them sorted, merging a meteor's pieces among 50 000
+// records took 7.5 ms a frame on the 2-core development VM, with the scans 1.2 ms.
+constexpr std::size_t kScanTrusted = 32;
 
 // a / b: how well a record's axis is known. Its direction from the second moments is uncertain
 // by about b / a rad, so the more elongated of two pieces gives the line they are tested on.
@@ -352,26 +357,37 @@ std::size_t merge_streaks(std::vector<DetectedObject>& catalogue, const StreakMe
   // against the fragments whose centroid lies within reach in x.
   if (!scratch.trusted.empty() && !scratch.fragments_by_x.empty()) {
     std::vector<std::uint32_t>& f = scratch.fragments_by_x;
+    // Few trusted pieces: each scans every fragment for those on its line (a necessary
+    // condition of the join, and all the test a fragment far from every line costs). Many:
+    // the fragments sorted by x, each piece a window of them.
+    const bool scan = scratch.trusted.size() <= kScanTrusted;
     double fragment_reach_max = 0.0;
-    for (const std::uint32_t k : f) {
-      scratch.reach[k] = piece_reach(catalogue[k], params);
-      fragment_reach_max = std::max(fragment_reach_max, scratch.reach[k]);
+    if (!scan) {
+      for (const std::uint32_t k : f) {
+        scratch.reach[k] = piece_reach(catalogue[k], params);
+        fragment_reach_max = std::max(fragment_reach_max, scratch.reach[k]);
+      }
+      std::sort(f.begin(), f.end(), by_x);
     }
-    std::sort(f.begin(), f.end(), by_x);
     for (const std::uint32_t i : scratch.trusted) {
-      const double window =
-          scratch.reach[i] + fragment_reach_max + params.max_offset + kReachMargin;
       const double x = catalogue[i].x;
-      auto k = std::lower_bound(f.begin(), f.end(), x - window,
-                                [&](std::uint32_t a, double v) { return catalogue[a].x < v; });
       // streak_pieces_join()'s own first test, with this piece's axis computed once.
       const double c = std::cos(static_cast<double>(catalogue[i].theta));
       const double sn = std::sin(static_cast<double>(catalogue[i].theta));
       const double y = catalogue[i].y;
-      for (; k != f.end() && catalogue[*k].x <= x + window; ++k) {
-        const double offset = std::fabs(-(catalogue[*k].x - x) * sn + (catalogue[*k].y - y) * c);
-        if (offset <= 0.5 * params.max_offset + kReachMargin) test(i, *k, false);
+      const auto on_line = [&](std::uint32_t k) {
+        const double offset = std::fabs(-(catalogue[k].x - x) * sn + (catalogue[k].y - y) * c);
+        if (offset <= 0.5 * params.max_offset + kReachMargin) test(i, k, false);
+      };
+      if (scan) {
+        for (const std::uint32_t k : f) on_line(k);
+        continue;
       }
+      const double window =
+          scratch.reach[i] + fragment_reach_max + params.max_offset + kReachMargin;
+      auto k = std::lower_bound(f.begin(), f.end(), x - window,
+                                [&](std::uint32_t a, double v) { return catalogue[a].x < v; });
+      for (; k != f.end() && catalogue[*k].x <= x + window; ++k) on_line(*k);
     }
   }
   if (!joined) return 0;

@@ -70,7 +70,7 @@ struct StreakMergeScratch {
   std::vector<std::uint32_t> short_by_x;      // the candidates of short reach, in x order
   std::vector<std::uint32_t> long_reach;      // the others
   std::vector<std::uint32_t> trusted;         // the candidates whose axis is trusted
-  std::vector<std::uint32_t> fragments_by_x;  // the other records that may be fragments, x order
+  std::vector<std::uint32_t> fragments_by_x;  // the other records that may be fragments
   std::vector<std::uint32_t> parent;          // union-find over the records, roots the smallest
   std::vector<std::uint32_t> next;            // the next piece of the same group, in order
   std::vector<std::uint32_t> last;            // per root: its group's last piece so far
