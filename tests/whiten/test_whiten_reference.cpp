@@ -242,14 +242,24 @@ TEST_CASE("a real jump is followed on a field of faint stars", "[whiten][cpu]") 
   }
 }
 
-TEST_CASE("under jitter, stars vanish with shift: resample and stay with shift: none",
-          "[whiten][cpu]") {
+namespace {
+
+// 40 stars of peak 30 to `peak_max` on a 128² field, noise 5, jitter of up to 2 px a frame.
+SkySequence jittered_stars(double peak_max, double psf_sigma) {
   SkySequence sky;
-  sky.scene = make_star_scene(128, 128, 40, 23, 30.0, 400.0);
-  sky.scene.psf_sigma = 1.5;
+  sky.scene = make_star_scene(128, 128, 40, 23, 30.0, peak_max);
+  sky.scene.psf_sigma = psf_sigma;
   sky.noise = 5.0;
   sky.jitter = 2.0;
   sky.seed = 8;
+  return sky;
+}
+
+}  // namespace
+
+TEST_CASE("under jitter, stars vanish with shift: resample and stay with shift: none",
+          "[whiten][cpu]") {
+  const SkySequence sky = jittered_stars(400.0, 1.5);
   double worst[2] = {0.0, 0.0};
   for (WhitenShift shift : {WhitenShift::None, WhitenShift::Resample}) {
     WhitenParams p = params_with(WhitenOutput::Float, 10);
@@ -279,12 +289,7 @@ TEST_CASE("shift-noise lowers the significance of star residuals, not of the cle
   // derivatives: on the clear sky those are small, and the significance moves by well under a
   // per cent (measured: star peak 7.5 -> 4.0 sigma, the clear sky's sum of |z| 0.4 % lower at
   // 0.15 px).
-  SkySequence sky;
-  sky.scene = make_star_scene(128, 128, 40, 23, 30.0, 4000.0);
-  sky.scene.psf_sigma = 1.0;
-  sky.noise = 5.0;
-  sky.jitter = 2.0;
-  sky.seed = 8;
+  const SkySequence sky = jittered_stars(4000.0, 1.0);
   const auto run_with = [&](double shift_noise) {
     WhitenParams p = params_with(WhitenOutput::Snr, 10);
     p.shift = WhitenShift::Resample;
