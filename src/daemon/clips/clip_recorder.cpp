@@ -116,7 +116,7 @@ ClipRecorder::ClipRecorder(ClipRecorderSettings settings, std::shared_ptr<ViewFe
                            static_cast<std::int64_t>(settings_.clips.max_s * 1e6),
                            settings_.clips.max_per_hour}) {
   const std::string launch =
-      "appsrc name=frames is-live=true format=time do-timestamp=true max-buffers=4 "
+      "appsrc name=frames is-live=true format=time max-buffers=4 "
       "leaky-type=downstream block=false ! videoconvert ! video/x-raw,format=I420 ! " +
       settings_.encoder_launch +
       " ! h264parse ! video/x-h264,stream-format=avc,alignment=au ! appsink name=coded "

@@ -135,7 +135,7 @@ void RtspServer::on_client_connected(GstRTSPServer*, GstRTSPClient* client, gpoi
 RtspServer::RtspServer(const RtspConfig& config, std::string encoder_launch)
     : config_(config),
       launch_(
-          "( appsrc name=frames is-live=true format=time do-timestamp=true max-buffers=2 "
+          "( appsrc name=frames is-live=true format=time max-buffers=2 "
           "leaky-type=downstream block=false ! videoconvert ! video/x-raw,format=I420 ! " +
           std::move(encoder_launch) + " ! rtph264pay name=pay0 pt=96 config-interval=-1 )") {
   server_ = gst_rtsp_server_new();

@@ -11,7 +11,39 @@
 namespace starsift::daemon {
 
 namespace {
+
 constexpr guint kPoolMinBuffers = 4;  // one being written, two queued in the appsrc, one sent
+
+// Marks an appsrc that already stamps its frames (an appsrc may be attached again).
+constexpr const char* kStampedKey = "starsift-view-stamped";
+
+// A frame's timestamp is the running time at which it leaves its appsrc. appsrc's own
+// do-timestamp stamps when the frame is pushed, and a frame pushed while the media's
+// pipeline goes to PLAYING (the clock already given, the base time not yet) gets the
+// clock's absolute time: hours ahead, so the media's sink waits hours and its client sees
+// nothing. A live appsrc lets frames go only in PLAYING, when the base time is set.
+GstPadProbeReturn stamp_running_time(GstPad* pad, GstPadProbeInfo* info, gpointer) {
+  GstElement* appsrc = GST_PAD_PARENT(pad);
+  GstClock* clock = appsrc != nullptr ? gst_element_get_clock(appsrc) : nullptr;
+  if (clock == nullptr) return GST_PAD_PROBE_OK;
+  const GstClockTime now = gst_clock_get_time(clock);
+  gst_object_unref(clock);
+  const GstClockTime base = gst_element_get_base_time(appsrc);
+  GstBuffer* frame = gst_buffer_make_writable(gst_pad_probe_info_get_buffer(info));
+  GST_BUFFER_PTS(frame) = GST_BUFFER_DTS(frame) = now >= base ? now - base : 0;
+  GST_PAD_PROBE_INFO_DATA(info) = frame;
+  return GST_PAD_PROBE_OK;
+}
+
+void stamp_when_leaving(GstElement* appsrc) {
+  if (g_object_get_data(G_OBJECT(appsrc), kStampedKey) != nullptr) return;
+  GstPad* pad = gst_element_get_static_pad(appsrc, "src");
+  if (pad == nullptr) return;
+  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, stamp_running_time, nullptr, nullptr);
+  gst_object_unref(pad);
+  g_object_set_data(G_OBJECT(appsrc), kStampedKey, GINT_TO_POINTER(1));
+}
+
 }  // namespace
 
 ViewFeed::ViewFeed(std::string pipeline, StreamView view, double fps)
@@ -79,9 +111,9 @@ void ViewFeed::hand_to(GstElement* appsrc, GstBuffer* frame) {
   guint max = 0;
   g_object_get(appsrc, "current-level-buffers", &level, "max-buffers", &max, nullptr);
   if (max > 0 && level >= max) dropped_.fetch_add(1, std::memory_order_relaxed);
-  // Unstamped: the media stamps it with its own clock when it arrives (do-timestamp). The
-  // only reference goes, so the media stamps it without a copy and the buffer returns to
-  // the pool when sent.
+  // Unstamped: the probe of stamp_when_leaving() stamps it with the media's running time.
+  // The only reference goes, so the probe stamps it without a copy and the buffer returns
+  // to the pool when sent.
   gst_app_src_push_buffer(GST_APP_SRC(appsrc), frame);
 }
 
@@ -127,6 +159,7 @@ void ViewFeed::push(int width, int height, std::int64_t utc_us, FillFrame fill) 
 }
 
 void ViewFeed::attach(GstElement* appsrc) {
+  stamp_when_leaving(appsrc);
   std::lock_guard lock(mutex_);
   appsrcs_.push_back(GST_ELEMENT(gst_object_ref(appsrc)));
   sinks_.store(static_cast<int>(appsrcs_.size()));

@@ -62,7 +62,8 @@ class ViewFeed {
   void push(int width, int height, std::int64_t utc_us, FillFrame fill);
 
   // The mount's media was made (a first client) or is gone (the last client left). `appsrc`
-  // is referenced while attached; attach() hands it the latest frame at once.
+  // is referenced while attached; attach() hands it the latest frame at once. Its frames
+  // are stamped with the running time at which they leave it (its do-timestamp left off).
   void attach(GstElement* appsrc);
   void detach(GstElement* appsrc);
   // Every attached appsrc gets EOS (the view is no longer served) and is let go.

@@ -22,7 +22,7 @@ namespace {
 
 // The appsrc of an RTSP media's, so that a sender behaves as a watching client does.
 constexpr const char* kAppsrc =
-    "appsrc name=frames is-live=true format=time do-timestamp=true max-buffers=2 "
+    "appsrc name=frames is-live=true format=time max-buffers=2 "
     "leaky-type=downstream block=false";
 // The frames shmsink's area holds: one being read, one being written and two on the way.
 constexpr std::uint64_t kShmFrames = 4;
