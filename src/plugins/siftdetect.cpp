@@ -6,7 +6,9 @@
  * Finds the objects in each frame and follows the ones that move. Each pixel's background and
  * noise come from a mesh of sigma-clipped tiles (#GstSiftDetect:background); the frame above
  * the background, filtered (#GstSiftDetect:filter), is thresholded at #GstSiftDetect:threshold
- * sigmas; the pixels above join into objects (#GstSiftDetect:connectivity), and each object of
+ * sigmas (with #GstSiftDetect:line-length, also where a line through the pixel sums to
+ * #GstSiftDetect:line-threshold: faint streaks); the pixels above join into objects
+ * (#GstSiftDetect:connectivity), and each object of
  * at least #GstSiftDetect:min-area pixels gets a record: pixel count, bounding box, flux and
  * its error, peak, flux-weighted centroid and its error, second moments, ellipse, and for
  * streaks length and end points along the major axis (docs/detect.md). Up to
@@ -75,6 +77,8 @@ enum {
   PROP_FWHM,
   PROP_THRESHOLD_MODE,
   PROP_THRESHOLD,
+  PROP_LINE_LENGTH,
+  PROP_LINE_THRESHOLD,
   PROP_CONNECTIVITY,
   PROP_MIN_AREA,
   PROP_MAX_OBJECTS,
@@ -381,6 +385,16 @@ static void gst_sift_detect_class_init(GstSiftDetectClass* klass) {
   properties[PROP_THRESHOLD] = g_param_spec_double(
       "threshold", "Threshold", "Detection threshold (see threshold-mode); more than 0", 0.0,
       G_MAXDOUBLE, P::kDefaultThreshold, live);
+  properties[PROP_LINE_LENGTH] = g_param_spec_int(
+      "line-length", "Line length",
+      "The line channel for faint streaks: a pixel is also found where the significance summed "
+      "along the best line of this many px through it exceeds line-threshold. 0 (off) or odd "
+      "5..63; the CPU backend only (docs/detect.md, \"The line channel\")",
+      0, P::kMaxLineLength, 0, live);
+  properties[PROP_LINE_THRESHOLD] = g_param_spec_double(
+      "line-threshold", "Line threshold",
+      "Threshold of the line channel, sigmas of a line's sum (line-length); more than 0", 0.0,
+      G_MAXDOUBLE, P::kDefaultLineThreshold, live);
   properties[PROP_CONNECTIVITY] = g_param_spec_int(
       "connectivity", "Connectivity",
       "Pixels join their 4 edge neighbours or all 8 (4 or 8; other values are refused)", 4, 8,
@@ -530,6 +544,12 @@ static void gst_sift_detect_set_property(GObject* object, guint prop_id, const G
       case PROP_THRESHOLD:
         gst_sift_detect_store(self, &P::threshold, g_value_get_double(value));
         break;
+      case PROP_LINE_LENGTH:
+        gst_sift_detect_store(self, &P::line_length, g_value_get_int(value));
+        break;
+      case PROP_LINE_THRESHOLD:
+        gst_sift_detect_store(self, &P::line_threshold, g_value_get_double(value));
+        break;
       case PROP_CONNECTIVITY: {
         const int c = g_value_get_int(value);
         if (c != 4 && c != 8) {
@@ -640,6 +660,12 @@ static void gst_sift_detect_get_property(GObject* object, guint prop_id, GValue*
       break;
     case PROP_THRESHOLD:
       g_value_set_double(value, p.threshold);
+      break;
+    case PROP_LINE_LENGTH:
+      g_value_set_int(value, p.line_length);
+      break;
+    case PROP_LINE_THRESHOLD:
+      g_value_set_double(value, p.line_threshold);
       break;
     case PROP_CONNECTIVITY:
       g_value_set_int(value, static_cast<int>(p.connectivity));

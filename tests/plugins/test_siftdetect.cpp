@@ -182,6 +182,15 @@ TEST_CASE("siftdetect refuses values it cannot use", "[plugin][detect]") {
   CHECK(connectivity == 8);
   CHECK(threshold == starsift::DetectParams::kDefaultThreshold);
   CHECK_THAT(warnings.all(), Catch::Contains("connectivity") && Catch::Contains("threshold"));
+  // The line channel: odd lengths from 5, or 0; a refused value leaves the one before.
+  g_object_set(element, "line-length", 15, "line-threshold", 6.0, nullptr);
+  g_object_set(element, "line-length", 16, nullptr);
+  gint line_length = 0;
+  gdouble line_threshold = 0.0;
+  g_object_get(element, "line-length", &line_length, "line-threshold", &line_threshold, nullptr);
+  CHECK(line_length == 15);
+  CHECK(line_threshold == 6.0);
+  CHECK_THAT(warnings.all(), Catch::Contains("line-length") && Catch::Contains("5..63"));
   gst_object_unref(element);
 }
 

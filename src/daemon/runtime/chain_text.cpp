@@ -43,16 +43,22 @@ KeyValues whiten_keys(const WhitenParams& p) {
 }
 
 KeyValues detect_keys(const DetectParams& p) {
-  return {{"background", std::string(to_string(p.background))},
-          {"mesh", std::to_string(p.mesh)},
-          {"filter", std::string(to_string(p.filter))},
-          {"fwhm", number_text(p.fwhm)},
-          {"threshold-mode", std::string(to_string(p.threshold_mode))},
-          {"threshold", number_text(p.threshold)},
-          {"connectivity", std::to_string(static_cast<int>(p.connectivity))},
-          {"min-area", std::to_string(p.min_area)},
-          {"max-objects", std::to_string(p.max_objects)},
-          {"output", std::string(to_string(p.output))}};
+  KeyValues kv{{"background", std::string(to_string(p.background))},
+               {"mesh", std::to_string(p.mesh)},
+               {"filter", std::string(to_string(p.filter))},
+               {"fwhm", number_text(p.fwhm)},
+               {"threshold-mode", std::string(to_string(p.threshold_mode))},
+               {"threshold", number_text(p.threshold)}};
+  // The line channel only when on: its threshold means nothing without it.
+  if (p.line_length != 0) {
+    kv.emplace_back("line-length", std::to_string(p.line_length));
+    kv.emplace_back("line-threshold", number_text(p.line_threshold));
+  }
+  kv.emplace_back("connectivity", std::to_string(static_cast<int>(p.connectivity)));
+  kv.emplace_back("min-area", std::to_string(p.min_area));
+  kv.emplace_back("max-objects", std::to_string(p.max_objects));
+  kv.emplace_back("output", std::string(to_string(p.output)));
+  return kv;
 }
 
 KeyValues gauss_keys(const GaussParams& p) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// Detection in a chain: `- detect: {threshold: 5, background: mesh, mesh: 64, output: input}`,
+// Detection in a chain: `- detect: {threshold: 5, background: mesh, mesh: 64, output: input}`
+// (`line-length: 15` adds the line channel for faint streaks),
 // with the host's steps on its catalogue: `merge-streaks` and the tracker's `gate`, `confirm`,
 // `coast`, `min-speed` and `max-speed` (siftdetect's properties of the same names). Every key
 // is optional; DetectParams holds the defaults and validate() the rules (a refusal is reported
@@ -15,9 +16,9 @@ namespace starsift {
 namespace {
 
 constexpr std::string_view kDetectKeys[] = {
-    "background",   "mesh",     "filter",      "fwhm",     "threshold-mode", "threshold",
-    "connectivity", "min-area", "max-objects", "output",   "merge-streaks",  "gate",
-    "confirm",      "coast",    "min-speed",   "max-speed"};
+    "background",    "mesh",           "filter",       "fwhm",     "threshold-mode", "threshold",
+    "line-length",   "line-threshold", "connectivity", "min-area", "max-objects",    "output",
+    "merge-streaks", "gate",           "confirm",      "coast",    "min-speed",      "max-speed"};
 
 using P = DetectParams;
 
@@ -35,6 +36,9 @@ StageParams read_detect(const YamlParams& yaml) {
   yaml.read_choice("threshold-mode", &P::threshold_mode, parse_detect_threshold,
                    detect_threshold_names(), params);
   yaml.read_number("threshold", &P::threshold, "a finite number > 0", params);
+  yaml.read_int("line-length", &P::line_length,
+                "0 (off) or an odd length " + range(P::kMinLineLength, P::kMaxLineLength), params);
+  yaml.read_number("line-threshold", &P::line_threshold, "a finite number > 0", params);
   yaml.read_choice("connectivity", &P::connectivity, parse_connectivity, "4, 8", params);
   yaml.read_int("min-area", &P::min_area, range(1, 1 << 20), params);
   yaml.read_int("max-objects", &P::max_objects, range(1, P::kMaxMaxObjects), params);

@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
@@ -27,10 +28,21 @@ namespace starsift {
 
 namespace {
 
+// The line channel has no CUDA kernel yet: a stage asked for it refuses rather than detect
+// without it.
+void refuse_line_channel(const DetectParams& params) {
+  if (params.line_length != 0) {
+    throw Error("detect: line-length " + std::to_string(params.line_length) +
+                    " runs on the CPU backend only",
+                "backend=cpu with the line channel, or line-length 0 on CUDA");
+  }
+}
+
 class DetectStageCuda final : public DetectStage {
  public:
   DetectStageCuda(const DetectParams& params, int device_id)
       : DetectStage(params), device_id_(device_id) {
+    refuse_line_channel(params);
     cuda::use_device(device_id_);
     stream_ = std::make_unique<cuda::Stream>();
     done_ = std::make_unique<cuda::SyncEvent>();
@@ -108,6 +120,7 @@ class DetectStageCuda final : public DetectStage {
   }
 
   void apply_params(const DetectParams& params) override {
+    refuse_line_channel(params);
     if (!configured_) return;
     params.validate_for(buffers_.shape());
     const DetectKernel k = detect_kernel(params);

@@ -43,6 +43,19 @@ void DetectParams::validate() const {
   if (connectivity != Connectivity::Four && connectivity != Connectivity::Eight) {
     kChecks.refuse("connectivity", std::to_string(static_cast<int>(connectivity)), "4, 8");
   }
+  if (line_length != 0 &&
+      (line_length < kMinLineLength || line_length > kMaxLineLength || line_length % 2 == 0)) {
+    kChecks.refuse("line-length", std::to_string(line_length),
+                   "0 (off) or an odd length " + std::to_string(kMinLineLength) + ".." +
+                       std::to_string(kMaxLineLength) + " (pixels)");
+  }
+  if (!std::isfinite(line_threshold) || !(line_threshold > 0.0)) {
+    kChecks.refuse("line-threshold", number_text(line_threshold), "a finite number > 0");
+  }
+  if (line_length != 0 && threshold_mode != DetectThreshold::Sigma) {
+    kChecks.refuse("line-length", std::to_string(line_length),
+                   "0 with threshold-mode absolute: the line channel sums significances");
+  }
   kChecks.check_int("min-area", min_area, 1, 1 << 20);
   kChecks.check_int("max-objects", max_objects, 1, kMaxMaxObjects);
   link.validate();

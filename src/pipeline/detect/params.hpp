@@ -70,6 +70,13 @@ struct DetectParams {
   static constexpr int kDefaultMaxObjects = 4096;
   static constexpr int kMaxMaxObjects = 1 << 20;
   static constexpr DetectOutput kDefaultOutput = DetectOutput::Input;
+  // The line channel (line_channel.hpp): off by default; lines of odd length when on.
+  static constexpr int kMinLineLength = 5;
+  static constexpr int kMaxLineLength = 63;
+  // Chosen by measurement (docs/detect.md, "The line channel"): after whitening, on the
+  // default sky without movers, it adds 0.005 detections per Mpix-frame at length 15 and 0.03
+  // at 31 to the point channel's 0.11; 5.0 added 0.22 at length 15.
+  static constexpr double kDefaultLineThreshold = 5.5;
   // Sigma clipping of the background: `clip` sigmas, this many rounds.
   static constexpr double kClipSigma = 3.0;
   static constexpr int kClipRounds = 5;
@@ -84,6 +91,10 @@ struct DetectParams {
   int min_area = kDefaultMinArea;        // objects of fewer pixels are dropped
   int max_objects = kDefaultMaxObjects;  // catalogue capacity: the rest counted as overflow
   DetectOutput output = kDefaultOutput;
+  // A pixel is also found where the significance summed along the best line of `line_length`
+  // px through it exceeds `line_threshold` (sigma): faint streaks. 0: off. Sigma mode only.
+  int line_length = 0;
+  double line_threshold = kDefaultLineThreshold;
   // The host's steps on each frame's catalogue, in frame order: the streak merge and the
   // tracker (detection_linker.hpp). The stages themselves never read them.
   DetectLinkParams link;

@@ -91,6 +91,7 @@ DetectState::DetectState(const DetectParams& params, const FrameShape& shape)
     : params_(params), shape_(shape) {
   params.validate_for(shape);
   kernel_ = detect_kernel(params);
+  lines_ = LineChannel(params.line_length, kernel_);
   const int w = shape.width, h = shape.height;
   value_ = Plane(w, h);
   background_ = Plane(w, h);
@@ -110,8 +111,11 @@ void DetectState::set_params(const DetectParams& params) {
   if (!detect_live_change(params_, params)) {
     throw Error("detect: output and max-objects need a new stage", "other parameters live");
   }
+  const bool same_lines = params.line_length == params_.line_length &&
+                          params.filter == params_.filter && params.fwhm == params_.fwhm;
   params_ = params;
   kernel_ = detect_kernel(params);
+  if (!same_lines) lines_ = LineChannel(params.line_length, kernel_);
 }
 
 void DetectState::load(ConstImageView in, ThreadPool& pool) {
@@ -287,6 +291,10 @@ DetectCounts DetectState::process(ConstImageView in, ImageView out,
   load(in, pool);
   estimate_background(pool);
   filter_and_threshold(pool);
+  if (lines_.enabled()) {
+    lines_.add_detections(significance_, static_cast<float>(params_.line_threshold), mask_.data(),
+                          pool);
+  }
   const DetectCounts counts = measure(records);
   write_output(in, out, records.first(counts.objects));
   return counts;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pipeline/detect/catalogue.hpp"
+#include "pipeline/detect/line_channel.hpp"
 #include "pipeline/detect/object_sums.hpp"
 #include "pipeline/detect/params.hpp"
 #include "pipeline/image.hpp"
@@ -74,6 +75,7 @@ class DetectState {
   DetectParams params_;
   FrameShape shape_;
   DetectKernel kernel_;
+  LineChannel lines_;   // the line channel (params_.line_length > 0)
   Plane value_;         // the input as float, non-finite samples 0
   Plane background_;    // per pixel
   Plane sigma_;         // per pixel
