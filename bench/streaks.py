@@ -45,6 +45,16 @@ def run_chain(args, out_dir, speed_min, speed_max):
     return detections, truths
 
 
+def write_report(report, path):
+    """The report as indented JSON into `path`, or on stdout when there is none."""
+    text = json.dumps(report, indent=1)
+    if path:
+        with open(path, "w") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+
+
 def distance_to_segment(px, py, x0, y0, x1, y1):
     dx, dy = x1 - x0, y1 - y0
     n2 = dx * dx + dy * dy
@@ -141,12 +151,7 @@ def main():
                   f"one object {100 * r['one_object']:.1f} %, length {r['length_minus_speed_over_speed']}, "
                   f"angle {r['angle_error_rad']}, merged/frame {r['merged_per_frame']:.3f} "
                   f"(away from movers {r['merged_away_from_movers_per_frame']:.3f})", file=sys.stderr)
-    text = json.dumps(report, indent=1)
-    if args.json:
-        with open(args.json, "w") as f:
-            f.write(text + "\n")
-    else:
-        print(text)
+    write_report(report, args.json)
 
 
 if __name__ == "__main__":

@@ -2,33 +2,26 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """What the line channel adds on a sky without movers: detections per Mpix-frame.
 
-siftskysrc (the default star field and jitter, movers=0) ! siftwhiten ! siftdetect on the CPU
-backend, with the streak merge off so each detection counts once, for each --detect setting in
+siftskysrc (the default star field and jitter, movers=0) ! siftwhiten ! siftdetect
+(streaks.run_chain(), siftdetect on the CPU backend), with the streak merge off so each detection counts once, for each --detect setting in
 turn (the first, empty, is the point channel alone). Nothing moves, so every detection after
 --warmup frames is false or a star's residual; what a setting adds over the first is what its
 line channel finds in noise and star residuals. JSON on stdout (or --json FILE).
 """
 
 import argparse
-import json
-import os
-import subprocess
 import sys
 import tempfile
 
+import streaks
+
 
 def detections(args, detect, seed):
+    """Detections and frames scored of one run: streaks.run_chain() with no movers."""
+    run = argparse.Namespace(frames=args.frames, seed=seed, movers=0, snr_min=1, snr_max=1,
+                             size=args.size, detect=f"backend=cpu {detect} merge-streaks=false")
     with tempfile.TemporaryDirectory() as d:
-        det = os.path.join(d, "det.jsonl")
-        pipeline = (
-            f"siftskysrc num-buffers={args.frames} seed={seed} movers=0 ! "
-            f"video/x-raw,format=GRAY16_LE,width={args.size},height={args.size} ! "
-            f"siftwhiten backend=cpu ! siftdetect backend=cpu {detect} merge-streaks=false "
-            f"json-file={det} ! fakesink")
-        subprocess.run(["gst-launch-1.0", "-q"] + pipeline.split(), check=True, timeout=1200,
-                       stdout=subprocess.DEVNULL)
-        with open(det) as f:
-            rows = [json.loads(line) for line in f]
+        rows, _ = streaks.run_chain(run, d, 1, 1)
     scored = [r for r in rows if r["frame"] >= args.warmup]
     return sum(len(r["objects"]) for r in scored), len(scored)
 
@@ -60,12 +53,7 @@ def main():
         result["runs"].append(run)
         print(f"{detect or '(point channel alone)'}: {objects} detections in {frames} frames, "
               f"{run['per_mpix_frame']:.3f} per Mpix-frame", file=sys.stderr, flush=True)
-    text = json.dumps(result, indent=1)
-    if args.json:
-        with open(args.json, "w") as f:
-            f.write(text + "\n")
-    else:
-        print(text)
+    streaks.write_report(result, args.json)
 
 
 if __name__ == "__main__":
