@@ -115,11 +115,16 @@ void (*band_for_this_cpu())(const Band&, int, int) {
 // For each block of each row, `row_done(y, x0, n, best)` with the line significance of pixels
 // [x0, x0 + n) of row y in best[0..n).
 template <class RowDone>
-void for_each_block(const Plane& significance, const LineBank& bank, std::vector<float>& padded,
+void for_each_block(const Plane& significance, const LineBank& bank, LinePadding& scratch,
                     ThreadPool& pool, RowDone row_done) {
   const int w = significance.width(), h = significance.height(), r = bank.radius;
   const int pw = w + 2 * r;
-  padded.assign(static_cast<std::size_t>(pw) * (h + 2 * r), 0.0f);
+  // The margins stay 0 from frame to frame of one shape: only the interior is written.
+  if (scratch.width != w || scratch.height != h || scratch.radius != r) {
+    scratch.data.assign(static_cast<std::size_t>(pw) * (h + 2 * r), 0.0f);
+    scratch.width = w, scratch.height = h, scratch.radius = r;
+  }
+  std::vector<float>& padded = scratch.data;
   pool.parallel_for(h, [&](int y0, int y1) {
     for (int y = y0; y < y1; ++y) {
       const float* in = significance.row(y);
@@ -162,7 +167,7 @@ LineBank make_line_bank(int length, const DetectKernel& kernel) {
 
 void line_significance(const Plane& significance, const LineBank& bank, Plane& out,
                        ThreadPool& pool) {
-  std::vector<float> padded;
+  LinePadding padded;
   for_each_block(significance, bank, padded, pool, [&](int y, int x0, int n, const float* best) {
     std::copy(best, best + n, out.row(y) + x0);
   });

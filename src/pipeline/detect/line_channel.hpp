@@ -57,6 +57,12 @@ LineBank make_line_bank(int length, const DetectKernel& kernel);
 void line_significance(const Plane& significance, const LineBank& bank, Plane& out,
                        ThreadPool& pool);
 
+// The capped significance with a margin of `radius` zeros, kept for frames of one shape.
+struct LinePadding {
+  std::vector<float> data;
+  int width = -1, height = -1, radius = -1;
+};
+
 // The line channel of a detection: its bank and the scratch it reuses frame after frame.
 class LineChannel {
  public:
@@ -72,7 +78,7 @@ class LineChannel {
 
  private:
   LineBank bank_;
-  std::vector<float> padded_;  // the capped significance with a margin of zeros
+  LinePadding padded_;
 };
 
 }  // namespace starsift
