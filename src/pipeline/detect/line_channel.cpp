@@ -54,6 +54,7 @@ struct Padded {
   const float* data;
   int pitch;
   int radius;
+  const std::ptrdiff_t* offsets;  // each orientation's taps in turn: dy * pitch + dx
 };
 
 // Columns whose sums stay in registers while a line's taps are added (2 to 4 vector registers).
@@ -66,37 +67,35 @@ inline void line_block(const LineBank& bank, const Padded& p, int y, int x0, int
   std::fill(best, best + n, -HUGE_VALF);
   const float* origin =
       p.data + static_cast<std::ptrdiff_t>(y + p.radius) * p.pitch + p.radius + x0;
-  for (const LineOrientation& o : bank.orientations) {
+  const std::size_t taps = static_cast<std::size_t>(bank.length);
+  for (std::size_t oi = 0; oi < bank.orientations.size(); ++oi) {
+    const float inv_norm = bank.orientations[oi].inv_norm;
+    const std::ptrdiff_t* offset = p.offsets + oi * taps;
     int i0 = 0;
     for (; i0 + kLanes <= n; i0 += kLanes) {
       // Even and odd taps in two sums: two chains of dependent adds instead of one.
       float even[kLanes] = {}, odd[kLanes] = {};
-      const std::size_t taps = o.taps.size();
       std::size_t k = 0;
       for (; k + 1 < taps; k += 2) {
-        const LineTap& a = o.taps[k];
-        const LineTap& b = o.taps[k + 1];
-        const float* sa = origin + static_cast<std::ptrdiff_t>(a.dy) * p.pitch + a.dx + i0;
-        const float* sb = origin + static_cast<std::ptrdiff_t>(b.dy) * p.pitch + b.dx + i0;
+        const float* sa = origin + offset[k] + i0;
+        const float* sb = origin + offset[k + 1] + i0;
         for (int j = 0; j < kLanes; ++j) {
           even[j] += sa[j];
           odd[j] += sb[j];
         }
       }
       if (k < taps) {
-        const float* sa =
-            origin + static_cast<std::ptrdiff_t>(o.taps[k].dy) * p.pitch + o.taps[k].dx + i0;
+        const float* sa = origin + offset[k] + i0;
         for (int j = 0; j < kLanes; ++j) even[j] += sa[j];
       }
       for (int j = 0; j < kLanes; ++j) {
-        best[i0 + j] = std::max(best[i0 + j], (even[j] + odd[j]) * o.inv_norm);
+        best[i0 + j] = std::max(best[i0 + j], (even[j] + odd[j]) * inv_norm);
       }
     }
     for (int i = i0; i < n; ++i) {  // the row's last few columns
       float sum = 0.0f;
-      for (const LineTap& t : o.taps)
-        sum += origin[static_cast<std::ptrdiff_t>(t.dy) * p.pitch + t.dx + i];
-      best[i] = std::max(best[i], sum * o.inv_norm);
+      for (std::size_t k = 0; k < taps; ++k) sum += origin[offset[k] + i];
+      best[i] = std::max(best[i], sum * inv_norm);
     }
   }
 }
@@ -156,6 +155,12 @@ void for_each_block(const Plane& significance, const LineBank& bank, LinePadding
   // The margins stay 0 from frame to frame of one shape: only the interior is written.
   if (scratch.width != w || scratch.height != h || scratch.radius != r) {
     scratch.data.assign(static_cast<std::size_t>(pw) * (h + 2 * r), 0.0f);
+    scratch.offsets.clear();
+    for (const LineOrientation& o : bank.orientations) {
+      for (const LineTap& t : o.taps) {
+        scratch.offsets.push_back(static_cast<std::ptrdiff_t>(t.dy) * pw + t.dx);
+      }
+    }
     scratch.width = w, scratch.height = h, scratch.radius = r;
   }
   std::vector<float>& padded = scratch.data;
@@ -167,7 +172,7 @@ void for_each_block(const Plane& significance, const LineBank& bank, LinePadding
     }
   });
   const Band band{&bank,
-                  {padded.data(), pw, r},
+                  {padded.data(), pw, r, scratch.offsets.data()},
                   w,
                   [](void* context, int y, int x0, int n, const float* best) {
                     (*static_cast<RowDone*>(context))(y, x0, n, best);

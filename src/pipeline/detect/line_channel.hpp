@@ -20,6 +20,7 @@
 // of false detections around each one.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -57,9 +58,11 @@ LineBank make_line_bank(int length, const DetectKernel& kernel);
 void line_significance(const Plane& significance, const LineBank& bank, Plane& out,
                        ThreadPool& pool);
 
-// The capped significance with a margin of `radius` zeros, kept for frames of one shape.
+// The capped significance with a margin of `radius` zeros, and the taps' offsets in it, kept
+// for frames of one shape.
 struct LinePadding {
   std::vector<float> data;
+  std::vector<std::ptrdiff_t> offsets;  // the bank's taps as offsets in `data`
   int width = -1, height = -1, radius = -1;
 };
 
