@@ -118,21 +118,18 @@ constexpr double kFragmentWidth = 1.5;
 
 }  // namespace
 
+bool is_streak_fragment(const DetectedObject& o) noexcept {
+  return o.flux > 0.0f && (o.flags & kObjectNoFlux) == 0 && std::isfinite(o.x) &&
+         std::isfinite(o.y) && std::isfinite(o.theta) && std::isfinite(o.x2) &&
+         std::isfinite(o.y2) && std::isfinite(o.xy) && std::isfinite(o.length) &&
+         std::isfinite(o.a) && std::isfinite(o.b);
+}
+
 bool is_streak_piece(const DetectedObject& o, const StreakMergeParams& params) noexcept {
-  if (!(o.flux > 0.0f) || (o.flags & kObjectNoFlux) != 0) return false;
-  if (!std::isfinite(o.x) || !std::isfinite(o.y) || !std::isfinite(o.theta) ||
-      !std::isfinite(o.length) || !std::isfinite(o.a) || !std::isfinite(o.b)) {
-    return false;
-  }
+  if (!is_streak_fragment(o)) return false;  // a piece is a fragment long and elongated enough
   // b is never 0 after finalize_object()'s guard; a record without it is a line.
   const bool elongated = o.b > 0.0f ? o.a >= params.min_elongation * o.b : o.a > 0.0f;
   return elongated && o.length >= params.min_length;
-}
-
-bool is_streak_fragment(const DetectedObject& o) noexcept {
-  return o.flux > 0.0f && (o.flags & kObjectNoFlux) == 0 && std::isfinite(o.x) &&
-         std::isfinite(o.y) && std::isfinite(o.x2) && std::isfinite(o.y2) && std::isfinite(o.xy) &&
-         std::isfinite(o.length) && std::isfinite(o.a) && std::isfinite(o.b);
 }
 
 namespace {

@@ -77,11 +77,11 @@ struct StreakMergeScratch {
   std::vector<const DetectedObject*> pieces;  // the group being merged
 };
 
-// True when `o` may be a streak piece: positive flux, finite shape, elongated and long enough.
-bool is_streak_piece(const DetectedObject& o, const StreakMergeParams& params) noexcept;
-
-// True when `o` may be a fragment of a streak: positive flux and finite moments.
+// True when `o` may be a fragment of a streak: positive flux, finite position and moments.
 bool is_streak_fragment(const DetectedObject& o) noexcept;
+
+// True when `o` may be a streak piece: a fragment elongated and long enough.
+bool is_streak_piece(const DetectedObject& o, const StreakMergeParams& params) noexcept;
 
 // True when `p` and `q` lie on one line with a small gap between them: both streak pieces, or
 // one a piece of trusted axis and the other a fragment on its line. False when neither is a
