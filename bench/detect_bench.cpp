@@ -14,9 +14,11 @@
 // z is white noise of unit sigma plus 50 Gaussian blobs per Mpix (sigma 1.2 px, peaks 3..30:
 // movers and star residuals).
 //
+// --line-lengths runs each case with the line channel of those lengths too (0: off).
+//
 // Usage: starsift-bench-detect [--sizes 4096] [--frames 100] [--set 6]
 //                              [--input sky|significance] [--background mesh,none,auto]
-//                              [--json out.json]
+//                              [--line-lengths 0,15,31] [--json out.json]
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -26,6 +28,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/json.hpp"
@@ -49,6 +52,7 @@ struct Options {
   int frames = 100;
   int set = 6;
   std::vector<starsift::DetectBackground> backgrounds{starsift::DetectBackground::Mesh};
+  std::vector<int> line_lengths{0};
   bool significance = false;  // --input significance
   std::string json_path;
 };
@@ -78,11 +82,13 @@ Options parse(int argc, char** argv) {
         throw starsift::Error("--input " + input, "sky, significance");
       }
       o.significance = input == "significance";
+    } else if (a == "--line-lengths") {
+      o.line_lengths = starsift::bench::parse_ints(value());
     } else if (a == "--json") {
       o.json_path = value();
     } else {
       throw starsift::Error("unknown option " + a,
-                            "--sizes --frames --set --input --background --json");
+                            "--sizes --frames --set --input --background --line-lengths --json");
     }
   }
   return o;
@@ -110,6 +116,15 @@ void render_significance(std::vector<std::uint16_t>& frame, int size, std::uint6
     const double v = kSignificance.offset + kSignificance.gain * z[i];
     frame[i] = static_cast<std::uint16_t>(std::clamp(std::nearbyint(v), 0.0, 65535.0));
   }
+}
+
+// Each background with each line length.
+std::vector<std::pair<starsift::DetectBackground, int>> cases(const Options& o) {
+  std::vector<std::pair<starsift::DetectBackground, int>> all;
+  for (const starsift::DetectBackground bg : o.backgrounds) {
+    for (const int length : o.line_lengths) all.emplace_back(bg, length);
+  }
+  return all;
 }
 
 double percentile(std::vector<double> v, double q) {
@@ -149,9 +164,10 @@ int main(int argc, char** argv) try {
                                cudaMemcpyHostToDevice),
                   "upload");
     }
-    for (const starsift::DetectBackground bg : o.backgrounds) {
+    for (const auto& [bg, line_length] : cases(o)) {
       starsift::DetectParams p;
       p.background = bg;
+      p.line_length = line_length;
       auto stage = starsift::make_detect_stage(p, gpu);
       stage->configure_device(shape);
       cuda::DeviceImage out(row, size);
@@ -192,15 +208,16 @@ int main(int argc, char** argv) try {
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       const double median = percentile(ms, 0.5);
       std::printf(
-          "%d^2 %s, background %s: %.3f ms median, %.3f p90 (%.1f Gpix/s), %u objects, "
-          "%u overflow; CPU reference %.1f ms\n",
+          "%d^2 %s, background %s, line-length %d: %.3f ms median, %.3f p90 (%.1f Gpix/s), "
+          "%u objects, %u overflow; CPU reference %.1f ms\n",
           size, o.significance ? "significance" : "sky",
-          std::string(starsift::to_string(bg)).c_str(), median, percentile(ms, 0.9),
+          std::string(starsift::to_string(bg)).c_str(), line_length, median, percentile(ms, 0.9),
           static_cast<double>(size) * size / median / 1e6, header.count, header.overflow, cpu_ms);
       Json run = Json::object();
       run.set("size", size);
       run.set("input", std::string(o.significance ? "significance" : "sky"));
       run.set("background", std::string(starsift::to_string(bg)));
+      run.set("line_length", line_length);
       run.set("ms_median", median);
       run.set("ms_p90", percentile(ms, 0.9));
       run.set("objects", static_cast<double>(header.count));

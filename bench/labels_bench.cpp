@@ -38,6 +38,7 @@
 #include "cuda/device_buffer.hpp"
 #include "pipeline/detect/catalogue.hpp"
 #include "pipeline/detect/labels.hpp"
+#include "pipeline/detect/line_channel.hpp"
 #include "pipeline/error.hpp"
 #include "pipeline/stage_result.hpp"
 
@@ -224,7 +225,7 @@ void time_detection(int n, Connectivity c, std::vector<cuda::DeviceImage>& masks
   p.output = starsift::DetectOutput::Input;
   const starsift::FrameShape shape{n, n, starsift::PixelFormat::Gray8, 8};
   cuda::DetectBuffers buffers;
-  buffers.allocate(p, shape, {}, 0, 1.0);
+  buffers.allocate(p, shape, {}, 0, 1.0, starsift::LineBank{});
   const std::size_t result_bytes =
       starsift::kResultRecordsOffset + sizeof(starsift::DetectedObject) * p.max_objects;
   cuda::DeviceImage result(result_bytes, 1);

@@ -389,7 +389,7 @@ static void gst_sift_detect_class_init(GstSiftDetectClass* klass) {
       "line-length", "Line length",
       "The line channel for faint streaks: a pixel is also found where the significance summed "
       "along the best line of this many px through it exceeds line-threshold. 0 (off) or odd "
-      "5..63; the CPU backend only (docs/detect.md, \"The line channel\")",
+      "5..63 (docs/detect.md, \"The line channel\")",
       0, P::kMaxLineLength, 0, live);
   properties[PROP_LINE_THRESHOLD] = g_param_spec_double(
       "line-threshold", "Line threshold",

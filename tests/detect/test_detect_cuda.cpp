@@ -2,12 +2,14 @@
 // Detection on CUDA against the CPU reference: with background: none the mask, labels,
 // npix, boxes and peaks bit for bit and the sums to their rounding; with a background mesh
 // the same catalogue on a synthetic sky; capacity overflow, a frame-filling object, the
-// output modes, 4- and 8-connectivity, and the catalogue through the engine at depth 3.
+// output modes, 4- and 8-connectivity, the catalogue through the engine at depth 3, and the
+// line channel bit for bit.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <numbers>
 #include <random>
 #include <vector>
 
@@ -113,6 +115,28 @@ TestImage significance_frame(int w, int h, std::uint32_t seed, double density) {
   return img;
 }
 
+// Adds a faint streak to a GRAY32F frame: `amplitude` along a segment of `length` px through
+// (cx, cy) at `theta`, a Gaussian profile of sigma 0.85 px across it.
+void add_streak(TestImage& img, double cx, double cy, double theta, double length,
+                double amplitude) {
+  for (int y = 0; y < img.height; ++y) {
+    for (int x = 0; x < img.width; ++x) {
+      const double dx = x - cx, dy = y - cy;
+      const double along = dx * std::cos(theta) + dy * std::sin(theta);
+      const double across = -dx * std::sin(theta) + dy * std::cos(theta);
+      const double beyond = std::max(0.0, std::abs(along) - length / 2);
+      img.view().row_as<float>(y)[x] += static_cast<float>(
+          amplitude * std::exp(-(across * across + beyond * beyond) / (2 * 0.85 * 0.85)));
+    }
+  }
+}
+
+std::uint64_t pixels_of(const Run& r) {
+  std::uint64_t n = 0;
+  for (const DetectedObject& o : r.records) n += o.npix;
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("CUDA detection on a significance image equals the CPU reference", "[detect][cuda]") {
@@ -171,12 +195,7 @@ TEST_CASE("CUDA detection of whitening's integer significance (background auto) 
     // The scale is what the threshold is in: twice the gain, half the significance, so fewer
     // pixels pass (its objects may be more: blobs that touched at 3 sigma come apart).
     const Run halved = run_stage(p, gpu(), in, {32768.0, 2048.0});
-    auto pixels = [](const Run& r) {
-      std::uint64_t n = 0;
-      for (const DetectedObject& o : r.records) n += o.npix;
-      return n;
-    };
-    CHECK(pixels(halved) < pixels(cpu));
+    CHECK(pixels_of(halved) < pixels_of(cpu));
   }
 }
 
@@ -323,6 +342,86 @@ TEST_CASE("CUDA detection: parameters changed between frames, connectivity inclu
     cuda->write_result({area.data(), area.size()});
     const Run cpu = run_stage(p, kCpu, in);
     INFO("connectivity " << static_cast<int>(c));
+    const auto& header = *reinterpret_cast<const ResultHeader*>(area.data());
+    REQUIRE(header.count == cpu.header.count);
+    const auto* rec = reinterpret_cast<const DetectedObject*>(area.data() + kResultRecordsOffset);
+    for (std::uint32_t k = 0; k < header.count; ++k) compare(cpu.records[k], rec[k]);
+  }
+}
+
+TEST_CASE("CUDA line channel: the CPU's mask, labels and catalogue, bit for bit",
+          "[detect][cuda][lines]") {
+  // Faint streaks (amplitude 1.6 sigma: under the point threshold) at several angles, on noise
+  // with blobs; sizes that are not multiples of the 32 x 32 tile, and smaller than a line.
+  for (const auto& [w, h] : {std::pair{300, 211}, std::pair{131, 77}, std::pair{45, 37}}) {
+    TestImage in = significance_frame(w, h, 7u + w, 0.2);
+    add_streak(in, w * 0.5, h * 0.5, 0.35, w * 0.6, 1.6);
+    add_streak(in, w * 0.3, h * 0.4, 1.9, h * 0.7, 1.6);
+    add_streak(in, w * 0.9, h * 0.2, std::numbers::pi / 4, 60.0, 1.6);  // off the edge
+    for (const DetectFilter filter :
+         {DetectFilter::None, DetectFilter::Default, DetectFilter::Gaussian}) {
+      for (const int length : {5, 15, 31, 63}) {
+        INFO(w << "x" << h << ", " << to_string(filter) << ", line-length " << length);
+        DetectParams p;
+        p.background = DetectBackground::None;
+        p.filter = filter;
+        p.fwhm = 2.5;
+        p.threshold = 4.0;
+        p.line_length = length;
+        p.line_threshold = 5.0;
+        p.output = DetectOutput::Labels;
+        const Run cpu = run_stage(p, kCpu, in);
+        const Run cuda = run_stage(p, gpu(), in);
+        compare_runs(cpu, cuda);
+        CHECK(cpu.out.same_pixels(cuda.out));
+        p.line_length = 0;
+        if (w >= 131 && length >= 15) CHECK(pixels_of(cuda) > pixels_of(run_stage(p, gpu(), in)));
+      }
+    }
+  }
+}
+
+TEST_CASE("CUDA line channel on integer frames with a background mesh equals the CPU",
+          "[detect][cuda][lines]") {
+  SkyParams sp = flat_sky(400, 300);
+  sp.star_density = 2e-3;
+  sp.movers = 6;
+  sp.sky_gradient = 0.3;
+  SkyGenerator sky(sp, 4);
+  SkyTruth truth;
+  for (const PixelFormat format : {PixelFormat::Gray16, PixelFormat::Gray8}) {
+    const TestImage in = render_frame(sky, 3, format, truth, 6);
+    INFO(to_string(format));
+    DetectParams p;
+    p.background = DetectBackground::Mesh;
+    p.mesh = 48;
+    p.line_length = 15;
+    const Run cpu = run_stage(p, kCpu, in);
+    const Run cuda = run_stage(p, gpu(), in);
+    CHECK(cpu.records.size() >= 5);
+    compare_runs(cpu, cuda);
+  }
+}
+
+TEST_CASE("CUDA line channel switched on, resized and off between frames",
+          "[detect][cuda][lines]") {
+  TestImage in = significance_frame(160, 96, 33, 0.3);
+  add_streak(in, 80.0, 48.0, 0.8, 90.0, 1.7);
+  DetectParams p;
+  p.background = DetectBackground::None;
+  auto cuda = make_detect_stage(p, gpu());
+  cuda->configure({160, 96, PixelFormat::Gray32F, 32});
+  TestImage out(160, 96, PixelFormat::Gray32F);
+  for (const int length : {15, 31, 0, 9}) {
+    p.line_length = length;
+    p.filter = length == 31 ? DetectFilter::Gaussian : DetectFilter::Default;
+    cuda->set_params(p);
+    cuda->process(in.cview(), out.view());
+    const ResultLayout layout = *cuda->result_layout();
+    std::vector<std::byte> area(layout.bytes());
+    cuda->write_result({area.data(), area.size()});
+    const Run cpu = run_stage(p, kCpu, in);
+    INFO("line-length " << length);
     const auto& header = *reinterpret_cast<const ResultHeader*>(area.data());
     REQUIRE(header.count == cpu.header.count);
     const auto* rec = reinterpret_cast<const DetectedObject*>(area.data() + kResultRecordsOffset);

@@ -375,3 +375,34 @@ TEST_CASE("background auto reads a significance image in an integer format throu
     CHECK(b[k].peak == 64.0f * a[k].peak);
   }
 }
+
+TEST_CASE("pixels of both signs: unweighted moments, never a NaN ellipse", "[detect][reference]") {
+  // A positive flux whose weighted second moments are negative: the ends of a row weigh -4
+  // each, the middle +9 (total +1), so sum v x^2 / sum v - xc^2 < 0.
+  ObjectSums s;
+  add_pixel(s, 10, 5, -4.0f, 1.0f);
+  add_pixel(s, 11, 5, 9.0f, 1.0f);
+  add_pixel(s, 12, 5, -4.0f, 1.0f);
+  const DetectedObject o = finalize_object(s, 1, 64, 64);
+  CHECK((o.flags & kObjectNoFlux) != 0);
+  CHECK(o.x == Approx(11.0));
+  CHECK(o.y == Approx(5.0));
+  CHECK(std::isfinite(o.a));
+  CHECK(std::isfinite(o.b));
+  CHECK(o.a == Approx(std::sqrt(2.0 / 3.0 + 1.0 / 12.0)));  // x2 of 10, 11, 12, plus 1/12
+  // A centroid outside the box: a small positive flux from a large positive and a large
+  // negative pixel.
+  ObjectSums t;
+  add_pixel(t, 20, 20, 10.0f, 1.0f);
+  add_pixel(t, 21, 20, -9.5f, 1.0f);
+  const DetectedObject u = finalize_object(t, 1, 64, 64);
+  CHECK((u.flags & kObjectNoFlux) != 0);
+  CHECK(u.x == Approx(20.5));
+  // Positive pixels keep the weighted moments.
+  ObjectSums p;
+  add_pixel(p, 3, 3, 1.0f, 1.0f);
+  add_pixel(p, 4, 3, 3.0f, 1.0f);
+  const DetectedObject q = finalize_object(p, 1, 64, 64);
+  CHECK((q.flags & kObjectNoFlux) == 0);
+  CHECK(q.x == Approx(3.75));
+}

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // Detection's line channel (line_channel.hpp): its bank's lines and their noise, a faint streak
 // it finds where the point channel does not, white noise and a bright star left as they were,
-// and its parameters refused out of range, read from YAML and refused by the CUDA stage.
+// and its parameters refused out of range and read from YAML. The CUDA kernel against this
+// reference: tests/detect/test_detect_cuda.cpp.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -11,7 +12,6 @@
 #include <vector>
 
 #include "pipeline/chain/chain_config.hpp"
-#include "pipeline/detect/detect_stage.hpp"
 #include "pipeline/detect/line_channel.hpp"
 #include "pipeline/detect/reference.hpp"
 #include "pipeline/error.hpp"
@@ -222,8 +222,7 @@ TEST_CASE("white noise and a bright star stay as the point channel leaves them",
   CHECK(with_lines.front().npix == point_only.front().npix);
 }
 
-TEST_CASE("the line channel's parameters: ranges, YAML and the CUDA stage's refusal",
-          "[detect][lines]") {
+TEST_CASE("the line channel's parameters: ranges and YAML", "[detect][lines]") {
   for (const int bad : {-1, 3, 4, 16, 65}) {
     DetectParams p;
     p.line_length = bad;
@@ -247,11 +246,4 @@ TEST_CASE("the line channel's parameters: ranges, YAML and the CUDA stage's refu
   CHECK(read.line_threshold == 6.0);
   CHECK_THROWS_WITH(parse_chain_yaml("- detect: {line-length: 8}", "f.yaml"),
                     Contains("line-length"));
-
-#if STARSIFT_HAVE_CUDA
-  DetectParams lines;
-  lines.line_length = 15;
-  CHECK_THROWS_WITH(make_detect_stage(lines, BackendChoice{Backend::Cuda, 0, ""}),
-                    Contains("line-length 15 runs on the CPU backend only"));
-#endif
 }

@@ -22,6 +22,7 @@
 #include "cuda/detect/labels.cuh"
 #include "pipeline/detect/background_mesh.hpp"
 #include "pipeline/detect/catalogue.hpp"
+#include "pipeline/detect/line_channel.hpp"
 #include "pipeline/detect/object_sums.hpp"
 #include "pipeline/stage_result.hpp"
 
@@ -182,6 +183,8 @@ struct Frame {
   const float* tile_mean;
   const float* tile_sigma;
   const unsigned long long* sigma_max;
+  float* capped;             // the line channel's input, or nullptr when it is off
+  std::size_t capped_pitch;  // elements
 };
 
 // detect_sigma_floor() of the tiles' largest sigma.
@@ -528,6 +531,103 @@ __global__ void __launch_bounds__(kMaskW* kMaskThreadsY)
     }
     const float sig = sigma_units ? sum / (sigma * norm) : sum;
     f.mask[y * f.mask_pitch + x] = sig > threshold ? 1 : 0;
+    // std::min(sig, kCap) as the CPU caps it (a NaN passes as itself).
+    constexpr float kCap = LineBank::kCap;
+    if (f.capped) f.capped[y * f.capped_pitch + x] = kCap < sig ? kCap : sig;
+  }
+}
+
+// ---- The line channel (pipeline/detect/line_channel.hpp) ------------------------------------
+
+constexpr int kLineW = 32, kLineH = 32;  // the output tile of a line block
+constexpr int kLineThreadsY = 8;         // its threads: 32 x 8, four rows each
+constexpr int kLineRows = kLineH / kLineThreadsY;
+
+// The line bank on the device: orientation o's taps at offsets + o * stride as offsets in the
+// block's tile (dy * (kLineW + 2 radius) + dx), in pairs, a stride even so that each pair is
+// one 4-byte load; then each orientation's 1 / norm.
+struct LineBankLayout {
+  int length, radius, orientations, stride;
+  __host__ __device__ std::size_t offsets_bytes() const {
+    return sizeof(short) * orientations * stride;
+  }
+  __host__ __device__ std::size_t bytes() const {
+    return offsets_bytes() + sizeof(float) * orientations;
+  }
+  __host__ __device__ int tile_side_x() const { return kLineW + 2 * radius; }
+  __host__ __device__ std::size_t shared_bytes() const {
+    return sizeof(float) * tile_side_x() * (kLineH + 2 * radius) + bytes();
+  }
+};
+LineBankLayout line_layout(int length) {
+  return {length, length / 2, length + 1, (length + 1) / 2 * 2};
+}
+
+// Sets the mask where the line significance passes `threshold`. The block reads its tile of
+// the capped significance and a halo of `radius` (0 outside the frame, as the CPU's margin) and
+// the bank into shared memory; each thread takes four rows of one column, so each pair of
+// offsets it loads serves eight taps. The sums go in the CPU's order (line_block()): the even
+// taps into one sum, the odd into another, (even + odd) / norm, the best orientation kept; the
+// kernels are compiled without fused multiply-add, so the bits are the CPU's.
+__global__ void __launch_bounds__(kLineW* kLineThreadsY)
+    line_kernel(Frame f, const std::byte* bank, LineBankLayout layout, float threshold) {
+  extern __shared__ float line_shared[];
+  const int r = layout.radius, sw = layout.tile_side_x(), sh = kLineH + 2 * r;
+  float* tile = line_shared;
+  auto* offsets = reinterpret_cast<short*>(tile + sw * sh);
+  auto* inv_norm =
+      reinterpret_cast<float*>(reinterpret_cast<std::byte*>(offsets) + layout.offsets_bytes());
+  const int bx = blockIdx.x * kLineW, by = blockIdx.y * kLineH;
+  const int thread = threadIdx.y * kLineW + threadIdx.x;
+  constexpr int kThreads = kLineW * kLineThreadsY;
+  for (int k = thread; k < sw * sh; k += kThreads) {
+    const int ly = k / sw, lx = k - ly * sw;
+    const int x = bx - r + lx, y = by - r + ly;
+    const bool inside = x >= 0 && y >= 0 && x < f.width && y < f.height;
+    tile[k] = inside ? f.capped[y * f.capped_pitch + x] : 0.0f;
+  }
+  // The bank: 4-byte words (its size is a multiple of 4: an even stride of shorts, floats).
+  const auto* words = reinterpret_cast<const std::uint32_t*>(bank);
+  auto* shared_words = reinterpret_cast<std::uint32_t*>(offsets);
+  for (int k = thread; k < static_cast<int>(layout.bytes() / 4); k += kThreads) {
+    shared_words[k] = words[k];
+  }
+  __syncthreads();
+  const int x = bx + threadIdx.x;
+  if (x >= f.width) return;
+  float best[kLineRows];
+#pragma unroll
+  for (int i = 0; i < kLineRows; ++i) best[i] = -HUGE_VALF;
+  const float* origin = tile + (threadIdx.y + r) * sw + threadIdx.x + r;
+  const int pairs = layout.length / 2;
+  for (int o = 0; o < layout.orientations; ++o) {
+    const short2* pair = reinterpret_cast<const short2*>(offsets + o * layout.stride);
+    float even[kLineRows] = {}, odd[kLineRows] = {};
+    for (int k = 0; k < pairs; ++k) {
+      const short2 d = pair[k];
+#pragma unroll
+      for (int i = 0; i < kLineRows; ++i) {
+        even[i] += origin[i * kLineThreadsY * sw + d.x];
+        odd[i] += origin[i * kLineThreadsY * sw + d.y];
+      }
+    }
+    if (layout.length % 2 == 1) {
+      const short last = pair[pairs].x;
+#pragma unroll
+      for (int i = 0; i < kLineRows; ++i) even[i] += origin[i * kLineThreadsY * sw + last];
+    }
+    const float scale = inv_norm[o];
+#pragma unroll
+    for (int i = 0; i < kLineRows; ++i) {
+      const float v = (even[i] + odd[i]) * scale;
+      best[i] = best[i] < v ? v : best[i];  // std::max(best, v)
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kLineRows; ++i) {
+    const int y = by + threadIdx.y + i * kLineThreadsY;
+    // Only set: the point channel's pixels stay.
+    if (y < f.height && best[i] > threshold) f.mask[y * f.mask_pitch + x] = 1;
   }
 }
 
@@ -1033,7 +1133,8 @@ dim3 grid2d(int w, int h, dim3 block) {
 }  // namespace
 
 void DetectBuffers::allocate(const DetectParams& params, const FrameShape& shape,
-                             const std::vector<float>& taps, int radius, double norm) {
+                             const std::vector<float>& taps, int radius, double norm,
+                             const LineBank& lines) {
   shape_ = shape;
   max_objects_ = params.max_objects;
   const bool mesh = detect_background_plan(params, shape).background == DetectBackground::Mesh;
@@ -1085,10 +1186,12 @@ void DetectBuffers::allocate(const DetectParams& params, const FrameShape& shape
         "cudaDeviceGetAttribute (multiprocessors)");
   label_scratch_bytes_ = label_scratch_bytes(shape.width, shape.height);
   label_scratch_.allocate(std::max<std::size_t>(label_scratch_bytes_, 1), 1);
-  set_filter(taps, radius, norm);
+  line_length_ = -1;  // whatever set_filter() is given, the line buffers are made anew
+  set_filter(taps, radius, norm, lines);
 }
 
-void DetectBuffers::set_filter(const std::vector<float>& taps, int radius, double norm) {
+void DetectBuffers::set_filter(const std::vector<float>& taps, int radius, double norm,
+                               const LineBank& lines) {
   radius_ = radius;
   norm_ = norm;
   const Small s = carve(small_.data(), tiles_x_ * tiles_y_, splits_, shape_.width, shape_.height);
@@ -1096,6 +1199,35 @@ void DetectBuffers::set_filter(const std::vector<float>& taps, int radius, doubl
     check(cudaMemcpy(s.taps, taps.data(), taps.size() * sizeof(float), cudaMemcpyHostToDevice),
           "detect filter taps (cudaMemcpy)");
   }
+  set_lines(lines);
+}
+
+void DetectBuffers::set_lines(const LineBank& lines) {
+  if (lines.length != line_length_) {
+    capped_.release();
+    line_bank_.release();
+    if (lines.length > 0) {
+      capped_.allocate(sizeof(float) * static_cast<std::size_t>(shape_.width), shape_.height);
+      line_bank_.allocate(line_layout(lines.length).bytes(), 1);
+    }
+    line_length_ = lines.length;
+  }
+  if (lines.length == 0) return;
+  const LineBankLayout layout = line_layout(lines.length);
+  std::vector<std::byte> host(layout.bytes(), std::byte{0});
+  auto* offsets = reinterpret_cast<short*>(host.data());
+  auto* inv_norm = reinterpret_cast<float*>(host.data() + layout.offsets_bytes());
+  const int sw = layout.tile_side_x();
+  for (int o = 0; o < layout.orientations; ++o) {
+    const LineOrientation& line = lines.orientations.at(static_cast<std::size_t>(o));
+    for (int k = 0; k < layout.length; ++k) {
+      const LineTap& t = line.taps.at(static_cast<std::size_t>(k));
+      offsets[o * layout.stride + k] = static_cast<short>(t.dy * sw + t.dx);
+    }
+    inv_norm[o] = line.inv_norm;
+  }
+  check(cudaMemcpy(line_bank_.data(), host.data(), host.size(), cudaMemcpyHostToDevice),
+        "line bank (cudaMemcpy)");
 }
 
 cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageView in, ImageView out,
@@ -1131,6 +1263,9 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
   f.tile_sigma = s.tile_sigma;
   f.sigma_max = s.sigma_max;
   if (f.has_background && f.ax.count * f.ay.count != tiles) return cudaErrorInvalidValue;
+  if (p.line_length != b.line_length_) return cudaErrorInvalidValue;
+  f.capped = b.line_length_ > 0 ? reinterpret_cast<float*>(b.capped_.data()) : nullptr;
+  f.capped_pitch = b.capped_.pitch() / sizeof(float);
 
   if (f.has_background) {
     const bool integer = in.format != PixelFormat::Gray32F;
@@ -1170,6 +1305,13 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
         <<<mask_grid, mask_block, 0, stream>>>(f, s.taps, b.radius_, norm, sigma_units, threshold);
   }
   STARSIFT_CUDA_TRY(cudaPeekAtLastError());
+  if (b.line_length_ > 0) {
+    const LineBankLayout layout = line_layout(b.line_length_);
+    const dim3 line_grid((w + kLineW - 1) / kLineW, (h + kLineH - 1) / kLineH);
+    line_kernel<<<line_grid, dim3(kLineW, kLineThreadsY), layout.shared_bytes(), stream>>>(
+        f, b.line_bank_.data(), layout, static_cast<float>(p.line_threshold));
+    STARSIFT_CUDA_TRY(cudaPeekAtLastError());
+  }
   STARSIFT_CUDA_TRY(launch_labels(f.mask, static_cast<std::ptrdiff_t>(f.mask_pitch), w, h,
                                   p.connectivity, f.labels,
                                   static_cast<std::ptrdiff_t>(f.label_pitch), s.components,

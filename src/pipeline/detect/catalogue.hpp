@@ -19,7 +19,8 @@ inline constexpr std::uint32_t kObjectTouchesEdge = 1u << 0;   // a pixel on the
 inline constexpr std::uint32_t kObjectMerged = 1u << 1;        // reserved: blended objects
 inline constexpr std::uint32_t kObjectSingular = 1u << 2;      // degenerate second moments (a
                                                                // line or one pixel): 1/12 added
-inline constexpr std::uint32_t kObjectNoFlux = 1u << 3;        // flux <= 0: moments unweighted
+inline constexpr std::uint32_t kObjectNoFlux = 1u << 3;        // flux <= 0, or weighted moments
+                                                               // no ellipse: moments unweighted
 inline constexpr std::uint32_t kObjectStreakMerged = 1u << 4;  // pieces of one streak merged
                                                                // (streak_merge.hpp)
 

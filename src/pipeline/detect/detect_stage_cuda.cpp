@@ -19,6 +19,7 @@
 #include "cuda/device_buffer.hpp"
 #include "pipeline/detect/catalogue.hpp"
 #include "pipeline/detect/detect_stage.hpp"
+#include "pipeline/detect/line_channel.hpp"
 #include "pipeline/detect/reference.hpp"
 #include "pipeline/error.hpp"
 #include "pipeline/frame_memory.hpp"
@@ -28,21 +29,10 @@ namespace starsift {
 
 namespace {
 
-// The line channel has no CUDA kernel yet: a stage asked for it refuses rather than detect
-// without it.
-void refuse_line_channel(const DetectParams& params) {
-  if (params.line_length != 0) {
-    throw Error("detect: line-length " + std::to_string(params.line_length) +
-                    " runs on the CPU backend only",
-                "backend=cpu with the line channel, or line-length 0 on CUDA");
-  }
-}
-
 class DetectStageCuda final : public DetectStage {
  public:
   DetectStageCuda(const DetectParams& params, int device_id)
       : DetectStage(params), device_id_(device_id) {
-    refuse_line_channel(params);
     cuda::use_device(device_id_);
     stream_ = std::make_unique<cuda::Stream>();
     done_ = std::make_unique<cuda::SyncEvent>();
@@ -104,7 +94,8 @@ class DetectStageCuda final : public DetectStage {
     cudaEventSynchronize(done_->get());
     configured_ = false;
     const DetectKernel k = detect_kernel(params_);
-    buffers_.allocate(params_, shape, k.taps, k.radius, k.norm);
+    buffers_.allocate(params_, shape, k.taps, k.radius, k.norm,
+                      make_line_bank(params_.line_length, k));
     staging_.release();
     free_frame_memory(host_result_);
     host_result_ = {};
@@ -120,7 +111,6 @@ class DetectStageCuda final : public DetectStage {
   }
 
   void apply_params(const DetectParams& params) override {
-    refuse_line_channel(params);
     if (!configured_) return;
     params.validate_for(buffers_.shape());
     const DetectKernel k = detect_kernel(params);
@@ -128,11 +118,12 @@ class DetectStageCuda final : public DetectStage {
     // the per-frame path).
     cudaEventSynchronize(done_->get());
     const FrameShape& shape = buffers_.shape();
+    const LineBank lines = make_line_bank(params.line_length, k);
     if (detect_background_plan(params, shape) != detect_background_plan(params_, shape) ||
         params.mesh != params_.mesh || params.connectivity != params_.connectivity) {
-      buffers_.allocate(params, buffers_.shape(), k.taps, k.radius, k.norm);
+      buffers_.allocate(params, buffers_.shape(), k.taps, k.radius, k.norm, lines);
     } else {
-      buffers_.set_filter(k.taps, k.radius, k.norm);
+      buffers_.set_filter(k.taps, k.radius, k.norm, lines);
     }
   }
 

@@ -62,7 +62,9 @@ constexpr int kLanes = 16;
 
 // The line significance of pixels [x0, x0 + n) of row y into best[0..n): for each orientation,
 // kLanes columns at a time, its taps added in the bank's order into sums held in registers (the
-// compiler vectorises the kLanes adds), then the best of the orientations kept.
+// compiler vectorises the kLanes adds), then the best of the orientations kept. Every column
+// adds in one order, the CUDA kernel's (line_kernel): the even taps in one sum, the odd in another,
+// so both backends give the same bits.
 inline void line_block(const LineBank& bank, const Padded& p, int y, int x0, int n, float* best) {
   std::fill(best, best + n, -HUGE_VALF);
   const float* origin =
@@ -92,10 +94,10 @@ inline void line_block(const LineBank& bank, const Padded& p, int y, int x0, int
         best[i0 + j] = std::max(best[i0 + j], (even[j] + odd[j]) * inv_norm);
       }
     }
-    for (int i = i0; i < n; ++i) {  // the row's last few columns
-      float sum = 0.0f;
-      for (std::size_t k = 0; k < taps; ++k) sum += origin[offset[k] + i];
-      best[i] = std::max(best[i], sum * inv_norm);
+    for (int i = i0; i < n; ++i) {  // the row's last few columns: the same two sums
+      float even = 0.0f, odd = 0.0f;
+      for (std::size_t k = 0; k < taps; ++k) (k % 2 == 0 ? even : odd) += origin[offset[k] + i];
+      best[i] = std::max(best[i], (even + odd) * inv_norm);
     }
   }
 }

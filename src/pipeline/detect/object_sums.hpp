@@ -76,20 +76,21 @@ STARSIFT_HD DetectedObject finalize_object(const ObjectSums& s, std::uint32_t id
   if (s.xmin == 0 || s.ymin == 0 || s.xmax == width - 1 || s.ymax == height - 1) {
     flags |= kObjectTouchesEdge;
   }
-  // Flux-weighted moments, or unweighted ones when the flux is not positive.
-  double w = s.flux, sx = s.rx, sy = s.ry, sxx = s.rxx, syy = s.ryy, sxy = s.rxy;
-  if (!(s.flux > 0.0)) {
+  // Flux-weighted moments, or unweighted ones when the flux is not positive, or when pixels of
+  // both signs (the line channel's, near the background) make the weighted ones no centroid
+  // within the box or no variance (a negative one, whose ellipse would be NaN).
+  double w = s.flux, xc = s.rx / w, yc = s.ry / w;
+  double x2 = s.rxx / w - xc * xc, y2 = s.ryy / w - yc * yc, xy = s.rxy / w - xc * yc;
+  if (!(s.flux > 0.0) || !(xc >= s.xmin && xc <= s.xmax && yc >= s.ymin && yc <= s.ymax) ||
+      !(x2 >= 0.0 && y2 >= 0.0)) {
     flags |= kObjectNoFlux;
     w = s.npix;
-    sx = s.ux;
-    sy = s.uy;
-    sxx = s.uxx;
-    syy = s.uyy;
-    sxy = s.uxy;
+    xc = s.ux / w;
+    yc = s.uy / w;
+    x2 = s.uxx / w - xc * xc;
+    y2 = s.uyy / w - yc * yc;
+    xy = s.uxy / w - xc * yc;
   }
-  const double xc = sx / w, yc = sy / w;
-  double x2 = sxx / w - xc * xc, y2 = syy / w - yc * yc;
-  const double xy = sxy / w - xc * yc;
   // Source Extractor's guard: a line or a single pixel has (nearly) singular moments; the
   // 1/12 of a uniform pixel keeps a and b meaningful.
   if (x2 * y2 - xy * xy < 1.0 / 144.0) {
