@@ -30,11 +30,12 @@ struct ScratchLayout {
 // The layout for a frame shape; `base` may be nullptr to learn the sizes.
 ScratchLayout scratch_layout(void* base, int width, int height, PixelFormat format) noexcept;
 
-// The fused path for gray frames whose rows are aligned to four samples (gauss_strips.cu);
-// launch_fused() takes the rest (colour, odd alignment) through shared-memory tiles.
-bool strips_take(const GaussParams& params, ConstImageView in, ImageView out) noexcept;
-cudaError_t launch_strips(const GaussParams& params, ConstImageView in, ImageView out,
-                          cudaStream_t stream);
+// The fused path for gray frames through a block's tile (gauss_gray_tile.cu): input rows
+// aligned to four samples. launch_fused() takes the rest (colour, odd alignment) through
+// gauss_direct.cu's shared-memory tiles.
+bool gray_tile_takes(const GaussParams& params, ConstImageView in, ImageView out) noexcept;
+cudaError_t launch_gray_tile(const GaussParams& params, ConstImageView in, ImageView out,
+                             cudaStream_t stream);
 cudaError_t launch_fused(const GaussParams& params, ConstImageView in, ImageView out,
                          cudaStream_t stream);
 cudaError_t launch_separable(const GaussParams& params, ConstImageView in, ImageView out,

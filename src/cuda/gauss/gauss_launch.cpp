@@ -103,8 +103,8 @@ cudaError_t launch_gauss(const GaussParams& params, ConstImageView in, ImageView
   const bool automatic = path == GaussPath::Auto;
   if (automatic) path = gauss_auto_path(params);
   if (path == GaussPath::Fused) {
-    return gauss_detail::strips_take(params, in, out)
-               ? gauss_detail::launch_strips(params, in, out, stream)
+    return gauss_detail::gray_tile_takes(params, in, out)
+               ? gauss_detail::launch_gray_tile(params, in, out, stream)
                : gauss_detail::launch_fused(params, in, out, stream);
   }
   if (!scratch || scratch_bytes < gauss_scratch_bytes(path, in.width, in.height, in.format)) {

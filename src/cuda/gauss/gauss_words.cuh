@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // Four neighbouring samples of a gray format as one vector word (32 bits of GRAY8, 64 of
 // GRAY16, 128 of GRAY32F): loaded, unpacked to floats, exchanged between lanes, and rounded and
-// stored back, for the Gaussian's kernels that give each thread four columns.
+// stored back (or one sample stored), for the Gaussian's kernels on gray frames.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -12,6 +12,24 @@
 #include "cuda/gauss/gauss_io.cuh"
 
 namespace starsift::cuda::gauss_io {
+
+// Integer samples to float and back without the conversion unit (an eighth of the FP32 rate on
+// Hopper: with 3 conversions a sample it bounded the blur): a sample n < 2^23 placed in the
+// mantissa of 2^23 is the float 2^23 + n exactly, so one byte permute and one subtraction give n.
+constexpr float kMagic = 8388608.0f;  // 2^23
+constexpr std::uint32_t kMagicBits = 0x4b000000u;
+// The float of the bytes of `w` chosen by `selector` (__byte_perm's, bytes 4..7 of kMagicBits
+// for the zero and exponent bytes).
+__device__ __forceinline__ float magic_to_float(std::uint32_t w, std::uint32_t selector) {
+  return __uint_as_float(__byte_perm(w, kMagicBits, selector)) - kMagic;
+}
+// gauss_round(v, max) as the integer's bits: 0 for v <= 0 and NaN, max from max on, else
+// trunc(v + 0.5f), here floor(v + 0.5f) by adding 2^23 rounding down (exact: the sum lies in
+// [2^23, 2^24), whose spacing is 1).
+__device__ __forceinline__ std::uint32_t round_bits(float v, float max) {
+  const float c = fminf(fmaxf(v, 0.0f), max);  // fmaxf(NaN, 0) is 0
+  return __float_as_uint(__fadd_rd(c + 0.5f, kMagic)) & 0xffffu;
+}
 
 // A word of four samples of each gray format.
 template <class Io>
@@ -26,7 +44,7 @@ struct Word<Gray8> {
   }
   __device__ static void unpack(W w, float* f) {
 #pragma unroll
-    for (int k = 0; k < 4; ++k) f[k] = static_cast<float>((w >> (8 * k)) & 0xffu);
+    for (int k = 0; k < 4; ++k) f[k] = magic_to_float(w, 0x7650u | static_cast<std::uint32_t>(k));
   }
   __device__ static W shfl_up(W w, int d) {
     return __shfl_up_sync(0xffffffffu, w, d);
@@ -40,10 +58,13 @@ struct Word<Gray8> {
            static_cast<W>(v[3]) << 24;
   }
   __device__ static void store(std::byte* row, int x, const float* v) {
-    W w = 0;
-#pragma unroll
-    for (int k = 0; k < 4; ++k) w |= static_cast<W>(gauss_round(v[k], kMax)) << (8 * k);
-    *reinterpret_cast<W*>(row + x) = w;
+    const W lo = __byte_perm(round_bits(v[0], kMax), round_bits(v[1], kMax), 0x0040u);
+    const W hi = __byte_perm(round_bits(v[2], kMax), round_bits(v[3], kMax), 0x0040u);
+    *reinterpret_cast<W*>(row + x) = __byte_perm(lo, hi, 0x5410u);
+  }
+  // One sample, rounded as store() rounds.
+  __device__ static void store_one(std::byte* row, int x, float v) {
+    reinterpret_cast<std::uint8_t*>(row)[x] = static_cast<std::uint8_t>(round_bits(v, kMax));
   }
 };
 
@@ -55,10 +76,10 @@ struct Word<Gray16> {
     return __ldg(reinterpret_cast<const W*>(row + 2 * x));
   }
   __device__ static void unpack(W w, float* f) {
-    f[0] = static_cast<float>(w.x & 0xffffu);
-    f[1] = static_cast<float>(w.x >> 16);
-    f[2] = static_cast<float>(w.y & 0xffffu);
-    f[3] = static_cast<float>(w.y >> 16);
+    f[0] = magic_to_float(w.x, 0x7610u);
+    f[1] = magic_to_float(w.x, 0x7632u);
+    f[2] = magic_to_float(w.y, 0x7610u);
+    f[3] = magic_to_float(w.y, 0x7632u);
   }
   __device__ static W shfl_up(W w, int d) {
     return {__shfl_up_sync(0xffffffffu, w.x, d), __shfl_up_sync(0xffffffffu, w.y, d)};
@@ -71,8 +92,12 @@ struct Word<Gray16> {
     return {q(0) | q(1) << 16, q(2) | q(3) << 16};
   }
   __device__ static void store(std::byte* row, int x, const float* v) {
-    const auto q = [&](int k) { return static_cast<unsigned>(gauss_round(v[k], kMax)); };
-    *reinterpret_cast<W*>(row + 2 * x) = {q(0) | (q(1) << 16), q(2) | (q(3) << 16)};
+    const auto q = [&](int k) { return round_bits(v[k], kMax); };
+    *reinterpret_cast<W*>(row + 2 * x) = {__byte_perm(q(0), q(1), 0x5410u),
+                                          __byte_perm(q(2), q(3), 0x5410u)};
+  }
+  __device__ static void store_one(std::byte* row, int x, float v) {
+    reinterpret_cast<std::uint16_t*>(row)[x] = static_cast<std::uint16_t>(round_bits(v, kMax));
   }
 };
 
@@ -99,6 +124,9 @@ struct Word<Gray32F> {
   __device__ static W pack(const float* v) { return {v[0], v[1], v[2], v[3]}; }
   __device__ static void store(std::byte* row, int x, const float* v) {
     *reinterpret_cast<W*>(row + 4 * x) = {v[0], v[1], v[2], v[3]};
+  }
+  __device__ static void store_one(std::byte* row, int x, float v) {
+    reinterpret_cast<float*>(row)[x] = v;
   }
 };
 
