@@ -365,8 +365,9 @@ cudaError_t run_decimated(const Args& a, const gauss_detail::ScratchLayout& scra
   }
   down_columns_kernel<<<grid(a.x.small, a.y.small), block, sizeof(float) * a.x.taps, stream>>>(
       a, C, wide, small_b);
-  // The small plane's blur, channel by channel, by the fused tiles (gauss_direct.cu): its
-  // radius is at most 16. Replicate borders: they reach only the margins, never read back.
+  // The small plane's blur, channel by channel, by the fused path (the block tile: its float rows
+  // are whole 128-byte lines): its radius is at most 16. Replicate borders: they reach only the
+  // margins, never read back.
   GaussParams rest;
   rest.sigma_x = a.x.sigma_small;
   rest.sigma_y = a.y.sigma_small;
@@ -377,7 +378,7 @@ cudaError_t run_decimated(const Args& a, const gauss_detail::ScratchLayout& scra
                        static_cast<std::ptrdiff_t>(p.stride * sizeof(float)), PixelFormat::Gray32F};
     };
     const cudaError_t status =
-        gauss_detail::launch_fused(rest, const_view(plane(small_b)), plane(small_a), stream);
+        gauss_detail::launch_fused_path(rest, const_view(plane(small_b)), plane(small_a), stream);
     if (status != cudaSuccess) return status;
   }
   const dim3 up((a.frame.width + kUpColumns - 1) / kUpColumns,

@@ -30,14 +30,17 @@ struct ScratchLayout {
 // The layout for a frame shape; `base` may be nullptr to learn the sizes.
 ScratchLayout scratch_layout(void* base, int width, int height, PixelFormat format) noexcept;
 
-// The fused path for gray frames through a block's tile (gauss_gray_tile.cu): input rows
-// aligned to four samples. launch_fused() takes the rest (colour, odd alignment) through
-// gauss_direct.cu's shared-memory tiles.
-bool gray_tile_takes(const GaussParams& params, ConstImageView in, ImageView out) noexcept;
-cudaError_t launch_gray_tile(const GaussParams& params, ConstImageView in, ImageView out,
-                             cudaStream_t stream);
+// The fused path through a block's tile (gauss_tile.cu): gray frames whose input rows are
+// aligned to four samples, radius <= 16; 4-byte colour pixels, radius <= 4. launch_fused()
+// takes the rest through gauss_direct.cu's shared-memory tiles.
+bool tile_takes(const GaussParams& params, ConstImageView in, ImageView out) noexcept;
+cudaError_t launch_tile(const GaussParams& params, ConstImageView in, ImageView out,
+                        cudaStream_t stream);
 cudaError_t launch_fused(const GaussParams& params, ConstImageView in, ImageView out,
                          cudaStream_t stream);
+// The fused path for any frame: the block tile where it takes the frame, else launch_fused().
+cudaError_t launch_fused_path(const GaussParams& params, ConstImageView in, ImageView out,
+                              cudaStream_t stream);
 cudaError_t launch_separable(const GaussParams& params, ConstImageView in, ImageView out,
                              const ScratchLayout& scratch, cudaStream_t stream);
 // The decimated path (gauss_decimated.cu) takes these parameters for a frame of this shape in

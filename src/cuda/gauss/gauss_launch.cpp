@@ -94,6 +94,16 @@ std::size_t gauss_scratch_bytes(GaussPath path, int width, int height,
   return 2 * s.weights_bytes + 2 * s.frame_bytes;
 }
 
+namespace gauss_detail {
+
+cudaError_t launch_fused_path(const GaussParams& params, ConstImageView in, ImageView out,
+                              cudaStream_t stream) {
+  return tile_takes(params, in, out) ? launch_tile(params, in, out, stream)
+                                     : launch_fused(params, in, out, stream);
+}
+
+}  // namespace gauss_detail
+
 cudaError_t launch_gauss(const GaussParams& params, ConstImageView in, ImageView out, void* scratch,
                          std::size_t scratch_bytes, cudaStream_t stream, GaussPath path) {
   if (in.width != out.width || in.height != out.height || in.format != out.format || in.width < 1 ||
@@ -103,9 +113,7 @@ cudaError_t launch_gauss(const GaussParams& params, ConstImageView in, ImageView
   const bool automatic = path == GaussPath::Auto;
   if (automatic) path = gauss_auto_path(params);
   if (path == GaussPath::Fused) {
-    return gauss_detail::gray_tile_takes(params, in, out)
-               ? gauss_detail::launch_gray_tile(params, in, out, stream)
-               : gauss_detail::launch_fused(params, in, out, stream);
+    return gauss_detail::launch_fused_path(params, in, out, stream);
   }
   if (!scratch || scratch_bytes < gauss_scratch_bytes(path, in.width, in.height, in.format)) {
     return cudaErrorInvalidValue;
