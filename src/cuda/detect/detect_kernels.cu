@@ -548,20 +548,22 @@ constexpr int kLineRows = kLineH / kLineThreadsY;
 // one 4-byte load; then each orientation's 1 / norm.
 struct LineBankLayout {
   int length, radius, orientations, stride;
-  __host__ __device__ std::size_t offsets_bytes() const {
+  __host__ __device__ constexpr std::size_t offsets_bytes() const {
     return sizeof(short) * orientations * stride;
   }
-  __host__ __device__ std::size_t bytes() const {
+  __host__ __device__ constexpr std::size_t bytes() const {
     return offsets_bytes() + sizeof(float) * orientations;
   }
-  __host__ __device__ int tile_side_x() const { return kLineW + 2 * radius; }
-  __host__ __device__ std::size_t shared_bytes() const {
+  __host__ __device__ constexpr int tile_side_x() const { return kLineW + 2 * radius; }
+  __host__ __device__ constexpr std::size_t shared_bytes() const {
     return sizeof(float) * tile_side_x() * (kLineH + 2 * radius) + bytes();
   }
 };
-LineBankLayout line_layout(int length) {
+constexpr LineBankLayout line_layout(int length) {
   return {length, length / 2, length + 1, (length + 1) / 2 * 2};
 }
+// The longest line's tile and bank fit the shared memory a kernel has without opting in.
+static_assert(line_layout(DetectParams::kMaxLineLength).shared_bytes() <= 48 * 1024);
 
 // Sets the mask where the line significance passes `threshold`. The block reads its tile of
 // the capped significance and a halo of `radius` (0 outside the frame, as the CPU's margin) and

@@ -393,10 +393,7 @@ namespace gauss_detail {
 
 bool decimated_takes(const GaussParams& params, int width, int height, PixelFormat format,
                      const ScratchLayout& scratch) noexcept {
-  if (!(params.sigma_x >= kDecimatedMinSigma && params.sigma_y >= kDecimatedMinSigma)) {
-    return false;
-  }
-  if (params.radius_x != 0 || params.radius_y != 0) return false;  // a truncation of its own
+  if (!decimated_params(params)) return false;
   Args a{};
   a.frame.width = width;
   a.frame.height = height;

@@ -43,8 +43,11 @@ cudaError_t launch_fused_path(const GaussParams& params, ConstImageView in, Imag
                               cudaStream_t stream);
 cudaError_t launch_separable(const GaussParams& params, ConstImageView in, ImageView out,
                              const ScratchLayout& scratch, cudaStream_t stream);
+// Parameters the decimated path approximates: both sigmas from kDecimatedMinSigma, automatic
+// radii (gauss_auto_path() picks it for them).
+bool decimated_params(const GaussParams& params) noexcept;
 // The decimated path (gauss_decimated.cu) takes these parameters for a frame of this shape in
-// this scratch: both sigmas from kDecimatedMinSigma, automatic radii, planes that fit.
+// this scratch: decimated_params(), planes that fit.
 bool decimated_takes(const GaussParams& params, int width, int height, PixelFormat format,
                      const ScratchLayout& scratch) noexcept;
 cudaError_t launch_decimated(const GaussParams& params, ConstImageView in, ImageView out,

@@ -36,11 +36,7 @@ std::string_view to_string(GaussPath path) noexcept {
 GaussPath gauss_auto_path(const GaussParams& params) noexcept {
   const GaussPath exact = gauss_exact_path(params);
   if (exact == GaussPath::Fused) return exact;
-  if (params.sigma_x >= kDecimatedMinSigma && params.sigma_y >= kDecimatedMinSigma &&
-      params.radius_x == 0 && params.radius_y == 0) {
-    return GaussPath::Decimated;
-  }
-  return exact;
+  return gauss_detail::decimated_params(params) ? GaussPath::Decimated : exact;
 }
 
 GaussPath gauss_exact_path(const GaussParams& params) noexcept {
@@ -59,6 +55,12 @@ GaussPath gauss_exact_path(const GaussParams& params) noexcept {
 
 namespace gauss_detail {
 
+bool decimated_params(const GaussParams& params) noexcept {
+  // Automatic radii only: a radius of the user's is a truncation the decimation cannot keep.
+  return params.sigma_x >= kDecimatedMinSigma && params.sigma_y >= kDecimatedMinSigma &&
+         params.radius_x == 0 && params.radius_y == 0;
+}
+
 ScratchLayout scratch_layout(void* base, int width, int height, PixelFormat format) noexcept {
   ScratchLayout s;
   const int channels = format_info(format).color_channels;
@@ -73,6 +75,12 @@ ScratchLayout scratch_layout(void* base, int width, int height, PixelFormat form
   s.frame_a = reinterpret_cast<float*>(bytes + 2 * s.weights_bytes);
   s.frame_b = reinterpret_cast<float*>(bytes + 2 * s.weights_bytes + s.frame_bytes);
   return s;
+}
+
+cudaError_t launch_fused_path(const GaussParams& params, ConstImageView in, ImageView out,
+                              cudaStream_t stream) {
+  return tile_takes(params, in, out) ? launch_tile(params, in, out, stream)
+                                     : launch_fused(params, in, out, stream);
 }
 
 }  // namespace gauss_detail
@@ -93,16 +101,6 @@ std::size_t gauss_scratch_bytes(GaussPath path, int width, int height,
   }
   return 2 * s.weights_bytes + 2 * s.frame_bytes;
 }
-
-namespace gauss_detail {
-
-cudaError_t launch_fused_path(const GaussParams& params, ConstImageView in, ImageView out,
-                              cudaStream_t stream) {
-  return tile_takes(params, in, out) ? launch_tile(params, in, out, stream)
-                                     : launch_fused(params, in, out, stream);
-}
-
-}  // namespace gauss_detail
 
 cudaError_t launch_gauss(const GaussParams& params, ConstImageView in, ImageView out, void* scratch,
                          std::size_t scratch_bytes, cudaStream_t stream, GaussPath path) {

@@ -94,8 +94,8 @@ class DetectStageCuda final : public DetectStage {
     cudaEventSynchronize(done_->get());
     configured_ = false;
     const DetectKernel k = detect_kernel(params_);
-    buffers_.allocate(params_, shape, k.taps, k.radius, k.norm,
-                      make_line_bank(params_.line_length, k));
+    lines_ = make_line_bank(params_.line_length, k);
+    buffers_.allocate(params_, shape, k.taps, k.radius, k.norm, lines_);
     staging_.release();
     free_frame_memory(host_result_);
     host_result_ = {};
@@ -118,12 +118,17 @@ class DetectStageCuda final : public DetectStage {
     // the per-frame path).
     cudaEventSynchronize(done_->get());
     const FrameShape& shape = buffers_.shape();
-    const LineBank lines = make_line_bank(params.line_length, k);
+    // The bank sums the filter's autocorrelation over pairs of taps (up to ~50 ms at length
+    // 63): made again only when what it depends on changes.
+    if (params.line_length != params_.line_length || params.filter != params_.filter ||
+        params.fwhm != params_.fwhm) {
+      lines_ = make_line_bank(params.line_length, k);
+    }
     if (detect_background_plan(params, shape) != detect_background_plan(params_, shape) ||
         params.mesh != params_.mesh || params.connectivity != params_.connectivity) {
-      buffers_.allocate(params, buffers_.shape(), k.taps, k.radius, k.norm, lines);
+      buffers_.allocate(params, buffers_.shape(), k.taps, k.radius, k.norm, lines_);
     } else {
-      buffers_.set_filter(k.taps, k.radius, k.norm, lines);
+      buffers_.set_filter(k.taps, k.radius, k.norm, lines_);
     }
   }
 
@@ -131,6 +136,7 @@ class DetectStageCuda final : public DetectStage {
   std::unique_ptr<cuda::Stream> stream_;   // process() only
   std::unique_ptr<cuda::SyncEvent> done_;  // recorded after each frame's catalogue
   cuda::DetectBuffers buffers_;
+  LineBank lines_;  // the line channel's bank for params_
   bool configured_ = false;
   HostStaging staging_;       // process() only
   cuda::DeviceImage result_;  // process(): the catalogue
