@@ -36,6 +36,23 @@ struct Run {
   std::vector<DetectedObject> records;
 };
 
+struct Catalogue {
+  ResultHeader header;
+  std::vector<DetectedObject> records;
+};
+
+// The catalogue of the frame `stage` processed last.
+Catalogue catalogue_of(const DetectStage& stage) {
+  const ResultLayout layout = *stage.result_layout();
+  std::vector<std::byte> area(layout.bytes());
+  stage.write_result({area.data(), area.size()});
+  Catalogue c;
+  c.header = *reinterpret_cast<const ResultHeader*>(area.data());
+  const auto* rec = reinterpret_cast<const DetectedObject*>(area.data() + kResultRecordsOffset);
+  c.records.assign(rec, rec + c.header.count);
+  return c;
+}
+
 Run run_stage(const DetectParams& p, const BackendChoice& choice, const TestImage& in,
               const SignificanceScale& significance = {}) {
   auto stage = make_detect_stage(p, choice);
@@ -46,12 +63,9 @@ Run run_stage(const DetectParams& p, const BackendChoice& choice, const TestImag
   const FrameShape os = stage->output_shape(shape);
   Run r{TestImage(os.width, os.height, os.format, 8), {}, {}};
   stage->process(in.cview(), r.out.view());
-  const ResultLayout layout = *stage->result_layout();
-  std::vector<std::byte> area(layout.bytes());
-  stage->write_result({area.data(), area.size()});
-  r.header = *reinterpret_cast<const ResultHeader*>(area.data());
-  const auto* rec = reinterpret_cast<const DetectedObject*>(area.data() + kResultRecordsOffset);
-  r.records.assign(rec, rec + r.header.count);
+  Catalogue c = catalogue_of(*stage);
+  r.header = c.header;
+  r.records = std::move(c.records);
   return r;
 }
 
@@ -131,6 +145,16 @@ void add_streak(TestImage& img, double cx, double cy, double theta, double lengt
   }
 }
 
+// A synthetic sky for the background mesh: stars of density 2e-3 per px, `movers`, and a
+// gradient of 0.3 across it, rendered by `threads` threads.
+SkyGenerator gradient_sky(int w, int h, int movers, unsigned threads) {
+  SkyParams sp = flat_sky(w, h);
+  sp.star_density = 2e-3;
+  sp.movers = movers;
+  sp.sky_gradient = 0.3;
+  return SkyGenerator(sp, threads);
+}
+
 std::uint64_t pixels_of(const Run& r) {
   std::uint64_t n = 0;
   for (const DetectedObject& o : r.records) n += o.npix;
@@ -200,11 +224,7 @@ TEST_CASE("CUDA detection of whitening's integer significance (background auto) 
 }
 
 TEST_CASE("CUDA detection with a background mesh finds the CPU's objects", "[detect][cuda]") {
-  SkyParams sp = flat_sky(700, 450);
-  sp.star_density = 2e-3;
-  sp.movers = 8;
-  sp.sky_gradient = 0.3;
-  SkyGenerator sky(sp, 2);
+  SkyGenerator sky = gradient_sky(700, 450, 8, 2);
   SkyTruth truth;
   const TestImage in = render_frame(sky, 2, PixelFormat::Gray16, truth, 6);
   for (const DetectBackground bg : {DetectBackground::Mesh, DetectBackground::Global}) {
@@ -337,15 +357,11 @@ TEST_CASE("CUDA detection: parameters changed between frames, connectivity inclu
     p.threshold = c == Connectivity::Four ? 2.0 : 3.0;
     cuda->set_params(p);
     cuda->process(in.cview(), out.view());
-    const ResultLayout layout = *cuda->result_layout();
-    std::vector<std::byte> area(layout.bytes());
-    cuda->write_result({area.data(), area.size()});
+    const Catalogue got = catalogue_of(*cuda);
     const Run cpu = run_stage(p, kCpu, in);
     INFO("connectivity " << static_cast<int>(c));
-    const auto& header = *reinterpret_cast<const ResultHeader*>(area.data());
-    REQUIRE(header.count == cpu.header.count);
-    const auto* rec = reinterpret_cast<const DetectedObject*>(area.data() + kResultRecordsOffset);
-    for (std::uint32_t k = 0; k < header.count; ++k) compare(cpu.records[k], rec[k]);
+    REQUIRE(got.header.count == cpu.header.count);
+    for (std::size_t k = 0; k < got.records.size(); ++k) compare(cpu.records[k], got.records[k]);
   }
 }
 
@@ -383,11 +399,7 @@ TEST_CASE("CUDA line channel: the CPU's mask, labels and catalogue, bit for bit"
 
 TEST_CASE("CUDA line channel on integer frames with a background mesh equals the CPU",
           "[detect][cuda][lines]") {
-  SkyParams sp = flat_sky(400, 300);
-  sp.star_density = 2e-3;
-  sp.movers = 6;
-  sp.sky_gradient = 0.3;
-  SkyGenerator sky(sp, 4);
+  SkyGenerator sky = gradient_sky(400, 300, 6, 4);
   SkyTruth truth;
   for (const PixelFormat format : {PixelFormat::Gray16, PixelFormat::Gray8}) {
     const TestImage in = render_frame(sky, 3, format, truth, 6);
@@ -417,14 +429,10 @@ TEST_CASE("CUDA line channel switched on, resized and off between frames",
     p.filter = length == 31 ? DetectFilter::Gaussian : DetectFilter::Default;
     cuda->set_params(p);
     cuda->process(in.cview(), out.view());
-    const ResultLayout layout = *cuda->result_layout();
-    std::vector<std::byte> area(layout.bytes());
-    cuda->write_result({area.data(), area.size()});
+    const Catalogue got = catalogue_of(*cuda);
     const Run cpu = run_stage(p, kCpu, in);
     INFO("line-length " << length);
-    const auto& header = *reinterpret_cast<const ResultHeader*>(area.data());
-    REQUIRE(header.count == cpu.header.count);
-    const auto* rec = reinterpret_cast<const DetectedObject*>(area.data() + kResultRecordsOffset);
-    for (std::uint32_t k = 0; k < header.count; ++k) compare(cpu.records[k], rec[k]);
+    REQUIRE(got.header.count == cpu.header.count);
+    for (std::size_t k = 0; k < got.records.size(); ++k) compare(cpu.records[k], got.records[k]);
   }
 }
