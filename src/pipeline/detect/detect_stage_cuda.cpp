@@ -118,12 +118,7 @@ class DetectStageCuda final : public DetectStage {
     // the per-frame path).
     cudaEventSynchronize(done_->get());
     const FrameShape& shape = buffers_.shape();
-    // The bank sums the filter's autocorrelation over pairs of taps (up to ~50 ms at length
-    // 63): made again only when what it depends on changes.
-    if (params.line_length != params_.line_length || params.filter != params_.filter ||
-        params.fwhm != params_.fwhm) {
-      lines_ = make_line_bank(params.line_length, k);
-    }
+    if (line_bank_changes(params_, params)) lines_ = make_line_bank(params.line_length, k);
     if (detect_background_plan(params, shape) != detect_background_plan(params_, shape) ||
         params.mesh != params_.mesh || params.connectivity != params_.connectivity) {
       buffers_.allocate(params, buffers_.shape(), k.taps, k.radius, k.norm, lines_);

@@ -77,17 +77,20 @@ inline void add_lanes(Lanes& sum, const float* p) {
 // kLanes columns at a time, its taps added in the bank's order into sums held in registers, then
 // the best of the orientations kept. Every column adds in one order, the CUDA kernel's
 // (line_kernel): the even taps in one sum, the odd in another, so both backends give the same
-// bits.
+// bits. The last vector of a row may reach past its n columns: into the padding's zeros (kLanes
+// - 1 columns right of the margin) and best's spare room (kBlock is whole vectors); what it
+// computes there is not used.
+static_assert(kBlock % kLanes == 0);
 inline void line_block(const LineBank& bank, const Padded& p, int y, int x0, int n, float* best) {
-  std::fill(best, best + n, -HUGE_VALF);
+  const int vectors = (n + kLanes - 1) / kLanes;
+  std::fill(best, best + vectors * kLanes, -HUGE_VALF);
   const float* origin =
       p.data + static_cast<std::ptrdiff_t>(y + p.radius) * p.pitch + p.radius + x0;
   const std::size_t taps = static_cast<std::size_t>(bank.length);
   for (std::size_t oi = 0; oi < bank.orientations.size(); ++oi) {
     const float inv_norm = bank.orientations[oi].inv_norm;
     const std::ptrdiff_t* offset = p.offsets + oi * taps;
-    int i0 = 0;
-    for (; i0 + kLanes <= n; i0 += kLanes) {
+    for (int i0 = 0; i0 < vectors * kLanes; i0 += kLanes) {
       // Even and odd taps in two sums: two chains of dependent adds instead of one.
       Lanes even = {}, odd = {};
       std::size_t k = 0;
@@ -101,11 +104,6 @@ inline void line_block(const LineBank& bank, const Padded& p, int y, int x0, int
       std::memcpy(&b, best + i0, sizeof b);
       b = b < v ? v : b;  // std::max(b, v), lane by lane
       std::memcpy(best + i0, &b, sizeof b);
-    }
-    for (int i = i0; i < n; ++i) {  // the row's last few columns: the same two sums
-      float even = 0.0f, odd = 0.0f;
-      for (std::size_t k = 0; k < taps; ++k) (k % 2 == 0 ? even : odd) += origin[offset[k] + i];
-      best[i] = std::max(best[i], (even + odd) * inv_norm);
     }
   }
 }
@@ -161,7 +159,8 @@ template <class RowDone>
 void for_each_block(const Plane& significance, const LineBank& bank, LinePadding& scratch,
                     ThreadPool& pool, RowDone row_done) {
   const int w = significance.width(), h = significance.height(), r = bank.radius;
-  const int pw = w + 2 * r;
+  // A margin of r on each side, and kLanes - 1 more columns right for a row's last vector.
+  const int pw = w + 2 * r + kLanes - 1;
   // The margins stay 0 from frame to frame of one shape: only the interior is written.
   if (scratch.width != w || scratch.height != h || scratch.radius != r) {
     scratch.data.assign(static_cast<std::size_t>(pw) * (h + 2 * r), 0.0f);
@@ -212,6 +211,10 @@ LineBank make_line_bank(int length, const DetectKernel& kernel) {
     bank.orientations.push_back(std::move(o));
   }
   return bank;
+}
+
+bool line_bank_changes(const DetectParams& from, const DetectParams& to) noexcept {
+  return from.line_length != to.line_length || from.filter != to.filter || from.fwhm != to.fwhm;
 }
 
 void line_significance(const Plane& significance, const LineBank& bank, Plane& out,

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "pipeline/detect/params.hpp"
 #include "pipeline/plane.hpp"
 #include "pipeline/thread_pool.hpp"
 
@@ -53,13 +54,18 @@ struct LineBank {
 // 0) for length 0.
 LineBank make_line_bank(int length, const DetectKernel& kernel);
 
+// Whether going from `from` to `to` needs another bank: the length, or the point filter whose
+// autocorrelation the norms sum (making a bank takes up to ~50 ms at length 63, so a live change
+// of anything else keeps it).
+bool line_bank_changes(const DetectParams& from, const DetectParams& to) noexcept;
+
 // The line significance of each pixel: the best over the bank's orientations of
 // inv_norm * sum_t min(significance(p + tap_t), kCap), taps outside the frame adding 0.
 void line_significance(const Plane& significance, const LineBank& bank, Plane& out,
                        ThreadPool& pool);
 
-// The capped significance with a margin of `radius` zeros, and the taps' offsets in it, kept
-// for frames of one shape.
+// The capped significance with a margin of `radius` zeros (and a few more on the right, for
+// the last vector of a row), and the taps' offsets in it, kept for frames of one shape.
 struct LinePadding {
   std::vector<float> data;
   std::vector<std::ptrdiff_t> offsets;  // the bank's taps as offsets in `data`

@@ -111,11 +111,10 @@ void DetectState::set_params(const DetectParams& params) {
   if (!detect_live_change(params_, params)) {
     throw Error("detect: output and max-objects need a new stage", "other parameters live");
   }
-  const bool same_lines = params.line_length == params_.line_length &&
-                          params.filter == params_.filter && params.fwhm == params_.fwhm;
+  const bool new_bank = line_bank_changes(params_, params);
   params_ = params;
   kernel_ = detect_kernel(params);
-  if (!same_lines) lines_ = LineChannel(params.line_length, kernel_);
+  if (new_bank) lines_ = LineChannel(params.line_length, kernel_);
 }
 
 void DetectState::load(ConstImageView in, ThreadPool& pool) {
