@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "detect/streak_profile.hpp"
 #include "pipeline/detect/catalogue.hpp"
 #include "pipeline/detect/detect_stage.hpp"
 #include "pipeline/engine/streaming_chain.hpp"
@@ -129,18 +130,11 @@ TestImage significance_frame(int w, int h, std::uint32_t seed, double density) {
   return img;
 }
 
-// Adds a faint streak to a GRAY32F frame: `amplitude` along a segment of `length` px through
-// (cx, cy) at `theta`, a Gaussian profile of sigma 0.85 px across it.
-void add_streak(TestImage& img, double cx, double cy, double theta, double length,
-                double amplitude) {
+// Adds a streak (streak_profile.hpp) to a GRAY32F frame.
+void add_streak(TestImage& img, const Streak& s) {
   for (int y = 0; y < img.height; ++y) {
     for (int x = 0; x < img.width; ++x) {
-      const double dx = x - cx, dy = y - cy;
-      const double along = dx * std::cos(theta) + dy * std::sin(theta);
-      const double across = -dx * std::sin(theta) + dy * std::cos(theta);
-      const double beyond = std::max(0.0, std::abs(along) - length / 2);
-      img.view().row_as<float>(y)[x] += static_cast<float>(
-          amplitude * std::exp(-(across * across + beyond * beyond) / (2 * 0.85 * 0.85)));
+      img.view().row_as<float>(y)[x] += static_cast<float>(streak_at(s, x, y));
     }
   }
 }
@@ -371,9 +365,9 @@ TEST_CASE("CUDA line channel: the CPU's mask, labels and catalogue, bit for bit"
   // with blobs; sizes that are not multiples of the 32 x 32 tile, and smaller than a line.
   for (const auto& [w, h] : {std::pair{300, 211}, std::pair{131, 77}, std::pair{45, 37}}) {
     TestImage in = significance_frame(w, h, 7u + w, 0.2);
-    add_streak(in, w * 0.5, h * 0.5, 0.35, w * 0.6, 1.6);
-    add_streak(in, w * 0.3, h * 0.4, 1.9, h * 0.7, 1.6);
-    add_streak(in, w * 0.9, h * 0.2, std::numbers::pi / 4, 60.0, 1.6);  // off the edge
+    add_streak(in, {w * 0.5, h * 0.5, 0.35, w * 0.6, 1.6});
+    add_streak(in, {w * 0.3, h * 0.4, 1.9, h * 0.7, 1.6});
+    add_streak(in, {w * 0.9, h * 0.2, std::numbers::pi / 4, 60.0, 1.6});  // off the edge
     for (const DetectFilter filter :
          {DetectFilter::None, DetectFilter::Default, DetectFilter::Gaussian}) {
       for (const int length : {5, 15, 31, 63}) {
@@ -418,7 +412,7 @@ TEST_CASE("CUDA line channel on integer frames with a background mesh equals the
 TEST_CASE("CUDA line channel switched on, resized and off between frames",
           "[detect][cuda][lines]") {
   TestImage in = significance_frame(160, 96, 33, 0.3);
-  add_streak(in, 80.0, 48.0, 0.8, 90.0, 1.7);
+  add_streak(in, {80.0, 48.0, 0.8, 90.0, 1.7});
   DetectParams p;
   p.background = DetectBackground::None;
   auto cuda = make_detect_stage(p, gpu());

@@ -11,6 +11,7 @@
 #include <set>
 #include <vector>
 
+#include "detect/streak_profile.hpp"
 #include "pipeline/chain/chain_config.hpp"
 #include "pipeline/detect/line_channel.hpp"
 #include "pipeline/detect/reference.hpp"
@@ -23,35 +24,23 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// A GRAY32F frame of unit white noise (none at noise 0) plus a streak of `amplitude` at its
-// core: a segment of `length` px through (cx, cy) at `theta`, blurred by a Gaussian PSF of sigma
-// 0.85 px (FWHM 2), and point sources of the given peaks.
-struct Streak {
-  double cx, cy, theta, length, amplitude;
-};
+// A GRAY32F frame of unit white noise (none at noise 0) plus streaks (streak_profile.hpp) and
+// point sources of the given peaks through the same PSF.
 struct Point {
   double x, y, peak;
 };
 TestImage sky(int w, int h, double noise, const std::vector<Streak>& streaks,
               const std::vector<Point>& points, std::uint32_t seed) {
-  constexpr double kPsf = 0.85;
   TestImage img(w, h, PixelFormat::Gray32F);
   std::mt19937 rng(seed);
   std::normal_distribution<double> n(0.0, 1.0);
   for (int y = 0; y < h; ++y) {
     for (int x = 0; x < w; ++x) {
       double v = noise > 0 ? noise * n(rng) : 0.0;
-      for (const Streak& s : streaks) {
-        // Distance to the segment: along it clamped to its half length, across it.
-        const double dx = x - s.cx, dy = y - s.cy;
-        const double along = dx * std::cos(s.theta) + dy * std::sin(s.theta);
-        const double across = -dx * std::sin(s.theta) + dy * std::cos(s.theta);
-        const double beyond = std::max(0.0, std::abs(along) - s.length / 2);
-        v += s.amplitude * std::exp(-(across * across + beyond * beyond) / (2 * kPsf * kPsf));
-      }
+      for (const Streak& s : streaks) v += streak_at(s, x, y);
       for (const Point& p : points) {
         const double r2 = (x - p.x) * (x - p.x) + (y - p.y) * (y - p.y);
-        v += p.peak * std::exp(-r2 / (2 * kPsf * kPsf));
+        v += p.peak * std::exp(-r2 / (2 * kPsfSigma * kPsfSigma));
       }
       img.view().row_as<float>(y)[x] = static_cast<float>(v);
     }
