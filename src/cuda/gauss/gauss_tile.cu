@@ -128,6 +128,20 @@ __device__ void load_colour(const TileArgs& a, int x0, int y0, float* input) {
   }
 }
 
+// w0 c0 + sum_i w_i (c_-i + c_i) for i = 1..R, in the order of
+// gauss_direct.cu's sums. kGuard (floats): the weights beyond `r` are skipped, not added as
+// 0 * x, which is NaN for an infinite x.
+template <int R, bool kGuard>
+__device__ __forceinline__ float symmetric_sum(const float* centre, const float* w, int r) {
+  float v = w[0] * centre[0];
+#pragma unroll
+  for (int i = 1; i <= R; ++i) {
+    if (kGuard && i > r) break;
+    v = fmaf(w[i], centre[-i] + centre[i], v);
+  }
+  return v;
+}
+
 template <class Io, int R>
 __global__ void __launch_bounds__(kThreads) gauss_tile(const TileArgs a) {
   using T = Tile<Io, R>;
@@ -165,16 +179,7 @@ __global__ void __launch_bounds__(kThreads) gauss_tile(const TileArgs a) {
     }
     float h[kWord];
 #pragma unroll
-    for (int c = 0; c < kWord; ++c) {
-      const float* centre = f + T::kHaloX + c;
-      float v = a.wx[0] * centre[0];
-#pragma unroll
-      for (int i = 1; i <= R; ++i) {
-        if (kGuard && i > a.rx) break;
-        v = fmaf(a.wx[i], centre[-i] + centre[i], v);
-      }
-      h[c] = v;
-    }
+    for (int c = 0; c < kWord; ++c) h[c] = symmetric_sum<R, kGuard>(f + T::kHaloX + c, a.wx, a.rx);
     reinterpret_cast<float4*>(sums)[k] = make_float4(h[0], h[1], h[2], h[3]);
   }
   __syncthreads();
@@ -198,16 +203,7 @@ __global__ void __launch_bounds__(kThreads) gauss_tile(const TileArgs a) {
     if (y >= p.height) return;
     float o[C];
 #pragma unroll
-    for (int c = 0; c < C; ++c) {
-      const float* centre = col[c] + R + i;
-      float v = a.wy[0] * centre[0];
-#pragma unroll
-      for (int j = 1; j <= R; ++j) {
-        if (kGuard && j > a.ry) break;
-        v = fmaf(a.wy[j], centre[-j] + centre[j], v);
-      }
-      o[c] = v;
-    }
+    for (int c = 0; c < C; ++c) o[c] = symmetric_sum<R, kGuard>(col[c] + R + i, a.wy, a.ry);
     std::byte* out_row = p.out + static_cast<std::ptrdiff_t>(y) * p.out_stride;
     if constexpr (T::kGray) {
       gauss_io::Word<Io>::store_one(out_row, x, o[0]);
