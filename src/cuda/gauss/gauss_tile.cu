@@ -260,12 +260,8 @@ bool tile_takes(const GaussParams& params, ConstImageView in, ImageView out) noe
   if (radius > (gray ? kMaxFusedRadius : kMaxColourRadius)) return false;
   // Gray: whole words of four samples in the input's rows (the output is written by sample).
   // Colour: 4-byte pixels, read and written whole.
-  const auto word = static_cast<std::uintptr_t>(gray ? kWord * info.bytes_per_sample : 4);
-  auto bits = reinterpret_cast<std::uintptr_t>(in.data) | static_cast<std::uintptr_t>(in.stride);
-  if (!gray) {
-    bits |= reinterpret_cast<std::uintptr_t>(out.data) | static_cast<std::uintptr_t>(out.stride);
-  }
-  return bits % word == 0;
+  if (gray) return rows_aligned(in.data, in.stride, kWord * info.bytes_per_sample);
+  return rows_aligned(in.data, in.stride, 4) && rows_aligned(out.data, out.stride, 4);
 }
 
 cudaError_t launch_tile(const GaussParams& params, ConstImageView in, ImageView out,
