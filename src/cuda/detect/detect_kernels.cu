@@ -30,7 +30,8 @@ namespace starsift::cuda {
 
 namespace {
 
-constexpr int kRun = 16;  // pixels of a row one thread takes in the per-component passes
+constexpr int kRun = 16;      // pixels of a row one thread takes in the sums passes
+constexpr int kBandRows = 4;  // rows of the counting pass's bands (BandWalk)
 constexpr int kMaxTaps =
     (2 * DetectParams::kMaxFilterRadius + 1) * (2 * DetectParams::kMaxFilterRadius + 1);
 constexpr int kScanBlocks = 128;  // blocks of the kept-object scan, whatever the count
@@ -39,6 +40,11 @@ constexpr int kScanThreads = 256;
 constexpr std::uint32_t kLargeObject = 256;
 constexpr int kRunBlocksPerSm = 8;  // the per-component passes' grid: full residency, no more
 constexpr int kClearBlocks = 264;   // two per SM of an H100: the clearing loops stride over them
+// The large objects' sums pass (128 registers a thread, two blocks an SM): a grid of what is
+// resident at once, so that its slowest runs' latency is paid in one wave, not in four.
+constexpr int kLargeBlocksPerSm = 2;
+constexpr int kCatalogueThreads = 128;  // records a catalogue block finishes at once
+constexpr int kCatalogueBlocksPerSm = 4;
 
 // A tile's clipping as clipped_stats() goes: the latest mean and sigma, the bounds of the next
 // round, the count of the last one, and whether it has stopped (nothing within the bounds, or
@@ -635,19 +641,52 @@ __global__ void __launch_bounds__(kLineW* kLineThreadsY)
 
 // ---- Per-component passes -------------------------------------------------------------------
 
-// The mask bytes of the run of kRun pixels at (x0, y): one aligned 16-byte load (x0 is a
-// multiple of 16, the pitch too, and the padding past the width is 0), so an empty run costs
-// no label reads.
-__device__ __forceinline__ bool run_is_empty(const Frame& f, int x0, int y) {
+// The foreground of the run of kRun pixels at (x0, y), a bit per pixel: one aligned 16-byte
+// load of the mask (x0 is a multiple of 16, the pitch too, and the padding past the width is
+// 0), so that an empty run costs no label reads and a run's labels are read only where set.
+__device__ __forceinline__ std::uint32_t run_pixels(const Frame& f, int x0, int y) {
   const uint4 m = *reinterpret_cast<const uint4*>(f.mask + y * f.mask_pitch + x0);
-  return (m.x | m.y | m.z | m.w) == 0;
+  // __vsetne4: 1 in each byte that is not 0; then the four bytes' low bits side by side.
+  auto bits4 = [](std::uint32_t w) {
+    const std::uint32_t b = __vsetne4(w, 0u);
+    return (b | b >> 7 | b >> 14 | b >> 21) & 0xfu;
+  };
+  return bits4(m.x) | bits4(m.y) << 4 | bits4(m.z) << 8 | bits4(m.w) << 12;
 }
 
-// The per-component passes walk the frame's runs of kRun pixels, grid-stride over a grid of a
-// few blocks per SM, so that what a thread or a block adds up for a large object (a frame-
-// filling one, or the component that percolates through a noisy mask) reaches global memory
-// once per block, not once per run: same-address atomics serialise in the L2, and a million
-// of them cost ~100 ms where a thousand cost microseconds.
+// The per-component passes walk the frame grid-stride over a grid of a few blocks per SM, so
+// that what a thread or a block adds up for a large object (a frame-filling one, or the
+// component that percolates through a noisy mask) reaches global memory once per block:
+// same-address atomics serialise in the L2, and a million of them cost ~100 ms where a
+// thousand cost microseconds.
+//
+// The counting pass takes a band of kRun columns and kBandRows rows a thread: a star's rows
+// then add up in the thread's slots before an atomic (22 us instead of 27 on an H200's 4096^2
+// star field of 52 184 objects). A warp's 32 bands lie side by side, so each of its row loads of
+// the mask is 512 contiguous bytes.
+struct BandWalk {
+  long long total;  // bands in the frame
+  int per_row;      // bands per band row
+  __device__ static BandWalk of(const Frame& f) {
+    const int per_row = (f.width + kRun - 1) / kRun;
+    const int rows = (f.height + kBandRows - 1) / kBandRows;
+    return {static_cast<long long>(per_row) * rows, per_row};
+  }
+  // The top-left pixel of band t.
+  __device__ void origin(long long t, int& x0, int& y0) const {
+    const int row = static_cast<int>(t / per_row);
+    x0 = static_cast<int>(t - static_cast<long long>(row) * per_row) * kRun;
+    y0 = row * kBandRows;
+  }
+  __device__ static long long first() {
+    return static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  }
+  __device__ static long long stride() { return static_cast<long long>(gridDim.x) * blockDim.x; }
+};
+
+// The sums passes take a run of one row a thread, not a band: a thread's pixels are summed one
+// after another, each after its loads, so a band's four or eight rows in one thread made them
+// slower (a streak's sums took twice as long), and the fewer atomics did not make up for it.
 struct RunWalk {
   long long total;  // runs in the frame
   int per_row;      // runs per row
@@ -660,6 +699,19 @@ struct RunWalk {
   }
   __device__ static long long stride() { return static_cast<long long>(gridDim.x) * blockDim.x; }
 };
+
+// Calls visit(dx, dy, label) for each foreground pixel of the band at (x0, y0), in raster
+// order; dx, dy are its place in the band.
+template <class Visit>
+__device__ __forceinline__ void for_band_pixels(const Frame& f, int x0, int y0, Visit&& visit) {
+  for (int dy = 0; dy < kBandRows && y0 + dy < f.height; ++dy) {
+    const std::uint32_t* row = f.labels + (y0 + dy) * f.label_pitch + x0;
+    for (std::uint32_t bits = run_pixels(f, x0, y0 + dy); bits != 0; bits &= bits - 1) {
+      const int dx = __ffs(bits) - 1;
+      visit(dx, dy, row[dx]);
+    }
+  }
+}
 
 // Adds `n` to npix[l] for each lane's (l, n), one atomic per distinct label of the warp.
 __device__ __forceinline__ void add_counts_by_warp(std::uint32_t* npix, std::uint32_t l,
@@ -681,16 +733,12 @@ __device__ __forceinline__ void add_counts_by_warp(std::uint32_t* npix, std::uin
 // smaller count (to an atomic), so a large component interleaved with small ones (a noisy
 // mask) stays in its slot; the warp then adds up its slots label by label.
 __global__ void __launch_bounds__(256) count_kernel(Frame f, std::uint32_t* npix) {
-  const RunWalk walk = RunWalk::of(f);
+  const BandWalk walk = BandWalk::of(f);
   std::uint32_t l1 = 0, n1 = 0, l2 = 0, n2 = 0;
-  for (long long t = RunWalk::first(); t < walk.total; t += RunWalk::stride()) {
-    const int y = static_cast<int>(t / walk.per_row);
-    const int x0 = static_cast<int>(t - static_cast<long long>(y) * walk.per_row) * kRun;
-    if (run_is_empty(f, x0, y)) continue;
-    const std::uint32_t* row = f.labels + y * f.label_pitch;
-    for (int x = x0; x < x0 + kRun && x < f.width; ++x) {
-      const std::uint32_t l = row[x];
-      if (l == 0) continue;
+  for (long long t = BandWalk::first(); t < walk.total; t += BandWalk::stride()) {
+    int x0, y0;
+    walk.origin(t, x0, y0);
+    for_band_pixels(f, x0, y0, [&](int, int, std::uint32_t l) {
       if (l == l1) {
         ++n1;
       } else if (l == l2) {
@@ -704,7 +752,7 @@ __global__ void __launch_bounds__(256) count_kernel(Frame f, std::uint32_t* npix
         l2 = l;
         n2 = 1;
       }
-    }
+    });
   }
   add_counts_by_warp(npix, l1, n1);
   add_counts_by_warp(npix, l2, n2);
@@ -965,7 +1013,22 @@ __device__ __forceinline__ DeviceSums empty_sums() {
   return a;
 }
 
-// Each record's sums, grid-stride over the runs as count_kernel, in two launches: kLarge false
+// A component's catalogue id and size class, looked up once per change of label: a run's
+// pixels mostly belong to one object, and each lookup is two dependent global loads.
+struct IdLookup {
+  std::uint32_t label = 0, id = 0;
+  bool large = false;
+  __device__ void find(std::uint32_t l, const std::uint32_t* npix, const std::uint32_t* kept,
+                       std::uint32_t min_area, std::uint32_t capacity) {
+    if (l == label) return;
+    label = l;
+    id = catalogue_id(l, npix, kept, min_area);
+    if (id > capacity) id = 0;
+    large = id != 0 && npix[l] >= kLargeObject;
+  }
+};
+
+// Each record's sums, grid-stride over the runs, in two launches: kLarge false
 // takes the small objects' pixels, true the large ones' (>= kLargeObject pixels; it returns at
 // once when the frame has none), so that neither holds both kinds of sums in registers (146
 // registers together: one block of 256 threads per SM). A thread sums each object's pixels of
@@ -996,8 +1059,8 @@ __global__ void __launch_bounds__(256)
   auto run = [&](long long t) {
     const int y = static_cast<int>(t / walk.per_row);
     const int x0 = static_cast<int>(t - static_cast<long long>(y) * walk.per_row) * kRun;
-    if (run_is_empty(f, x0, y)) return false;
-    const std::uint32_t* row = f.labels + y * f.label_pitch;
+    const std::uint32_t* row = f.labels + y * f.label_pitch + x0;
+    IdLookup ids;
     std::uint32_t id = 0;
     bool has_large = false;
     // The part of object `id` ends: to its record, or into the large slot.
@@ -1015,18 +1078,15 @@ __global__ void __launch_bounds__(256)
       }
       add_sums(large, a);
     };
-    for (int dx = 0; dx < kRun && x0 + dx < f.width; ++dx) {
-      const std::uint32_t l = row[x0 + dx];
-      if (l == 0) continue;
-      std::uint32_t c = catalogue_id(l, npix, kept, min_area);
-      if (c > capacity) c = 0;
-      if (c == 0) continue;
-      const bool is_large = npix[l] >= kLargeObject;
-      has_large = has_large || is_large;
-      if (is_large != kLarge) continue;
-      if (c != id) {
+    for (std::uint32_t bits = run_pixels(f, x0, y); bits != 0; bits &= bits - 1) {
+      const int dx = __ffs(bits) - 1;
+      ids.find(row[dx], npix, kept, min_area, capacity);
+      if (ids.id == 0) continue;
+      has_large = has_large || ids.large;
+      if (ids.large != kLarge) continue;
+      if (ids.id != id) {
         emit();
-        id = c;
+        id = ids.id;
         part_start(part);
       }
       const float sigma = sigma_at(f, x0 + dx, y);
@@ -1074,21 +1134,48 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-__global__ void catalogue_kernel(const DeviceSums* sums, const std::uint32_t* kept,
-                                 const std::uint32_t* components, std::uint32_t capacity, int width,
-                                 int height, std::byte* result) {
+// Copies `bytes` (a multiple of sizeof(Word)) from `from` to `to` with the block's threads,
+// word by word: consecutive threads, consecutive words.
+template <class Word>
+__device__ __forceinline__ void block_copy(void* to, const void* from, std::size_t bytes) {
+  auto* t = static_cast<Word*>(to);
+  const auto* s = static_cast<const Word*>(from);
+  for (std::size_t k = threadIdx.x; k < bytes / sizeof(Word); k += blockDim.x) t[k] = s[k];
+}
+
+// Each record's finishing (finalize_object()), kCatalogueThreads records a step. A thread's
+// record is 160 bytes in and 116 out, so the block moves them through shared memory as words:
+// read and written a field at a time by each thread, every load and store would touch its own
+// sector, eight times the traffic (and the LSU queue stalled on it).
+__global__ void __launch_bounds__(kCatalogueThreads)
+    catalogue_kernel(const DeviceSums* sums, const std::uint32_t* kept,
+                     const std::uint32_t* components, std::uint32_t capacity, int width, int height,
+                     std::byte* result) {
+  static_assert(sizeof(DeviceSums) % 8 == 0 && sizeof(DetectedObject) % 4 == 0);
+  __shared__ DeviceSums in[kCatalogueThreads];
+  // Raw storage: DetectedObject's member initialisers rule out a __shared__ array of it.
+  __shared__ alignas(DetectedObject)
+      std::byte out_bytes[kCatalogueThreads * sizeof(DetectedObject)];
+  auto* out = reinterpret_cast<DetectedObject*>(out_bytes);
   const std::uint32_t total = total_kept(kept, components);
   const std::uint32_t count = total < capacity ? total : capacity;
-  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i == 0) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
     auto* header = reinterpret_cast<ResultHeader*>(result);
     header->count = count;
     header->overflow = total - count;
   }
-  if (i >= count) return;
-  const ObjectSums s = to_object(sums[i], width);
-  reinterpret_cast<DetectedObject*>(result + kResultRecordsOffset)[i] =
-      finalize_object(s, i + 1, width, height);
+  auto* records = reinterpret_cast<DetectedObject*>(result + kResultRecordsOffset);
+  for (std::uint32_t base = blockIdx.x * kCatalogueThreads; base < count;
+       base += gridDim.x * kCatalogueThreads) {
+    const std::uint32_t n = min(count - base, static_cast<std::uint32_t>(kCatalogueThreads));
+    block_copy<unsigned long long>(in, sums + base, n * sizeof(DeviceSums));
+    __syncthreads();
+    const std::uint32_t i = threadIdx.x;
+    if (i < n) out[i] = finalize_object(to_object(in[i], width), base + i + 1, width, height);
+    __syncthreads();
+    block_copy<std::uint32_t>(records + base, out, n * sizeof(DetectedObject));
+    __syncthreads();  // `in` and `out` free for the next step
+  }
 }
 
 __global__ void labels_out_kernel(Frame f, const std::uint32_t* npix, const std::uint32_t* kept,
@@ -1323,9 +1410,13 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
   auto* sums = reinterpret_cast<DeviceSums*>(b.sums_.data());
   clear_npix_kernel<<<kClearBlocks, 256, 0, stream>>>(npix, s.components, s.any_large);
   const long long runs = static_cast<long long>((w + kRun - 1) / kRun) * h;
+  const auto bands =
+      static_cast<long long>((w + kRun - 1) / kRun) * ((h + kBandRows - 1) / kBandRows);
   const int run_blocks =
       static_cast<int>(std::min<long long>((runs + 255) / 256, kRunBlocksPerSm * b.sm_count_));
-  count_kernel<<<run_blocks, 256, 0, stream>>>(f, npix);
+  const int band_blocks =
+      static_cast<int>(std::min<long long>((bands + 255) / 256, kRunBlocksPerSm * b.sm_count_));
+  count_kernel<<<band_blocks, 256, 0, stream>>>(f, npix);
   const auto min_area = static_cast<std::uint32_t>(p.min_area);
   kept_totals_kernel<<<kScanBlocks, kScanThreads, 0, stream>>>(npix, s.components, min_area,
                                                                s.scan_totals, s.any_large);
@@ -1336,8 +1427,8 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
   const auto capacity = static_cast<std::uint32_t>(b.max_objects_);
   sums_kernel<false><<<run_blocks, 256, 0, stream>>>(f, npix, kept, min_area, capacity, s.any_large,
                                                      s.large_runs, sums);
-  sums_kernel<true><<<run_blocks, 256, 0, stream>>>(f, npix, kept, min_area, capacity, s.any_large,
-                                                    s.large_runs, sums);
+  sums_kernel<true><<<std::min(run_blocks, kLargeBlocksPerSm * b.sm_count_), 256, 0, stream>>>(
+      f, npix, kept, min_area, capacity, s.any_large, s.large_runs, sums);
   STARSIFT_CUDA_TRY(cudaPeekAtLastError());
   const dim3 block(32, 8);
   const dim3 grid = grid2d(w, h, block);
@@ -1365,8 +1456,11 @@ cudaError_t launch_detect_catalogue(const DetectParams& p, DetectBuffers& b, voi
   const auto* sums = reinterpret_cast<const DeviceSums*>(b.sums_.data());
   const Small s =
       carve(b.small_.data(), b.tiles_x_ * b.tiles_y_, b.splits_, b.shape_.width, b.shape_.height);
-  // Small blocks: a record's finishing is long double arithmetic, so spread them over the SMs.
-  catalogue_kernel<<<(b.max_objects_ + 31) / 32, 32, 0, stream>>>(
+  // Blocks for every record up to a few per SM: a record's finishing is long double
+  // arithmetic, so spread over the SMs; a larger capacity than that is strided over.
+  const int blocks = std::min((b.max_objects_ + kCatalogueThreads - 1) / kCatalogueThreads,
+                              kCatalogueBlocksPerSm * b.sm_count_);
+  catalogue_kernel<<<blocks, kCatalogueThreads, 0, stream>>>(
       sums, kept, s.components, static_cast<std::uint32_t>(b.max_objects_), b.shape_.width,
       b.shape_.height, static_cast<std::byte*>(result));
   return cudaPeekAtLastError();
