@@ -99,7 +99,8 @@ TEST_CASE("CUDA CLAHE is bit-exact with the CPU reference", "[clahe][cuda]") {
     PixelFormat format;
     int bits;
   };
-  // 16 and 15 bits: maps read from global memory; 14 and below: from shared memory.
+  // 13 to 16 bits: the cells' quads read from global memory; 12 and below: the maps in shared
+  // memory.
   const Depth depths[] = {{PixelFormat::Gray8, 8},   {PixelFormat::Gray16, 16},
                           {PixelFormat::Gray16, 15}, {PixelFormat::Gray16, 14},
                           {PixelFormat::Gray16, 12}, {PixelFormat::Gray16, 10},

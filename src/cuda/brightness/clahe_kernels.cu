@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// CUDA CLAHE (clahe.cuh): histograms per tile slice, maps per tile, the blend per cell. The
-// numbers (tile grid, clip limit, map scale, blend) are clahe_layout.hpp's, shared with the
-// CPU; every float operation there rounds on its own on the device (__fmul_rn, __fadd_rn), so
-// no fused multiply-add makes a pixel differ from clahe_reference().
+// CUDA CLAHE (clahe.cuh): histograms per tile slice, maps per tile, above 12 bits the maps
+// packed per cell, the blend per cell. The numbers (tile grid, clip limit, map scale, blend) are
+// clahe_layout.hpp's, shared with the CPU; every float operation there rounds on its own on the
+// device (__fmul_rn, __fadd_rn), so no fused multiply-add makes a pixel differ from
+// clahe_reference().
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 #include "cuda/brightness/clahe.cuh"
 #include "cuda/cuda_check.hpp"
@@ -20,20 +22,43 @@ namespace starsift::cuda {
 namespace {
 
 constexpr int kHistThreads = 1024;
+constexpr int kHistBatch = 8;  // pixels a histogram thread reads before it counts them
 constexpr int kMapThreads = 1024;
+constexpr int kPackThreads = 256;
+constexpr int kPackPairs = 4;  // value pairs a pack thread writes, all read first
 constexpr int kBlendThreads = 256;
+constexpr int kBlendBatch = 4;          // rows a blend thread reads before it looks any of them up
 constexpr int kMaxSlicePixels = 65535;  // so no 16-bit count of a slice can overflow
 constexpr int kMaxShared = 128 * 1024;  // the most shared memory a block asks for
 constexpr int kDefaultShared = 48 * 1024;
+// The blend copies its cell's four maps into shared memory up to this size (12 bits; every
+// device gives a block this much without asking). Beyond it the copy, 64 or 128 KiB a block,
+// would leave a multiprocessor one to three blocks: the blend reads the cell's maps packed
+// as quads (section 3) in global memory instead.
+constexpr std::size_t kMaxSharedMaps = 32 * 1024;
+static_assert(kMaxSharedMaps <= kDefaultShared);
 
 // How a frame's work is cut: computed on the host from the layout, the same for the scratch
 // size and the launch.
 struct Plan {
-  int slice_rows = 1;  // rows of a tile one histogram block counts
-  int slices = 1;      // histogram blocks per tile (before bin ranges)
-  int blend_rows = 1;  // rows of a cell one blend block maps
+  int slice_rows = 1;             // rows of a tile one histogram block counts
+  int slices = 1;                 // histogram blocks per tile (before bin ranges)
+  int blend_rows = 1;             // rows of a cell one blend block maps
+  std::int64_t blend_chunks = 1;  // blend blocks per cell, enough for its at most tile_h + 1 rows
+  bool shared_maps = true;        // the blend's maps in shared memory, else quads in global
+  std::size_t quads_at = 0;       // byte offset of the quads in the scratch (!shared_maps)
   std::size_t scratch_bytes = 0;
 };
+
+int cells(const ClaheLayout& l) {
+  return (l.tiles_x + 1) * (l.tiles_y + 1);
+}
+
+// Blend block width: as wide as a cell needs (up to 128 columns), the rest of the threads on
+// further rows.
+int blend_columns(const ClaheLayout& l) {
+  return l.tile_w <= 48 ? 32 : l.tile_w <= 96 ? 64 : 128;
+}
 
 bool plan(const ClaheLayout& l, Plan& p) {
   if (l.tile_w > kMaxSlicePixels) return false;
@@ -43,12 +68,25 @@ bool plan(const ClaheLayout& l, Plan& p) {
   const int rows = std::clamp(target / l.tile_w, 1, l.tile_h);
   p.slices = (l.tile_h + rows - 1) / rows;
   p.slice_rows = (l.tile_h + p.slices - 1) / p.slices;  // balanced, never more than `rows`
-  p.scratch_bytes = static_cast<std::size_t>(p.slices) * l.tiles() * l.bins * sizeof(std::uint16_t);
-  // Blend blocks of at least 4096 pixels and twice the bins (the four maps' copy stays a
-  // small part of the work).
-  const int pixels = std::max(4096, 2 * l.bins);
-  p.blend_rows = std::clamp((pixels + l.tile_w - 1) / l.tile_w, 1, l.tile_h + 1);
-  return (l.tile_h + 1 + p.blend_rows - 1) / p.blend_rows <= 65535;  // grid.z
+  const std::size_t maps_bytes =
+      static_cast<std::size_t>(l.tiles()) * l.bins * sizeof(std::uint16_t);
+  p.scratch_bytes = p.slices * maps_bytes;
+  p.shared_maps = 4 * sizeof(std::uint16_t) * l.bins <= kMaxSharedMaps;
+  if (!p.shared_maps) {
+    // The quads follow the maps (the first slice), over the other slices' counts, which the
+    // maps have been made from by then.
+    p.quads_at = (maps_bytes + 255) / 256 * 256;
+    const std::size_t quads_bytes = static_cast<std::size_t>(cells(l)) * l.bins * sizeof(uint2);
+    p.scratch_bytes = std::max(p.scratch_bytes, p.quads_at + quads_bytes);
+  }
+  // Blend blocks of at least 4096 pixels; with shared maps twice the bins too, so that the
+  // four maps' copy stays a small part of the work. Whole batches of rows for every thread.
+  const int pixels = p.shared_maps ? std::max(4096, 2 * l.bins) : 4096;
+  const int batch_rows = kBlendBatch * (kBlendThreads / blend_columns(l));
+  const int rows_needed = (pixels + l.tile_w - 1) / l.tile_w;
+  p.blend_rows = std::min((rows_needed + batch_rows - 1) / batch_rows * batch_rows, l.tile_h + 1);
+  p.blend_chunks = (l.tile_h + std::int64_t{p.blend_rows}) / p.blend_rows;  // of tile_h + 1 rows
+  return p.blend_chunks <= std::numeric_limits<int>::max();
 }
 
 struct Frame {
@@ -68,6 +106,27 @@ __device__ __forceinline__ int sample(const Frame& f, int x, int y) {
 // counting the bins [range * range_bins, +range_bins) (one range unless shared memory is
 // short), written to the slice's counts in the scratch.
 
+// A thread's pixels of a slice, i = row * tile_w + col for i = threadIdx.x + k * blockDim.x
+// (k = 0, 1, ...): the row and column stepped on without a division.
+struct SliceWalk {
+  int row, col;
+  int step_rows, step_cols;  // blockDim.x pixels on, as rows and columns
+
+  __device__ explicit SliceWalk(int tile_w)
+      : row(threadIdx.x / tile_w),
+        col(threadIdx.x % tile_w),
+        step_rows(blockDim.x / tile_w),
+        step_cols(blockDim.x % tile_w) {}
+  __device__ void next(int tile_w) {
+    col += step_cols;
+    row += step_rows;
+    if (col >= tile_w) {
+      col -= tile_w;
+      ++row;
+    }
+  }
+};
+
 template <class T, bool kHold>
 __global__ void __launch_bounds__(kHistThreads)
     clahe_histogram_kernel(Frame f, ClaheLayout l, int slice_rows, int ranges, int range_bins,
@@ -84,20 +143,31 @@ __global__ void __launch_bounds__(kHistThreads)
   const int x0 = tx * l.tile_w;
   const int y0 = ty * l.tile_h + slice * slice_rows;
   const int y1 = min(y0 + slice_rows, (ty + 1) * l.tile_h);
-  const int n = (y1 - y0) * l.tile_w;
+  const int rows = y1 - y0;
   const bool inside = x0 + l.tile_w <= l.width && y1 <= l.height;  // no padding to read
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    const int r = i / l.tile_w;
-    int x = x0 + i - r * l.tile_w, y = y0 + r;
-    if (!inside) {
-      x = border_index(x, l.width, BorderMode::Reflect101);
-      y = border_index(y, l.height, BorderMode::Reflect101);
+  // A batch's loads are all issued before the first count waits for one.
+  SliceWalk walk(l.tile_w);
+  while (walk.row < rows) {
+    int v[kHistBatch];
+#pragma unroll
+    for (int k = 0; k < kHistBatch; ++k) {
+      v[k] = -1;  // past the slice: counts nowhere
+      if (walk.row < rows) {
+        int x = x0 + walk.col, y = y0 + walk.row;
+        if (!inside) {
+          x = border_index(x, l.width, BorderMode::Reflect101);
+          y = border_index(y, l.height, BorderMode::Reflect101);
+        }
+        v[k] = sample<T>(f, x, y);
+      }
+      walk.next(l.tile_w);
     }
-    int v = sample<T>(f, x, y);
-    if constexpr (kHold) v = min(v, l.top());
-    v -= bin0;
-    if (static_cast<unsigned>(v) < static_cast<unsigned>(range_bins))
-      atomicAdd(&counts[v >> 1], 1u << ((v & 1) * 16));
+#pragma unroll
+    for (int k = 0; k < kHistBatch; ++k) {
+      const int b = (kHold ? min(v[k], l.top()) : v[k]) - bin0;
+      if (static_cast<unsigned>(b) < static_cast<unsigned>(range_bins))
+        atomicAdd(&counts[b >> 1], 1u << ((b & 1) * 16));
+    }
   }
   __syncthreads();
 
@@ -205,74 +275,195 @@ __global__ void __launch_bounds__(kMapThreads)
   }
 }
 
-// ---- 3. Blend ------------------------------------------------------------------------------
-// Block (cx, cy, z): rows [z * blend_rows, +blend_rows) of cell (cx, cy), whose pixels all
-// blend the maps of tiles (cx - 1, cx) x (cy - 1, cy), held to the grid.
+// ---- 3. Quads (above 12 bits) -------------------------------------------------------------
+// All the pixels of a cell (between four tile centres) blend the maps of the same four tiles,
+// (cx - 1, cx) x (cy - 1, cy) held to the grid. The cell's quads hold the four maps' entries
+// of each value side by side, 8 bytes: m11 | m12 << 16, then m21 | m22 << 16 (clahe_blend()'s
+// names). A pixel's four lookups are then one 8-byte read, within one 32-byte sector, where
+// the tile maps take four reads of four sectors, one in each map. Cell (cx, cy)'s quads are
+// at (cy * (tiles_x + 1) + cx) * bins; the frame's take 4 (tiles_x + 1) (tiles_y + 1) / tiles
+// times the maps' memory (5.1 at 8 x 8 tiles: 40.5 MiB at 16 bits).
+// Block (chunk, cell): values [chunk * 2 * kPackPairs * kPackThreads, +...) of the cell, two
+// a thread and step (one 4-byte word of each map in, one 16-byte store out).
 
-// The first i in 0..n whose cell is at least `cell`.
-__device__ int cell_start(int cell, int n, float inv_tile) {
-  int lo = 0, hi = n;
-  while (lo < hi) {
-    const int mid = (lo + hi) / 2;
-    if (clahe_cell(mid, inv_tile) >= cell)
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  return lo;
-}
+// The grid indices (ty * tiles_x + tx) of the four tiles whose maps cell (cx, cy) blends.
+struct CellTiles {
+  int m11, m12, m21, m22;
+};
 
-template <class T, bool kHold, bool kShared>
-__global__ void __launch_bounds__(kBlendThreads)
-    clahe_blend_kernel(Frame f, ClaheLayout l, int blend_rows, const std::uint16_t* maps) {
-  extern __shared__ std::uint32_t shared_maps[];  // kShared: the four maps, 2^bits each
-  const int cx = blockIdx.x, cy = blockIdx.y;
-  const int x_begin = cell_start(cx, l.width, l.inv_tile_w);
-  const int x_end = cell_start(cx + 1, l.width, l.inv_tile_w);
-  const int y_begin = cell_start(cy, l.height, l.inv_tile_h) + blockIdx.z * blend_rows;
-  const int y_end = min(cell_start(cy + 1, l.height, l.inv_tile_h), y_begin + blend_rows);
-  if (x_begin >= x_end || y_begin >= y_end) return;  // the whole block: before any barrier
-
+__device__ CellTiles cell_tiles(int cx, int cy, const ClaheLayout& l) {
   const int t1x = max(cx - 1, 0), t2x = min(cx, l.tiles_x - 1);
   const int t1y = max(cy - 1, 0), t2y = min(cy, l.tiles_y - 1);
-  const std::size_t bins = l.bins;
-  const std::uint16_t* m11 = maps + (static_cast<std::size_t>(t1y) * l.tiles_x + t1x) * bins;
-  const std::uint16_t* m12 = maps + (static_cast<std::size_t>(t1y) * l.tiles_x + t2x) * bins;
-  const std::uint16_t* m21 = maps + (static_cast<std::size_t>(t2y) * l.tiles_x + t1x) * bins;
-  const std::uint16_t* m22 = maps + (static_cast<std::size_t>(t2y) * l.tiles_x + t2x) * bins;
+  return {t1y * l.tiles_x + t1x, t1y * l.tiles_x + t2x, t2y * l.tiles_x + t1x,
+          t2y * l.tiles_x + t2x};
+}
+
+// The quads of values 2w and 2w + 1, from word w of each map (value 2w in its low half).
+__device__ __forceinline__ uint4 quad_pair(std::uint32_t w11, std::uint32_t w12, std::uint32_t w21,
+                                           std::uint32_t w22) {
+  constexpr unsigned kLow = 0x5410, kHigh = 0x7632;  // __byte_perm: both low halves, both high
+  return make_uint4(__byte_perm(w11, w12, kLow), __byte_perm(w21, w22, kLow),
+                    __byte_perm(w11, w12, kHigh), __byte_perm(w21, w22, kHigh));
+}
+
+__global__ void __launch_bounds__(kPackThreads)
+    clahe_pack_kernel(ClaheLayout l, const std::uint16_t* maps, uint4* quads) {
+  const int cells_x = l.tiles_x + 1;
+  const CellTiles t = cell_tiles(blockIdx.y % cells_x, blockIdx.y / cells_x, l);
+  const int pairs = l.bins / 2;  // words of a map; 16-byte pairs of a cell's quads
+  const auto* words = reinterpret_cast<const std::uint32_t*>(maps);
+  const std::uint32_t* from[4] = {words + static_cast<std::size_t>(t.m11) * pairs,
+                                  words + static_cast<std::size_t>(t.m12) * pairs,
+                                  words + static_cast<std::size_t>(t.m21) * pairs,
+                                  words + static_cast<std::size_t>(t.m22) * pairs};
+  uint4* to = quads + static_cast<std::size_t>(blockIdx.y) * pairs;
+  const int first = blockIdx.x * kPackPairs * kPackThreads + threadIdx.x;
+  std::uint32_t w[kPackPairs][4] = {};
+#pragma unroll
+  for (int k = 0; k < kPackPairs; ++k) {
+    const int pair = first + k * kPackThreads;
+    if (pair < pairs)
+#pragma unroll
+      for (int m = 0; m < 4; ++m) w[k][m] = __ldg(from[m] + pair);
+  }
+#pragma unroll
+  for (int k = 0; k < kPackPairs; ++k) {
+    const int pair = first + k * kPackThreads;
+    if (pair < pairs) to[pair] = quad_pair(w[k][0], w[k][1], w[k][2], w[k][3]);
+  }
+}
+
+// ---- 4. Blend ------------------------------------------------------------------------------
+// Block (chunk, cx, cy): rows [chunk * blend_rows, +blend_rows) of cell (cx, cy). A cell's
+// chunks are neighbours in launch order, so the blocks running at one time share few cells'
+// maps (in L2 and L1).
+
+// The first i in 0..n whose cell is at least `cell`: from (cell - 1/2) x tile, where the
+// cells change, stepped to the exact boundary (clahe_cell() is non-decreasing; its float
+// rounding moves the boundary by a pixel or so).
+__device__ int cell_start(int cell, int n, int tile, float inv_tile) {
+  const long long guess = static_cast<long long>(cell) * tile - tile / 2;
+  int i = static_cast<int>(min(max(guess, 0LL), static_cast<long long>(n)));
+  while (i > 0 && clahe_cell(i - 1, inv_tile) >= cell) --i;
+  while (i < n && clahe_cell(i, inv_tile) < cell) ++i;
+  return i;
+}
+
+struct Span {
+  int begin, end;
+};
+
+// The block's columns (those of cell cx) and rows (its chunk of those of cell cy).
+__device__ void block_spans(const ClaheLayout& l, int blend_rows, Span& xs, Span& ys) {
+  const int chunk = blockIdx.x, cx = blockIdx.y, cy = blockIdx.z;
+  xs.begin = cell_start(cx, l.width, l.tile_w, l.inv_tile_w);
+  xs.end = cell_start(cx + 1, l.width, l.tile_w, l.inv_tile_w);
+  ys.begin = cell_start(cy, l.height, l.tile_h, l.inv_tile_h) + chunk * blend_rows;
+  ys.end = min(cell_start(cy + 1, l.height, l.tile_h, l.inv_tile_h), ys.begin + blend_rows);
+}
+
+// The four maps' entries of one value, as clahe_blend() takes them.
+struct Corners {
+  int m11, m12, m21, m22;
+};
+
+// The block's copy of its cell's four maps in shared memory. A lookup costs little, so it is
+// made as the pixel is blended: the entry fetched ahead is the value itself.
+struct SharedMaps {
+  const std::uint16_t* m11;
+  const std::uint16_t* m12;
+  const std::uint16_t* m21;
+  const std::uint16_t* m22;
+  using Entry = int;
+  __device__ Entry fetch(int v) const { return v; }
+  __device__ Corners corners(Entry v) const { return {m11[v], m12[v], m21[v], m22[v]}; }
+};
+
+// The cell's quads in global memory, read through the read-only cache: fetched for a whole
+// batch of pixels before the first is blended, so the reads wait on L2 together.
+struct CellQuads {
+  const uint2* quads;
+  using Entry = uint2;
+  __device__ Entry fetch(int v) const { return __ldg(quads + v); }
+  __device__ Corners corners(Entry q) const {
+    return {static_cast<int>(q.x & 0xffff), static_cast<int>(q.x >> 16),
+            static_cast<int>(q.y & 0xffff), static_cast<int>(q.y >> 16)};
+  }
+};
+
+// The blend's read of a sample, its last: streamed past the caches the maps are in.
+template <class T>
+__device__ __forceinline__ int last_sample(const Frame& f, int x, int y) {
+  return __ldcs(reinterpret_cast<const T*>(f.in + y * f.in_stride) + x);
+}
+
+// Column x at rows y, y + blockDim.y, ... (kBlendBatch of them, those before y_end): every
+// sample read, then every entry fetched, then the pixels blended and written, so each step's
+// reads are in flight together.
+template <class T, bool kHold, class Maps>
+__device__ __forceinline__ void blend_batch(const Frame& f, const ClaheLayout& l, const Maps& maps,
+                                            const ClaheAxis& ax, int x, int y, int y_end) {
+  const int dy = blockDim.y;
+  int v[kBlendBatch];
+#pragma unroll
+  for (int k = 0; k < kBlendBatch; ++k)
+    v[k] = y + k * dy < y_end ? last_sample<T>(f, x, y + k * dy) : 0;
+  typename Maps::Entry e[kBlendBatch];
+#pragma unroll
+  for (int k = 0; k < kBlendBatch; ++k)
+    e[k] =
+        y + k * dy < y_end ? maps.fetch(kHold ? min(v[k], l.top()) : v[k]) : typename Maps::Entry{};
+#pragma unroll
+  for (int k = 0; k < kBlendBatch; ++k) {
+    const int row = y + k * dy;
+    if (row >= y_end) break;
+    const ClaheAxis ay = clahe_axis(row, l.inv_tile_h, l.tiles_y);
+    const Corners m = maps.corners(e[k]);
+    reinterpret_cast<T*>(f.out + row * f.out_stride)[x] = static_cast<T>(
+        clahe_blend(m.m11, m.m12, m.m21, m.m22, ax.w1, ax.w2, ay.w1, ay.w2, l.top()));
+  }
+}
+
+// A warp takes 32 neighbouring pixels of a row; a thread keeps its column's weights while it
+// walks down the rows.
+template <class T, bool kHold, class Maps>
+__device__ void blend_cell(const Frame& f, const ClaheLayout& l, Span xs, Span ys,
+                           const Maps& maps) {
+  for (int x = xs.begin + threadIdx.x; x < xs.end; x += blockDim.x) {
+    const ClaheAxis ax = clahe_axis(x, l.inv_tile_w, l.tiles_x);
+    for (int y = ys.begin + threadIdx.y; y < ys.end; y += kBlendBatch * blockDim.y)
+      blend_batch<T, kHold>(f, l, maps, ax, x, y, ys.end);
+  }
+}
+
+// kShared: the cell's four tile maps copied into shared memory (up to 12 bits); else its
+// quads read from global memory.
+template <class T, bool kHold, bool kShared>
+__global__ void __launch_bounds__(kBlendThreads)
+    clahe_blend_kernel(Frame f, ClaheLayout l, int blend_rows, const std::uint16_t* maps,
+                       const uint2* quads) {
+  extern __shared__ std::uint32_t shared_maps[];  // kShared: the four maps, 2^bits each
+  Span xs, ys;
+  block_spans(l, blend_rows, xs, ys);
+  if (xs.begin >= xs.end || ys.begin >= ys.end) return;  // the whole block: before any barrier
+
+  const int cx = blockIdx.y, cy = blockIdx.z;
   if constexpr (kShared) {
+    const CellTiles t = cell_tiles(cx, cy, l);
+    const int tiles[4] = {t.m11, t.m12, t.m21, t.m22};
     const int thread = threadIdx.y * blockDim.x + threadIdx.x;
     const int words = l.bins / 2;
-    const std::uint16_t* from[4] = {m11, m12, m21, m22};
     for (int m = 0; m < 4; ++m) {
-      const auto* src = reinterpret_cast<const std::uint32_t*>(from[m]);
+      const auto* src =
+          reinterpret_cast<const std::uint32_t*>(maps) + static_cast<std::size_t>(tiles[m]) * words;
       for (int w = thread; w < words; w += kBlendThreads) shared_maps[m * words + w] = src[w];
     }
     __syncthreads();
     const auto* s = reinterpret_cast<const std::uint16_t*>(shared_maps);
-    m11 = s;
-    m12 = s + bins;
-    m21 = s + 2 * bins;
-    m22 = s + 3 * bins;
-  }
-
-  // A warp takes 32 neighbouring pixels of a row; a thread keeps its column's weights
-  // while it walks down the rows.
-  for (int x = x_begin + threadIdx.x; x < x_end; x += blockDim.x) {
-    const ClaheAxis ax = clahe_axis(x, l.inv_tile_w, l.tiles_x);
-    for (int y = y_begin + threadIdx.y; y < y_end; y += blockDim.y) {
-      const ClaheAxis ay = clahe_axis(y, l.inv_tile_h, l.tiles_y);
-      int v = sample<T>(f, x, y);
-      if constexpr (kHold) v = min(v, l.top());
-      int a, b, c, d;
-      if constexpr (kShared) {
-        a = m11[v], b = m12[v], c = m21[v], d = m22[v];
-      } else {
-        a = __ldg(m11 + v), b = __ldg(m12 + v), c = __ldg(m21 + v), d = __ldg(m22 + v);
-      }
-      reinterpret_cast<T*>(f.out + y * f.out_stride)[x] =
-          static_cast<T>(clahe_blend(a, b, c, d, ax.w1, ax.w2, ay.w1, ay.w2, l.top()));
-    }
+    blend_cell<T, kHold>(f, l, xs, ys, SharedMaps{s, s + l.bins, s + 2 * l.bins, s + 3 * l.bins});
+  } else {
+    const std::size_t cell = static_cast<std::size_t>(cy) * (l.tiles_x + 1) + cx;
+    blend_cell<T, kHold>(f, l, xs, ys, CellQuads{quads + cell * l.bins});
   }
 }
 
@@ -303,17 +494,20 @@ cudaError_t launch(const ClaheLayout& l, const Plan& p, const Frame& f, std::uin
 
   clahe_map_kernel<<<l.tiles(), kMapThreads, 0, stream>>>(l, p.slices, scratch);
 
-  const dim3 grid(l.tiles_x + 1, l.tiles_y + 1, (l.tile_h + 1 + p.blend_rows - 1) / p.blend_rows);
-  // As wide as a cell needs (up to 128 columns), the rest of the threads on further rows.
-  const int columns = l.tile_w <= 48 ? 32 : l.tile_w <= 96 ? 64 : 128;
+  const dim3 grid(static_cast<unsigned>(p.blend_chunks), l.tiles_x + 1, l.tiles_y + 1);
+  const int columns = blend_columns(l);
   const dim3 block(columns, kBlendThreads / columns);
-  const std::size_t maps_shared = 4 * static_cast<std::size_t>(l.bins) * sizeof(std::uint16_t);
-  if (maps_shared <= static_cast<std::size_t>(shared_limit)) {
-    STARSIFT_CUDA_TRY(allow_shared(clahe_blend_kernel<T, kHold, true>, maps_shared));
+  if (p.shared_maps) {
+    const std::size_t maps_shared = 4 * static_cast<std::size_t>(l.bins) * sizeof(std::uint16_t);
     clahe_blend_kernel<T, kHold, true>
-        <<<grid, block, maps_shared, stream>>>(f, l, p.blend_rows, scratch);
+        <<<grid, block, maps_shared, stream>>>(f, l, p.blend_rows, scratch, nullptr);
   } else {
-    clahe_blend_kernel<T, kHold, false><<<grid, block, 0, stream>>>(f, l, p.blend_rows, scratch);
+    auto* quads = reinterpret_cast<uint4*>(reinterpret_cast<std::byte*>(scratch) + p.quads_at);
+    const int per_block = 2 * kPackPairs * kPackThreads;  // values
+    clahe_pack_kernel<<<dim3((l.bins + per_block - 1) / per_block, cells(l)), kPackThreads, 0,
+                        stream>>>(l, scratch, quads);
+    clahe_blend_kernel<T, kHold, false><<<grid, block, 0, stream>>>(
+        f, l, p.blend_rows, scratch, reinterpret_cast<const uint2*>(quads));
   }
   return cudaPeekAtLastError();
 }
