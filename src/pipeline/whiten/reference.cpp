@@ -2,6 +2,7 @@
 #include "pipeline/whiten/reference.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -38,6 +39,29 @@ float read_sample(ConstImageView img, int x, int y) {
   }
 }
 
+// Row y of `img` as floats (read_sample() of each pixel): the format chosen once a row, so that
+// each conversion loop vectorises.
+void read_row(ConstImageView img, int y, float* out) {
+  const std::byte* row = img.row(y);
+  const int w = img.width;
+  switch (img.format) {
+    case PixelFormat::Gray8: {
+      const auto* v = reinterpret_cast<const std::uint8_t*>(row);
+      for (int i = 0; i < w; ++i) out[i] = static_cast<float>(v[i]);
+      break;
+    }
+    case PixelFormat::Gray16:
+      for (int i = 0; i < w; ++i) {
+        std::uint16_t v;
+        std::memcpy(&v, row + 2 * static_cast<std::ptrdiff_t>(i), sizeof v);
+        out[i] = static_cast<float>(v);
+      }
+      break;
+    default:
+      std::memcpy(out, row, static_cast<std::size_t>(w) * sizeof(float));
+  }
+}
+
 // Writes `value`, already rounded and clamped for integer formats.
 void write_sample(ImageView img, int x, int y, float value) {
   std::byte* row = img.row(y);
@@ -68,6 +92,7 @@ struct WhitenState::Buffers {
   std::vector<float> raw;                     // the same before despike (camera grid)
   std::vector<unsigned char> despiked;        // 1: the input sample was a spike (camera grid)
   std::vector<float> y;                       // the aligned frame (shift: resample; else x is used)
+  std::vector<unsigned char> x_unusable;      // 1: x saturated or not finite (shift: resample)
   std::vector<float> b;                       // the prediction (aligned grid)
   std::vector<float> b_camera;                // the prediction on the camera grid (shift: resample)
   std::vector<float> var;                     // sigma^2 (camera grid)
@@ -99,6 +124,7 @@ WhitenState::WhitenState(const WhitenParams& params, const FrameShape& shape)
   m.despiked.assign(pixels, 0);
   if (params_.shift == WhitenShift::Resample) {
     m.y.assign(pixels, 0.0f);
+    m.x_unusable.assign(pixels, 0);
     m.b_camera.assign(pixels, 0.0f);
     correlator_ = std::make_unique<PhaseCorrelator>(params_.effective_shift_window(shape_));
   }
@@ -230,7 +256,7 @@ void WhitenState::load_input(ConstImageView in, ThreadPool& pool) {
   pool.parallel_for(h, [&](int y0, int y1) {
     for (int y = y0; y < y1; ++y) {
       float* row = raw + static_cast<std::ptrdiff_t>(y) * w;
-      for (int i = 0; i < w; ++i) row[i] = read_sample(in, i, y);
+      read_row(in, y, row);
       if (despike)
         std::memcpy(m.x.data() + static_cast<std::ptrdiff_t>(y) * w, row, w * sizeof(float));
     }
@@ -318,22 +344,104 @@ void WhitenState::align(ThreadPool& pool) {
   const int w = shape_.width;
   const int h = shape_.height;
   const float* x = m.x.data();
+  const ShiftKernel& k = to_grid_;
   auto read = [&](int ix, int iy) { return x[static_cast<std::ptrdiff_t>(iy) * w + ix]; };
-  auto saturated = [&](int ix, int iy) { return unusable(read(ix, iy), saturation_); };
+  auto saturated = [&](int ix, int iy) {
+    return m.x_unusable[static_cast<std::ptrdiff_t>(iy) * w + ix] != 0;
+  };
+  // Whether each input sample is unusable, once: each is a tap of 16 aligned pixels.
+  pool.parallel_for(h, [&](int y0, int y1) {
+    const std::size_t end = static_cast<std::size_t>(y1) * w;
+    for (std::size_t p = static_cast<std::size_t>(y0) * w; p < end; ++p)
+      m.x_unusable[p] = unusable(x[p], saturation_);
+  });
+  // Pixels whose 4 x 4 taps all lie on the plane: q_x in [inner_begin, inner_end) takes
+  // columns q_x + ox - 1 .. q_x + ox + 2 unclamped, so there sample_shifted() and any_tap()
+  // are written out with the same products and sums in the same order (the same bits),
+  // without the clamps that kept the loop scalar.
+  const int inner_begin = std::clamp(1 - k.ox, 0, w);
+  const int inner_end = std::clamp(w - 2 - k.ox, inner_begin, w);
   pool.parallel_for(h, [&](int y0, int y1) {
     for (int q_y = y0; q_y < y1; ++q_y) {
-      for (int q_x = 0; q_x < w; ++q_x) {
-        const std::size_t q = static_cast<std::size_t>(q_y) * w + q_x;
-        const float v = sample_shifted(to_grid_, q_x, q_y, w, h, read);
-        m.y[q] = v;
-        m.invalid[q] = any_tap(to_grid_, q_x, q_y, w, h, saturated) || !finite_float(v);
-        m.outside[q] = !shifted_source_inside(to_grid_, q_x, q_y, w, h);
+      const std::size_t row = static_cast<std::size_t>(q_y) * w;
+      auto general = [&](int q_x) {
+        const float v = sample_shifted(k, q_x, q_y, w, h, read);
+        m.y[row + q_x] = v;
+        m.invalid[row + q_x] = any_tap(k, q_x, q_y, w, h, saturated) || !finite_float(v);
+        m.outside[row + q_x] = !shifted_source_inside(k, q_x, q_y, w, h);
+      };
+      for (int q_x = 0; q_x < inner_begin; ++q_x) general(q_x);
+      const float* src[4];
+      const unsigned char* bad[4];
+      for (int j = 0; j < 4; ++j) {
+        const std::ptrdiff_t iy = clamp_index(q_y + k.oy - 1 + j, h);
+        src[j] = x + iy * w + k.ox - 1;
+        bad[j] = m.x_unusable.data() + iy * w + k.ox - 1;
       }
+      float* out = m.y.data() + row;
+      unsigned char* invalid = m.invalid.data() + row;
+      unsigned char* outside = m.outside.data() + row;
+      // An inner pixel's sample point lies within the columns: only its row can be off the plane.
+      const unsigned char row_outside = !shifted_source_inside(k, inner_begin, q_y, w, h);
+      // The weights in locals: the stores below could alias the kernel's, which would then be
+      // reloaded every pixel and keep the loop scalar.
+      const float wx0 = k.wx[0], wx1 = k.wx[1], wx2 = k.wx[2], wx3 = k.wx[3];
+      const float wy0 = k.wy[0], wy1 = k.wy[1], wy2 = k.wy[2], wy3 = k.wy[3];
+      auto tap_row = [wx0, wx1, wx2, wx3](const float* s) {
+        float r = 0.0f;
+        r += wx0 * s[0];
+        r += wx1 * s[1];
+        r += wx2 * s[2];
+        r += wx3 * s[3];
+        return r;
+      };
+      auto any_bad = [](const unsigned char* u) { return u[0] | u[1] | u[2] | u[3]; };
+      // Locals too, for the same reason.
+      const int xb = inner_begin, xe = inner_end;
+      const float *s0 = src[0], *s1 = src[1], *s2 = src[2], *s3 = src[3];
+      const unsigned char *u0 = bad[0], *u1 = bad[1], *u2 = bad[2], *u3 = bad[3];
+      for (int q_x = xb; q_x < xe; ++q_x) {
+        float sum = 0.0f;
+        sum += wy0 * tap_row(s0 + q_x);
+        sum += wy1 * tap_row(s1 + q_x);
+        sum += wy2 * tap_row(s2 + q_x);
+        sum += wy3 * tap_row(s3 + q_x);
+        out[q_x] = sum;
+        const int any =
+            any_bad(u0 + q_x) | any_bad(u1 + q_x) | any_bad(u2 + q_x) | any_bad(u3 + q_x);
+        invalid[q_x] = static_cast<unsigned char>(any | !finite_float(sum));
+        outside[q_x] = row_outside;
+      }
+      for (int q_x = inner_end; q_x < w; ++q_x) general(q_x);
     }
   });
 }
 
 namespace {
+
+// One row's part of a dot product: the sum over i of load(a[i]) * b[i] in double. Eight
+// partial sums (lane i % 8), added in a fixed order at the end: the loop vectorises (one running
+// sum is a chain of dependent adds, ~4 cycles a pixel), and the total is the same on every run,
+// whatever the threads.
+template <class Load>
+double row_dot(const float* a, const float* b, int n, Load load) {
+  constexpr int kLanes = 8;
+  double lane[kLanes] = {};
+  int i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) lane[l] += load(a[i + l]) * static_cast<double>(b[i + l]);
+  }
+  for (int l = 0; i < n; ++i, ++l) lane[l] += load(a[i]) * static_cast<double>(b[i]);
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
+// fit_value() without a float comparison: GCC keeps a loop with one scalar (a comparison might
+// trap), but selects on integers vectorise. Not finite: exponent bits all set; then +0.
+double fit_value_bits(float v) {
+  const auto bits = std::bit_cast<std::uint32_t>(v);
+  const std::uint32_t keep = (bits & 0x7f800000u) == 0x7f800000u ? 0u : ~0u;
+  return static_cast<double>(std::bit_cast<float>(bits & keep));
+}
 
 // The rows the fit sums read.
 bool fit_row(int y, int subsample) {
@@ -399,9 +507,8 @@ void WhitenState::current_products(int n, ThreadPool& pool) {
       const float* target = y_plane + static_cast<std::size_t>(y) * w;
       for (int k = 0; k < n; ++k) {
         const float* h = history_.frame(m.slots[k]).row_as<float>(y);
-        double sum = 0.0;
-        for (int i = 0; i < w; ++i) sum += fit_value(target[i]) * h[i];
-        m.row_sums[static_cast<std::size_t>(y) * capacity + m.slots[k]] = sum;
+        m.row_sums[static_cast<std::size_t>(y) * capacity + m.slots[k]] =
+            row_dot(target, h, w, fit_value_bits);
       }
     }
   });
@@ -696,9 +803,8 @@ void WhitenState::store(int n, ThreadPool& pool) {
       // row (a fit leaves out its excluded pixels by subtraction: leave_out_excluded()).
       for (int k = 0; k <= kept; ++k) {
         const float* other = history_.frame(keys[k]).row_as<float>(y);
-        double sum = 0.0;
-        for (int i = 0; i < w; ++i) sum += static_cast<double>(s[i]) * other[i];
-        m.row_sums[static_cast<std::size_t>(y) * capacity + keys[k]] = sum;
+        m.row_sums[static_cast<std::size_t>(y) * capacity + keys[k]] =
+            row_dot(s, other, w, [](float v) { return static_cast<double>(v); });
       }
     }
   });
