@@ -62,6 +62,17 @@ void read_row(ConstImageView img, int y, float* out) {
   }
 }
 
+// finite_float() on the bits (not finite: exponent bits all set). GCC keeps a loop with a float
+// comparison scalar (the comparison might trap), but selects on integers vectorise.
+bool finite_bits(float v) {
+  return (std::bit_cast<std::uint32_t>(v) & 0x7f800000u) != 0x7f800000u;
+}
+
+// fit_value() by finite_bits().
+double fit_value_bits(float v) {
+  return finite_bits(v) ? static_cast<double>(v) : 0.0;
+}
+
 // Writes `value`, already rounded and clamped for integer formats.
 void write_sample(ImageView img, int x, int y, float value) {
   std::byte* row = img.row(y);
@@ -409,7 +420,7 @@ void WhitenState::align(ThreadPool& pool) {
         out[q_x] = sum;
         const int any =
             any_bad(u0 + q_x) | any_bad(u1 + q_x) | any_bad(u2 + q_x) | any_bad(u3 + q_x);
-        invalid[q_x] = static_cast<unsigned char>(any | !finite_float(sum));
+        invalid[q_x] = static_cast<unsigned char>(any | !finite_bits(sum));
         outside[q_x] = row_outside;
       }
       for (int q_x = inner_end; q_x < w; ++q_x) general(q_x);
@@ -433,14 +444,6 @@ double row_dot(const float* a, const float* b, int n, Load load) {
   }
   for (int l = 0; i < n; ++i, ++l) lane[l] += load(a[i]) * static_cast<double>(b[i]);
   return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-}
-
-// fit_value() without a float comparison: GCC keeps a loop with one scalar (a comparison might
-// trap), but selects on integers vectorise. Not finite: exponent bits all set; then +0.
-double fit_value_bits(float v) {
-  const auto bits = std::bit_cast<std::uint32_t>(v);
-  const std::uint32_t keep = (bits & 0x7f800000u) == 0x7f800000u ? 0u : ~0u;
-  return static_cast<double>(std::bit_cast<float>(bits & keep));
 }
 
 // The rows the fit sums read.
@@ -778,16 +781,34 @@ void WhitenState::store(int n, ThreadPool& pool) {
       const std::size_t row = static_cast<std::size_t>(y) * w;
       float* s = stored.row_as<float>(y);
       const int cy = y + to_camera_y;
-      for (int i = 0; i < w; ++i) {
-        const int cx = i + to_camera_x;
-        const bool rejected = cx >= 0 && cx < w && cy >= 0 && cy < h &&
-                              m.rejected[static_cast<std::size_t>(cy) * w + cx];
-        // Outside the camera's view y is made up by the border rule: the prediction is
-        // stored instead (counted in the fit like any value: masking a strip that moves with
-        // the jitter would give every frame a different hole of sky-level depth to fit).
-        s[i] = stored_value(aligned[row + i], m.b[row + i],
-                            n >= 1 && (rejected || m.outside[row + i]));
-        if (history_scale_ != 0.0f) s[i] = half_history_value(s[i], history_scale_);
+      // The camera row and the columns [begin, end) whose camera pixel is on the plane; the
+      // loops below are stored_value() for each range, the test on finite_bits().
+      const unsigned char* camera_rejected =
+          cy >= 0 && cy < h ? m.rejected.data() + static_cast<std::size_t>(cy) * w : nullptr;
+      const int begin = camera_rejected ? std::clamp(-to_camera_x, 0, w) : w;
+      const int end = camera_rejected ? std::clamp(w - to_camera_x, begin, w) : w;
+      const float* a = aligned + row;
+      const float* b = m.b.data() + row;
+      const unsigned char* outside = m.outside.data() + row;
+      // Flags combined with | and &, not || and &&, and both values loaded before the select:
+      // a branch, or a load only on one side, would keep the loops scalar.
+      const int fitted = n >= 1;
+      auto pick = [](int excluded, float aligned_value, float prediction) {
+        return excluded | !finite_bits(aligned_value) ? prediction : aligned_value;
+      };
+      auto store_range = [&](int i0, int i1, const unsigned char* rejected) {
+        if (rejected) {
+          for (int i = i0; i < i1; ++i)
+            s[i] = pick(fitted & (outside[i] | rejected[i + to_camera_x]), a[i], b[i]);
+        } else {
+          for (int i = i0; i < i1; ++i) s[i] = pick(fitted & outside[i], a[i], b[i]);
+        }
+      };
+      store_range(0, begin, nullptr);
+      store_range(begin, end, camera_rejected);
+      store_range(end, w, nullptr);
+      if (history_scale_ != 0.0f) {
+        for (int i = 0; i < w; ++i) s[i] = half_history_value(s[i], history_scale_);
       }
       // The window's count of frames invalid at each pixel: the evicted frame leaves it,
       // this one joins.
