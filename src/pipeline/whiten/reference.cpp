@@ -713,7 +713,8 @@ void WhitenState::reject_objects(const WhitenNoiseConstants& c, ThreadPool& pool
   // and adds its sigma^2 like any other). sigma is still sigma_{t-1} everywhere here.
   pool.parallel_for(h, [&](int y0, int y1) {
     for (int y = y0; y < y1; ++y) {
-      for (int i = 0; i < w; ++i) {
+      unsigned char* box = m.box.data() + static_cast<std::size_t>(y) * w;
+      auto general = [&](int i) {
         float rho_sum = 0.0f, var_sum = 0.0f;
         for (int dy = -1; dy <= 1; ++dy) {
           const int cy = y + dy;
@@ -726,29 +727,81 @@ void WhitenState::reject_objects(const WhitenNoiseConstants& c, ThreadPool& pool
             var_sum += m.var[q];
           }
         }
-        m.box[static_cast<std::size_t>(y) * w + i] = pixel_box_significant(rho_sum, var_sum, c);
+        box[i] = pixel_box_significant(rho_sum, var_sum, c);
+      };
+      if (y == 0 || y == h - 1 || w < 3) {
+        for (int i = 0; i < w; ++i) general(i);
+        continue;
       }
+      // Inside the frame every box has its nine pixels: the same sums in the same order,
+      // written out, and pixel_box_significant() with & for && (no branch: the loop vectorises).
+      general(0);
+      const std::size_t above = static_cast<std::size_t>(y - 1) * w;
+      const float* r0 = m.rho.data() + above;
+      const float* r1 = r0 + w;
+      const float* r2 = r1 + w;
+      const float* v0 = m.var.data() + above;
+      const float* v1 = v0 + w;
+      const float* v2 = v1 + w;
+      const int on = c.objects;
+      const float k2 = c.object_k2;
+      const int last = w - 1;  // a local bound: the stores could alias the captured w
+      for (int i = 1; i < last; ++i) {
+        float rho_sum = 0.0f, var_sum = 0.0f;
+        rho_sum += r0[i - 1];
+        rho_sum += r0[i];
+        rho_sum += r0[i + 1];
+        rho_sum += r1[i - 1];
+        rho_sum += r1[i];
+        rho_sum += r1[i + 1];
+        rho_sum += r2[i - 1];
+        rho_sum += r2[i];
+        rho_sum += r2[i + 1];
+        var_sum += v0[i - 1];
+        var_sum += v0[i];
+        var_sum += v0[i + 1];
+        var_sum += v1[i - 1];
+        var_sum += v1[i];
+        var_sum += v1[i + 1];
+        var_sum += v2[i - 1];
+        var_sum += v2[i];
+        var_sum += v2[i + 1];
+        box[i] = static_cast<unsigned char>(on & finite_bits(rho_sum) &
+                                            (rho_sum * rho_sum > k2 * var_sum));
+      }
+      general(w - 1);
     }
   });
   // A pixel is on an object when a box test in its 3 x 3 neighbourhood passed: a blob's box
   // sums pass over its core, and the dilation takes its flanks too, whose residuals would
   // otherwise enter the history. Then the per-pixel test and sigma's update, as for mask.
+  // The dilation goes to `rejected` first (a loop of its own, which vectorises), which the
+  // update then overwrites pixel by pixel with the outlier test.
   pool.parallel_for(h, [&](int y0, int y1) {
     for (int y = y0; y < y1; ++y) {
+      const std::size_t row = static_cast<std::size_t>(y) * w;
+      unsigned char* object = m.rejected.data() + row;
+      const unsigned char* b1 = m.box.data() + row;
+      const unsigned char* b0 = y > 0 ? b1 - w : b1;  // a missing row repeats this one
+      const unsigned char* b2 = y < h - 1 ? b1 + w : b1;
+      auto column = [&](int i) { return b0[i] | b1[i] | b2[i]; };
+      if (w == 1) {
+        object[0] = column(0);
+      } else {
+        object[0] = column(0) | column(1);
+        const int last = w - 1;  // a local bound: the stores could alias the captured w
+        for (int i = 1; i < last; ++i) {
+          object[i] = (b0[i - 1] | b1[i - 1] | b2[i - 1]) | (b0[i] | b1[i] | b2[i]) |
+                      (b0[i + 1] | b1[i + 1] | b2[i + 1]);
+        }
+        object[w - 1] = column(w - 2) | column(w - 1);
+      }
       std::uint64_t rejected_count = 0;
       for (int i = 0; i < w; ++i) {
-        bool object = false;
-        for (int dy = -1; dy <= 1 && !object; ++dy) {
-          const int cy = y + dy;
-          if (cy < 0 || cy >= h) continue;
-          for (int dx = -1; dx <= 1; ++dx) {
-            const int cx = i + dx;
-            if (cx >= 0 && cx < w && m.box[static_cast<std::size_t>(cy) * w + cx]) object = true;
-          }
-        }
-        const std::size_t p = static_cast<std::size_t>(y) * w + i;
+        const std::size_t p = row + i;
         const bool usable = measured(m.x[p], m.despiked[p], saturation_);
-        const bool rejected = update_pixel_noise(m.rho[p], usable, c, m.var[p], m.run[p], object);
+        const bool rejected =
+            update_pixel_noise(m.rho[p], usable, c, m.var[p], m.run[p], object[i] != 0);
         m.rejected[p] = rejected;
         rejected_count += rejected;
       }
