@@ -366,12 +366,10 @@ void WhitenState::align(ThreadPool& pool) {
     for (std::size_t p = static_cast<std::size_t>(y0) * w; p < end; ++p)
       m.x_unusable[p] = unusable(x[p], saturation_);
   });
-  // Pixels whose 4 x 4 taps all lie on the plane: q_x in [inner_begin, inner_end) takes
-  // columns q_x + ox - 1 .. q_x + ox + 2 unclamped, so there sample_shifted() and any_tap()
-  // are written out with the same products and sums in the same order (the same bits),
-  // without the clamps that kept the loop scalar.
-  const int inner_begin = std::clamp(1 - k.ox, 0, w);
-  const int inner_end = std::clamp(w - 2 - k.ox, inner_begin, w);
+  // Pixels whose 4 x 4 taps all lie on the plane, the inner columns: shift_row_inner() gives
+  // sample_shifted()'s values without its clamps, and the flags below are any_tap()'s test on
+  // the unusable flags, unclamped likewise (the clamps kept the per-pixel loop scalar).
+  const InnerColumns inner = shift_inner_columns(k, w);
   pool.parallel_for(h, [&](int y0, int y1) {
     for (int q_y = y0; q_y < y1; ++q_y) {
       const std::size_t row = static_cast<std::size_t>(q_y) * w;
@@ -381,49 +379,31 @@ void WhitenState::align(ThreadPool& pool) {
         m.invalid[row + q_x] = any_tap(k, q_x, q_y, w, h, saturated) || !finite_float(v);
         m.outside[row + q_x] = !shifted_source_inside(k, q_x, q_y, w, h);
       };
-      for (int q_x = 0; q_x < inner_begin; ++q_x) general(q_x);
+      for (int q_x = 0; q_x < inner.begin; ++q_x) general(q_x);
       const float* src[4];
       const unsigned char* bad[4];
       for (int j = 0; j < 4; ++j) {
         const std::ptrdiff_t iy = clamp_index(q_y + k.oy - 1 + j, h);
-        src[j] = x + iy * w + k.ox - 1;
+        src[j] = x + iy * w;
         bad[j] = m.x_unusable.data() + iy * w + k.ox - 1;
       }
       float* out = m.y.data() + row;
+      shift_row_inner(k, src, inner, out);
       unsigned char* invalid = m.invalid.data() + row;
       unsigned char* outside = m.outside.data() + row;
       // An inner pixel's sample point lies within the columns: only its row can be off the plane.
-      const unsigned char row_outside = !shifted_source_inside(k, inner_begin, q_y, w, h);
-      // The weights in locals: the stores below could alias the kernel's, which would then be
-      // reloaded every pixel and keep the loop scalar.
-      const float wx0 = k.wx[0], wx1 = k.wx[1], wx2 = k.wx[2], wx3 = k.wx[3];
-      const float wy0 = k.wy[0], wy1 = k.wy[1], wy2 = k.wy[2], wy3 = k.wy[3];
-      auto tap_row = [wx0, wx1, wx2, wx3](const float* s) {
-        float r = 0.0f;
-        r += wx0 * s[0];
-        r += wx1 * s[1];
-        r += wx2 * s[2];
-        r += wx3 * s[3];
-        return r;
-      };
+      const unsigned char row_outside = !shifted_source_inside(k, inner.begin, q_y, w, h);
       auto any_bad = [](const unsigned char* u) { return u[0] | u[1] | u[2] | u[3]; };
-      // Locals too, for the same reason.
-      const int xb = inner_begin, xe = inner_end;
-      const float *s0 = src[0], *s1 = src[1], *s2 = src[2], *s3 = src[3];
+      // Locals: the stores could alias the captured ones, which would keep the loop scalar.
+      const int begin = inner.begin, end = inner.end;
       const unsigned char *u0 = bad[0], *u1 = bad[1], *u2 = bad[2], *u3 = bad[3];
-      for (int q_x = xb; q_x < xe; ++q_x) {
-        float sum = 0.0f;
-        sum += wy0 * tap_row(s0 + q_x);
-        sum += wy1 * tap_row(s1 + q_x);
-        sum += wy2 * tap_row(s2 + q_x);
-        sum += wy3 * tap_row(s3 + q_x);
-        out[q_x] = sum;
+      for (int q_x = begin; q_x < end; ++q_x) {
         const int any =
             any_bad(u0 + q_x) | any_bad(u1 + q_x) | any_bad(u2 + q_x) | any_bad(u3 + q_x);
-        invalid[q_x] = static_cast<unsigned char>(any | !finite_bits(sum));
+        invalid[q_x] = static_cast<unsigned char>(any | !finite_bits(out[q_x]));
         outside[q_x] = row_outside;
       }
-      for (int q_x = inner_end; q_x < w; ++q_x) general(q_x);
+      for (int q_x = inner.end; q_x < w; ++q_x) general(q_x);
     }
   });
 }

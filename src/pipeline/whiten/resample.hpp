@@ -86,6 +86,18 @@ STARSIFT_HD bool any_tap(const ShiftKernel& k, int x, int y, int w, int h, Bad b
   return false;
 }
 
+// The output columns [begin, end) of a w-wide plane whose 4 taps along x all lie on the plane
+// (columns x + ox - 1 .. x + ox + 2 within 0 .. w - 1): there sample_shifted() needs no clamp.
+struct InnerColumns {
+  int begin, end;
+};
+InnerColumns shift_inner_columns(const ShiftKernel& k, int w);
+
+// sample_shifted() of the output row's inner columns [c.begin, c.end), into out[c.begin ..]:
+// rows[j] is input row clamp_index(y + oy - 1 + j, h). The same products and sums in the same
+// order, without the clamps, so the loop vectorises and the values are the same bits.
+void shift_row_inner(const ShiftKernel& k, const float* const rows[4], InnerColumns c, float* out);
+
 // out = `in` shifted by `shift` (out(q) = in(q + shift)), both GRAY32F of the same size,
 // distinct memory. Rows are shared out over `pool`.
 void resample_shifted(ConstImageView in, ImageView out, const ShiftKernel& kernel,
