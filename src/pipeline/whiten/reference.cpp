@@ -73,6 +73,38 @@ double fit_value_bits(float v) {
   return finite_bits(v) ? static_cast<double>(v) : 0.0;
 }
 
+// despike_inner() (despike.hpp) of the samples 1 .. w - 2 of a row of an integer frame, whose
+// row lies between two others (`row` - w and `row` + w): spikes' values into x, flags into
+// `flags`. Its min/max are selects here, not fmaxf/fminf, which GCC does not vectorise; for the
+// finite samples of integer frames (no NaN, no -0) they are the same values.
+void despike_row_inner(const float* row, int w, float* x, unsigned char* flags) {
+  const float* up = row - w;
+  const float* down = row + w;
+  auto larger = [](float a, float b) { return a > b ? a : b; };
+  auto smaller = [](float a, float b) { return a < b ? a : b; };
+  const int last = w - 1;
+  for (int i = 1; i < last; ++i) {
+    const float n[8] = {up[i - 1],  up[i],       up[i + 1], row[i - 1],
+                        row[i + 1], down[i - 1], down[i],   down[i + 1]};
+    float hi1 = larger(n[0], n[1]), hi2 = smaller(n[0], n[1]);
+    float lo1 = hi2, lo2 = hi1;
+#pragma GCC unroll 8
+    for (int k = 2; k < 8; ++k) {
+      const float s = n[k];
+      hi2 = larger(hi2, smaller(s, hi1));
+      hi1 = larger(hi1, s);
+      lo2 = smaller(lo2, larger(s, lo1));
+      lo1 = smaller(lo1, s);
+    }
+    // despike_decide(), as selects.
+    const float self = row[i];
+    const bool high = self - hi2 > kDespikeRatio * (hi2 - lo1);
+    const bool low = lo2 - self > kDespikeRatio * (hi1 - lo2);
+    x[i] = high ? hi2 : (low ? lo2 : self);
+    flags[i] = high | low;
+  }
+}
+
 // Writes `value`, already rounded and clamped for integer formats.
 void write_sample(ImageView img, int x, int y, float value) {
   std::byte* row = img.row(y);
@@ -274,18 +306,26 @@ void WhitenState::load_input(ConstImageView in, ThreadPool& pool) {
   });
   if (despike) {
     auto read = [&](int cx, int cy) { return raw[static_cast<std::ptrdiff_t>(cy) * w + cx]; };
+    // Integer frames: every sample finite, so an inner one has its eight neighbours.
+    const bool integer = in.format != PixelFormat::Gray32F;
     pool.parallel_for(h, [&](int y0, int y1) {
       for (int y = y0; y < y1; ++y) {
         float* x = m.x.data() + static_cast<std::ptrdiff_t>(y) * w;
         unsigned char* flags = m.despiked.data() + static_cast<std::ptrdiff_t>(y) * w;
-        std::uint64_t despiked = 0;
-        for (int i = 0; i < w; ++i) {
+        auto general = [&](int i) {
           const DespikedSample d = despike_sample(read, i, y, w, h);
           flags[i] = d.spike;
-          if (!d.spike) continue;
-          x[i] = d.value;
-          ++despiked;
+          if (d.spike) x[i] = d.value;
+        };
+        if (integer && y > 0 && y < h - 1 && w >= 3) {
+          general(0);
+          despike_row_inner(raw + static_cast<std::ptrdiff_t>(y) * w, w, x, flags);
+          general(w - 1);
+        } else {
+          for (int i = 0; i < w; ++i) general(i);
         }
+        std::uint64_t despiked = 0;
+        for (int i = 0; i < w; ++i) despiked += flags[i];
         m.row_despiked[y] = despiked;
       }
     });
