@@ -69,21 +69,45 @@ STARSIFT_HD DespikedSample despike_sample(const Read& read, int c, int r, int w,
   return despike_decide(self, hi1, hi2, lo1, lo2);
 }
 
+// The two largest (hi1 >= hi2) and two smallest (lo1 <= lo2) of eight samples, by `larger`
+// and `smaller` (max and min; the order of the eight does not matter).
+struct EightExtremes {
+  float hi1, hi2, lo1, lo2;
+};
+template <class Larger, class Smaller>
+STARSIFT_HD EightExtremes extremes_of_eight(const float (&n)[8], Larger larger, Smaller smaller) {
+  EightExtremes e;
+  e.hi1 = n[0] > n[1] ? n[0] : n[1];
+  e.hi2 = n[0] > n[1] ? n[1] : n[0];
+  e.lo1 = e.hi2;
+  e.lo2 = e.hi1;
+#if !defined(__CUDACC__)
+#pragma GCC unroll 8  // unrolled, so that a row loop around it vectorises
+#endif
+  for (int i = 2; i < 8; ++i) {
+    const float s = n[i];
+    e.hi2 = larger(e.hi2, smaller(s, e.hi1));
+    e.hi1 = larger(e.hi1, s);
+    e.lo2 = smaller(e.lo2, larger(s, e.lo1));
+    e.lo1 = smaller(e.lo1, s);
+  }
+  return e;
+}
+
+struct FloatMax {
+  STARSIFT_HD float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+struct FloatMin {
+  STARSIFT_HD float operator()(float a, float b) const { return fminf(a, b); }
+};
+
 // despike_sample() for a sample whose eight neighbours all lie inside the plane and are finite
 // (an interior sample of an integer frame): the same two brightest and two faintest, found
 // with min/max only (`n` holds the neighbours; their order does not matter), so the same
 // result.
 STARSIFT_HD DespikedSample despike_inner(float self, const float (&n)[8]) {
-  float hi1 = n[0] > n[1] ? n[0] : n[1], hi2 = n[0] > n[1] ? n[1] : n[0];
-  float lo1 = hi2, lo2 = hi1;
-  for (int i = 2; i < 8; ++i) {
-    const float s = n[i];
-    hi2 = fmaxf(hi2, fminf(s, hi1));
-    hi1 = fmaxf(hi1, s);
-    lo2 = fminf(lo2, fmaxf(s, lo1));
-    lo1 = fminf(lo1, s);
-  }
-  return despike_decide(self, hi1, hi2, lo1, lo2);
+  const EightExtremes e = extremes_of_eight(n, FloatMax{}, FloatMin{});
+  return despike_decide(self, e.hi1, e.hi2, e.lo1, e.lo2);
 }
 
 }  // namespace starsift

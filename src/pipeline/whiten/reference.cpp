@@ -86,16 +86,7 @@ void despike_row_inner(const float* row, int w, float* x, unsigned char* flags) 
   for (int i = 1; i < last; ++i) {
     const float n[8] = {up[i - 1],  up[i],       up[i + 1], row[i - 1],
                         row[i + 1], down[i - 1], down[i],   down[i + 1]};
-    float hi1 = larger(n[0], n[1]), hi2 = smaller(n[0], n[1]);
-    float lo1 = hi2, lo2 = hi1;
-#pragma GCC unroll 8
-    for (int k = 2; k < 8; ++k) {
-      const float s = n[k];
-      hi2 = larger(hi2, smaller(s, hi1));
-      hi1 = larger(hi1, s);
-      lo2 = smaller(lo2, larger(s, lo1));
-      lo1 = smaller(lo1, s);
-    }
+    const auto [hi1, hi2, lo1, lo2] = extremes_of_eight(n, larger, smaller);
     // despike_decide(), as selects.
     const float self = row[i];
     const bool high = self - hi2 > kDespikeRatio * (hi2 - lo1);
@@ -766,26 +757,19 @@ void WhitenState::reject_objects(const WhitenNoiseConstants& c, ThreadPool& pool
       const int on = c.objects;
       const float k2 = c.object_k2;
       const int last = w - 1;  // a local bound: the stores could alias the captured w
+      // The box at column i, summed from 0 in general()'s order: rows, then columns.
+      auto box_sum = [](const float* a, const float* b, const float* c, int i) {
+        float sum = 0.0f;
+        for (const float* row : {a, b, c}) {
+          sum += row[i - 1];
+          sum += row[i];
+          sum += row[i + 1];
+        }
+        return sum;
+      };
       for (int i = 1; i < last; ++i) {
-        float rho_sum = 0.0f, var_sum = 0.0f;
-        rho_sum += r0[i - 1];
-        rho_sum += r0[i];
-        rho_sum += r0[i + 1];
-        rho_sum += r1[i - 1];
-        rho_sum += r1[i];
-        rho_sum += r1[i + 1];
-        rho_sum += r2[i - 1];
-        rho_sum += r2[i];
-        rho_sum += r2[i + 1];
-        var_sum += v0[i - 1];
-        var_sum += v0[i];
-        var_sum += v0[i + 1];
-        var_sum += v1[i - 1];
-        var_sum += v1[i];
-        var_sum += v1[i + 1];
-        var_sum += v2[i - 1];
-        var_sum += v2[i];
-        var_sum += v2[i + 1];
+        const float rho_sum = box_sum(r0, r1, r2, i);
+        const float var_sum = box_sum(v0, v1, v2, i);
         box[i] = static_cast<unsigned char>(on & finite_bits(rho_sum) &
                                             (rho_sum * rho_sum > k2 * var_sum));
       }
