@@ -97,6 +97,7 @@ DetectState::DetectState(const DetectParams& params, const FrameShape& shape)
   background_ = Plane(w, h);
   sigma_ = Plane(w, h);
   significance_ = Plane(w, h);
+  residual_ = Plane(w, h);
   const std::size_t n = static_cast<std::size_t>(w) * h;
   mask_.assign(n, 0);
   labels_.assign(n, 0);
@@ -182,30 +183,42 @@ void DetectState::filter_and_threshold(ThreadPool& pool) {
   const bool sigma_units = params_.threshold_mode == DetectThreshold::Sigma;
   const auto threshold = static_cast<float>(params_.threshold);
   const auto norm = static_cast<float>(kernel_.norm);
+  const int side = 2 * r + 1;
+  // value - background once a pixel: the filter reads each (2r + 1)^2 times, the same float.
+  pool.parallel_for(h, [&](int begin, int end) {
+    for (int y = begin; y < end; ++y) {
+      const float* v = value_.row(y);
+      const float* b = background_.row(y);
+      float* d = residual_.row(y);
+      for (int x = 0; x < w; ++x) d[x] = v[x] - b[x];
+    }
+  });
   pool.parallel_for(h, [&](int begin, int end) {
     for (int y = begin; y < end; ++y) {
       float* out = significance_.row(y);
       std::uint8_t* m = mask_.data() + static_cast<std::size_t>(y) * w;
-      for (int x = 0; x < w; ++x) {
-        // Float arithmetic in the CUDA kernel's order: the taps' sum row by row, pixels
-        // outside the frame left out (they count as background, 0 above it).
-        float f = 0.0f;
-        if (kernel_.taps.empty()) {
-          f = value_.at(x, y) - background_.at(x, y);
-        } else {
-          for (int dy = -r; dy <= r; ++dy) {
-            const int yy = y + dy;
-            if (yy < 0 || yy >= h) continue;
-            for (int dx = -r; dx <= r; ++dx) {
-              const int xx = x + dx;
-              if (xx < 0 || xx >= w) continue;
-              const float tap =
-                  kernel_.taps[static_cast<std::size_t>(dy + r) * (2 * r + 1) + dx + r];
-              f += tap * (value_.at(xx, yy) - background_.at(xx, yy));
-            }
+      if (kernel_.taps.empty()) {
+        std::copy_n(residual_.row(y), w, out);
+      } else {
+        // Float arithmetic in the CUDA kernel's order: each pixel's sum from 0, tap by tap row
+        // by row, the taps outside the frame left out (they count as background, 0 above it).
+        // Taken a tap at a time over the row, each pixel still adds the same terms in the same
+        // order, and the loop over the row vectorises.
+        std::fill_n(out, w, 0.0f);
+        for (int dy = -r; dy <= r; ++dy) {
+          const int yy = y + dy;
+          if (yy < 0 || yy >= h) continue;
+          const float* src = residual_.row(yy);
+          for (int dx = -r; dx <= r; ++dx) {
+            const float tap = kernel_.taps[static_cast<std::size_t>(dy + r) * side + dx + r];
+            const int first = std::max(0, -dx), last = std::min(w, w - dx);
+            for (int x = first; x < last; ++x) out[x] += tap * src[x + dx];
           }
         }
-        const float s = sigma_units ? f / (sigma_.at(x, y) * norm) : f;
+      }
+      const float* sg = sigma_.row(y);
+      for (int x = 0; x < w; ++x) {
+        const float s = sigma_units ? out[x] / (sg[x] * norm) : out[x];
         out[x] = s;
         m[x] = s > threshold ? 1 : 0;
       }
@@ -223,7 +236,7 @@ DetectCounts DetectState::measure(std::span<DetectedObject> records) {
     for (int x = 0; x < w; ++x) {
       if (l[x] == 0) continue;
       const float s = sigma_.at(x, y);
-      add_pixel(sums_[l[x]], x, y, value_.at(x, y) - background_.at(x, y), s * s);
+      add_pixel(sums_[l[x]], x, y, residual_.at(x, y), s * s);
     }
   }
   // Objects below min-area are dropped; the others keep their raster order, numbered anew.
@@ -263,7 +276,7 @@ void DetectState::write_output(ConstImageView in, ImageView out,
       for (int y = 0; y < h; ++y) {
         auto* row = out.row_as<std::uint8_t>(y);
         for (int x = 0; x < w; ++x) {
-          const float r = (value_.at(x, y) - background_.at(x, y)) / sigma_.at(x, y);
+          const float r = residual_.at(x, y) / sigma_.at(x, y);
           const float v = std::clamp((r + 2.0f) * (254.0f / 12.0f), 0.0f, 254.0f);
           row[x] = static_cast<std::uint8_t>(std::lround(v));
         }

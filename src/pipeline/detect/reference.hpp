@@ -80,6 +80,7 @@ class DetectState {
   Plane background_;    // per pixel
   Plane sigma_;         // per pixel
   Plane significance_;  // filtered (value - background), in sigma (or absolute) units
+  Plane residual_;      // value - background: the filter's input, the sums' and the overlay's
   std::vector<std::uint8_t> mask_;
   std::vector<std::uint32_t> labels_;
   std::vector<std::uint32_t> parent_;  // label_reference()'s scratch
