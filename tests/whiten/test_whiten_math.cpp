@@ -145,6 +145,37 @@ TEST_CASE("bicubic shift: whole pixels are exact, constants and ramps are kept",
   CHECK(shifted_source_inside(make_shift_kernel(0.0, 0.0), 22, 16, 23, 17));
 }
 
+TEST_CASE("bicubic shift: the unclamped inner columns equal sample_shifted() bit for bit",
+          "[whiten][cpu]") {
+  // resample_shifted() samples the columns whose taps all lie on the plane without clamps
+  // (shift_row_inner()), the others through sample_shifted(): every pixel must be the latter's
+  // value, whatever the width (narrower than the taps included) and the shift (past the edge
+  // included).
+  ThreadPool pool(2);
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> u(-50.0f, 4000.0f);
+  for (const int w : {1, 2, 3, 4, 5, 7, 16, 33}) {
+    for (const int h : {1, 4, 9}) {
+      Plane in(w, h), out(w, h);
+      for (float& v : in.pixels) v = u(rng);
+      const ImageView out_view{reinterpret_cast<std::byte*>(out.pixels.data()), w, h,
+                               static_cast<std::ptrdiff_t>(w * sizeof(float)),
+                               PixelFormat::Gray32F};
+      for (const double sx : {0.0, 0.3, -0.6, 1.5, -2.25, 3.9, -5.5, 40.2}) {
+        const double sy = -0.7 * sx;
+        const ShiftKernel k = make_shift_kernel(sx, sy);
+        resample_shifted(in.view(), out_view, k, pool);
+        auto read = [&](int x, int y) { return in.at(x, y); };
+        for (int y = 0; y < h; ++y)
+          for (int x = 0; x < w; ++x) {
+            INFO(w << "x" << h << " shift " << sx << " at " << x << "," << y);
+            REQUIRE(out.at(x, y) == sample_shifted(k, x, y, w, h, read));
+          }
+      }
+    }
+  }
+}
+
 TEST_CASE("the peak refinement is exact on a sampled Gaussian", "[whiten][math]") {
   for (double c : {-0.49, -0.3, -0.05, 0.0, 0.12, 0.4}) {
     auto g = [&](double x) { return std::exp(-(x - c) * (x - c) / (2 * 1.4 * 1.4)); };
@@ -355,6 +386,15 @@ TEST_CASE("despike: the interior form decides as the general one", "[whiten][cpu
     INFO("trial " << trial);
     REQUIRE(inner.spike == general.spike);
     REQUIRE(inner.value == general.value);
+    // The CPU's row loop finds the extremes with selects, not fmaxf/fminf: the same values.
+    const EightExtremes by_minmax = extremes_of_eight(neighbours, FloatMax{}, FloatMin{});
+    const EightExtremes by_selects = extremes_of_eight(
+        neighbours, [](float a, float b) { return a > b ? a : b; },
+        [](float a, float b) { return a < b ? a : b; });
+    REQUIRE(by_selects.hi1 == by_minmax.hi1);
+    REQUIRE(by_selects.hi2 == by_minmax.hi2);
+    REQUIRE(by_selects.lo1 == by_minmax.lo1);
+    REQUIRE(by_selects.lo2 == by_minmax.lo2);
     spikes += general.spike;
   }
   CHECK(spikes > 1000);  // the cases above do exercise both outcomes
