@@ -21,26 +21,8 @@ ImageView plane_view(std::vector<float>& plane, int width, int height) {
           static_cast<std::ptrdiff_t>(width * sizeof(float)), PixelFormat::Gray32F};
 }
 
-float read_sample(ConstImageView img, int x, int y) {
-  const std::byte* row = img.row(y);
-  switch (img.format) {
-    case PixelFormat::Gray8:
-      return static_cast<float>(std::to_integer<unsigned>(row[x]));
-    case PixelFormat::Gray16: {
-      std::uint16_t v;
-      std::memcpy(&v, row + 2 * static_cast<std::ptrdiff_t>(x), sizeof v);
-      return static_cast<float>(v);
-    }
-    default: {
-      float v;
-      std::memcpy(&v, row + 4 * static_cast<std::ptrdiff_t>(x), sizeof v);
-      return v;
-    }
-  }
-}
-
-// Row y of `img` as floats (read_sample() of each pixel): the format chosen once a row, so that
-// each conversion loop vectorises.
+// Row y of `img` as floats: the format chosen once a row, so that each conversion loop
+// vectorises.
 void read_row(ConstImageView img, int y, float* out) {
   const std::byte* row = img.row(y);
   const int w = img.width;
@@ -284,8 +266,8 @@ void WhitenState::load_input(ConstImageView in, ThreadPool& pool) {
   // a hot pixel leaves no hole (as a missing sample it would spoil the 4 x 4 bicubic
   // footprint of 16 aligned pixels in every frame, all of them then left out of the fit);
   // and it is flagged, so it is no measurement: no residual, no noise update.
-  // First pass: x, and with despike the input as float (the samples read_sample() gives,
-  // read once: the test reads each nine times).
+  // First pass: x, and with despike the input as float (the samples read_row() gives, read
+  // once: the test reads each nine times).
   float* raw = despike ? m.raw.data() : m.x.data();
   pool.parallel_for(h, [&](int y0, int y1) {
     for (int y = y0; y < y1; ++y) {
@@ -646,6 +628,9 @@ void WhitenState::residual_and_output(int n, ConstImageView in, ImageView out, T
   // the neighbours'), so this pass keeps the residuals and leaves sigma as it is; the outputs
   // read only sigma_{t-1} and need nothing of the decision.
   const bool objects = params_.reject == WhitenReject::Objects;
+  // The input as float, as load_input() read it (before despike): what output: float passes
+  // through while warming up.
+  const float* input = params_.despike ? m.raw.data() : m.x.data();
 
   pool.parallel_for(h, [&](int y0, int y1) {
     for (int y = y0; y < y1; ++y) {
@@ -697,7 +682,7 @@ void WhitenState::residual_and_output(int n, ConstImageView in, ImageView out, T
           }
           case WhitenOutput::Float:
             // The input as it came, despiked samples included.
-            value = passthrough ? read_sample(in, i, y) : (zeros ? 0.0f : rho);
+            value = passthrough ? input[p] : (zeros ? 0.0f : rho);
             break;
           case WhitenOutput::Snr:
             value = passthrough || zeros ? 0.0f : z();
