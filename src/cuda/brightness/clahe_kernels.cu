@@ -45,8 +45,10 @@ struct Plan {
   int slices = 1;                 // histogram blocks per tile (before bin ranges)
   int blend_rows = 1;             // rows of a cell one blend block maps
   std::int64_t blend_chunks = 1;  // blend blocks per cell, enough for its at most tile_h + 1 rows
-  bool shared_maps = true;        // the blend's maps in shared memory, else quads in global
-  std::size_t quads_at = 0;       // byte offset of the quads in the scratch (!shared_maps)
+  // The blend's copy of its cell's four maps in shared memory, bytes; 0: it reads the cell's
+  // quads in global memory instead.
+  std::size_t shared_map_bytes = 0;
+  std::size_t quads_at = 0;  // byte offset of the quads in the scratch (no shared maps)
   std::size_t scratch_bytes = 0;
 };
 
@@ -71,8 +73,9 @@ bool plan(const ClaheLayout& l, Plan& p) {
   const std::size_t maps_bytes =
       static_cast<std::size_t>(l.tiles()) * l.bins * sizeof(std::uint16_t);
   p.scratch_bytes = p.slices * maps_bytes;
-  p.shared_maps = 4 * sizeof(std::uint16_t) * l.bins <= kMaxSharedMaps;
-  if (!p.shared_maps) {
+  const std::size_t four_maps = 4 * sizeof(std::uint16_t) * l.bins;
+  p.shared_map_bytes = four_maps <= kMaxSharedMaps ? four_maps : 0;
+  if (p.shared_map_bytes == 0) {
     // The quads follow the maps (the first slice), over the other slices' counts, which the
     // maps have been made from by then.
     p.quads_at = (maps_bytes + 255) / 256 * 256;
@@ -81,7 +84,7 @@ bool plan(const ClaheLayout& l, Plan& p) {
   }
   // Blend blocks of at least 4096 pixels; with shared maps twice the bins too, so that the
   // four maps' copy stays a small part of the work. Whole batches of rows for every thread.
-  const int pixels = p.shared_maps ? std::max(4096, 2 * l.bins) : 4096;
+  const int pixels = p.shared_map_bytes > 0 ? std::max(4096, 2 * l.bins) : 4096;
   const int batch_rows = kBlendBatch * (kBlendThreads / blend_columns(l));
   const int rows_needed = (pixels + l.tile_w - 1) / l.tile_w;
   p.blend_rows = std::min((rows_needed + batch_rows - 1) / batch_rows * batch_rows, l.tile_h + 1);
@@ -497,10 +500,9 @@ cudaError_t launch(const ClaheLayout& l, const Plan& p, const Frame& f, std::uin
   const dim3 grid(static_cast<unsigned>(p.blend_chunks), l.tiles_x + 1, l.tiles_y + 1);
   const int columns = blend_columns(l);
   const dim3 block(columns, kBlendThreads / columns);
-  if (p.shared_maps) {
-    const std::size_t maps_shared = 4 * static_cast<std::size_t>(l.bins) * sizeof(std::uint16_t);
+  if (p.shared_map_bytes > 0) {
     clahe_blend_kernel<T, kHold, true>
-        <<<grid, block, maps_shared, stream>>>(f, l, p.blend_rows, scratch, nullptr);
+        <<<grid, block, p.shared_map_bytes, stream>>>(f, l, p.blend_rows, scratch, nullptr);
   } else {
     auto* quads = reinterpret_cast<uint4*>(reinterpret_cast<std::byte*>(scratch) + p.quads_at);
     const int per_block = 2 * kPackPairs * kPackThreads;  // values
