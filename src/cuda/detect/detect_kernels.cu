@@ -658,25 +658,23 @@ __device__ __forceinline__ std::uint32_t run_pixels(const Frame& f, int x0, int 
 // that what a thread or a block adds up for a large object (a frame-filling one, or the
 // component that percolates through a noisy mask) reaches global memory once per block:
 // same-address atomics serialise in the L2, and a million of them cost ~100 ms where a
-// thousand cost microseconds.
-//
-// The counting pass takes a band of kRun columns and kBandRows rows a thread: a star's rows
-// then add up in the thread's slots before an atomic (22 us instead of 27 on an H200's 4096^2
-// star field of 52 184 objects). A warp's 32 bands lie side by side, so each of its row loads of
-// the mask is 512 contiguous bytes.
-struct BandWalk {
+// thousand cost microseconds. A thread takes a band of kRun columns and kRows rows at a time;
+// a warp's 32 bands lie side by side, so each of its row loads of the mask is 512 contiguous
+// bytes.
+template <int kRows>
+struct Walk {
   long long total;  // bands in the frame
   int per_row;      // bands per band row
-  __device__ static BandWalk of(const Frame& f) {
-    const int per_row = (f.width + kRun - 1) / kRun;
-    const int rows = (f.height + kBandRows - 1) / kBandRows;
+  __host__ __device__ static Walk of(int width, int height) {
+    const int per_row = (width + kRun - 1) / kRun;
+    const int rows = (height + kRows - 1) / kRows;
     return {static_cast<long long>(per_row) * rows, per_row};
   }
   // The top-left pixel of band t.
   __device__ void origin(long long t, int& x0, int& y0) const {
     const int row = static_cast<int>(t / per_row);
     x0 = static_cast<int>(t - static_cast<long long>(row) * per_row) * kRun;
-    y0 = row * kBandRows;
+    y0 = row * kRows;
   }
   __device__ static long long first() {
     return static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -684,21 +682,14 @@ struct BandWalk {
   __device__ static long long stride() { return static_cast<long long>(gridDim.x) * blockDim.x; }
 };
 
+// The counting pass takes bands of kBandRows rows: a star's rows then add up in the thread's
+// slots before an atomic (22 us instead of 27 on an H200's 4096^2 star field of 52 184
+// objects).
+using BandWalk = Walk<kBandRows>;
 // The sums passes take a run of one row a thread, not a band: a thread's pixels are summed one
 // after another, each after its loads, so a band's four or eight rows in one thread made them
 // slower (a streak's sums took twice as long), and the fewer atomics did not make up for it.
-struct RunWalk {
-  long long total;  // runs in the frame
-  int per_row;      // runs per row
-  __device__ static RunWalk of(const Frame& f) {
-    const int per_row = (f.width + kRun - 1) / kRun;
-    return {static_cast<long long>(per_row) * f.height, per_row};
-  }
-  __device__ static long long first() {
-    return static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  }
-  __device__ static long long stride() { return static_cast<long long>(gridDim.x) * blockDim.x; }
-};
+using RunWalk = Walk<1>;
 
 // Calls visit(dx, dy, label) for each foreground pixel of the band at (x0, y0), in raster
 // order; dx, dy are its place in the band.
@@ -733,7 +724,7 @@ __device__ __forceinline__ void add_counts_by_warp(std::uint32_t* npix, std::uin
 // smaller count (to an atomic), so a large component interleaved with small ones (a noisy
 // mask) stays in its slot; the warp then adds up its slots label by label.
 __global__ void __launch_bounds__(256) count_kernel(Frame f, std::uint32_t* npix) {
-  const BandWalk walk = BandWalk::of(f);
+  const BandWalk walk = BandWalk::of(f.width, f.height);
   std::uint32_t l1 = 0, n1 = 0, l2 = 0, n2 = 0;
   for (long long t = BandWalk::first(); t < walk.total; t += BandWalk::stride()) {
     int x0, y0;
@@ -1050,15 +1041,15 @@ __global__ void __launch_bounds__(256)
   __shared__ DeviceSums warp_large[kLarge ? kWarps : 1];
   __shared__ std::uint32_t warp_large_id[kWarps];
   if (kLarge && *any_large == 0) return;
-  const RunWalk walk = RunWalk::of(f);
+  const RunWalk walk = RunWalk::of(f.width, f.height);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   DeviceSums large = empty_sums();
   std::uint32_t large_id = 0;
   RunPart part;
   // Sums run t's pixels of this launch's kind; returns whether it holds a large object's pixel.
   auto run = [&](long long t) {
-    const int y = static_cast<int>(t / walk.per_row);
-    const int x0 = static_cast<int>(t - static_cast<long long>(y) * walk.per_row) * kRun;
+    int x0, y;
+    walk.origin(t, x0, y);
     const std::uint32_t* row = f.labels + y * f.label_pitch + x0;
     IdLookup ids;
     std::uint32_t id = 0;
@@ -1409,13 +1400,13 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
   auto* kept = reinterpret_cast<std::uint32_t*>(b.kept_.data());
   auto* sums = reinterpret_cast<DeviceSums*>(b.sums_.data());
   clear_npix_kernel<<<kClearBlocks, 256, 0, stream>>>(npix, s.components, s.any_large);
-  const long long runs = static_cast<long long>((w + kRun - 1) / kRun) * h;
-  const auto bands =
-      static_cast<long long>((w + kRun - 1) / kRun) * ((h + kBandRows - 1) / kBandRows);
-  const int run_blocks =
-      static_cast<int>(std::min<long long>((runs + 255) / 256, kRunBlocksPerSm * b.sm_count_));
-  const int band_blocks =
-      static_cast<int>(std::min<long long>((bands + 255) / 256, kRunBlocksPerSm * b.sm_count_));
+  // A thread a band (run) at once, or what is resident, whichever is fewer.
+  const auto blocks_for = [&](long long bands) {
+    return static_cast<int>(
+        std::min<long long>((bands + 255) / 256, kRunBlocksPerSm * b.sm_count_));
+  };
+  const int run_blocks = blocks_for(RunWalk::of(w, h).total);
+  const int band_blocks = blocks_for(BandWalk::of(w, h).total);
   count_kernel<<<band_blocks, 256, 0, stream>>>(f, npix);
   const auto min_area = static_cast<std::uint32_t>(p.min_area);
   kept_totals_kernel<<<kScanBlocks, kScanThreads, 0, stream>>>(npix, s.components, min_area,
