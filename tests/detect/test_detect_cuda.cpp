@@ -16,9 +16,11 @@
 #include "detect/streak_profile.hpp"
 #include "pipeline/detect/catalogue.hpp"
 #include "pipeline/detect/detect_stage.hpp"
+#include "pipeline/detect/reference.hpp"
 #include "pipeline/engine/streaming_chain.hpp"
 #include "pipeline/sky/sky_generator.hpp"
 #include "sky/sky_test_support.hpp"
+#include "support/device_copy.hpp"
 #include "support/test_image.hpp"
 
 using namespace starsift;
@@ -155,6 +157,42 @@ std::uint64_t pixels_of(const Run& r) {
   return n;
 }
 
+// run_stage() through the stage's device form, as the engine drives it: the frame on the
+// device with rows `pad_bytes` longer than its samples (a whole number of samples), so that a
+// pad that is no multiple of 4 samples leaves the rows unaligned for word loads; the output
+// padded by as many of its own samples.
+Run run_device_form(const DetectParams& p, const TestImage& in, int pad_bytes,
+                    const SignificanceScale& significance = {}) {
+  auto stage = make_detect_stage(p, gpu());
+  const FrameShape shape{in.width, in.height, in.format,
+                         in.format == PixelFormat::Gray16 ? 16 : default_bit_depth(in.format),
+                         significance};
+  stage->configure_device(shape);
+  const FrameShape os = stage->output_shape(shape);
+  DeviceCopy frame(in, pad_bytes);
+  // The output's padding: as many samples of its own format as the frame's pad has.
+  DeviceCopy out(TestImage(os.width, os.height, os.format, 8),
+                 pad_bytes / bytes_per_pixel(in.format) * bytes_per_pixel(os.format));
+  const std::size_t bytes = stage->result_layout()->bytes();
+  void* area = nullptr;
+  cuda::check(cudaMalloc(&area, bytes), "cudaMalloc");
+  cudaStream_t s = nullptr;
+  cuda::check(cudaStreamCreate(&s), "cudaStreamCreate");
+  const ImageView fv = frame.view();
+  stage->enqueue({fv.data, fv.width, fv.height, fv.stride, fv.format}, out.view(), s);
+  stage->enqueue_result({static_cast<std::byte*>(area), bytes}, s);
+  std::vector<std::byte> host(bytes);
+  cuda::check(cudaMemcpyAsync(host.data(), area, bytes, cudaMemcpyDeviceToHost, s), "download");
+  cuda::check(cudaStreamSynchronize(s), "sync");
+  cudaStreamDestroy(s);
+  cudaFree(area);
+  Run r{out.download(), *reinterpret_cast<const ResultHeader*>(host.data()), {}};
+  const auto* rec = reinterpret_cast<const DetectedObject*>(host.data() + kResultRecordsOffset);
+  r.records.assign(rec, rec + r.header.count);
+  CHECK(out.padding_untouched());
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("CUDA detection on a significance image equals the CPU reference", "[detect][cuda]") {
@@ -214,6 +252,92 @@ TEST_CASE("CUDA detection of whitening's integer significance (background auto) 
     // pixels pass (its objects may be more: blobs that touched at 3 sigma come apart).
     const Run halved = run_stage(p, gpu(), in, {32768.0, 2048.0});
     CHECK(pixels_of(halved) < pixels_of(cpu));
+  }
+}
+
+TEST_CASE("CUDA detection: the mask's side of the threshold is the IEEE quotient's",
+          "[detect][cuda]") {
+  // sigma units with a scale that is no power of two, so sum / (gain norm) rounds: isolated
+  // pixels whose quotient lies within a few ulp of the threshold, on either side and on it,
+  // where a quotient from the reciprocal alone would put some on the wrong side.
+  const SignificanceScale scale{0.0, 0.7};
+  for (const DetectFilter filter : {DetectFilter::None, DetectFilter::Default}) {
+    INFO(to_string(filter));
+    DetectParams p;
+    p.filter = filter;
+    p.threshold = 3.1;
+    p.min_area = 1;
+    p.output = DetectOutput::Labels;
+    const DetectKernel k = detect_kernel(p);
+    // A lone pixel's filtered sum is its value times the centre tap.
+    const float centre = k.taps.empty() ? 1.0f : k.taps[k.taps.size() / 2];
+    const float d = static_cast<float>(scale.gain) * static_cast<float>(k.norm);
+    const float at = static_cast<float>(p.threshold) * d / centre;
+    TestImage in(203, 61, PixelFormat::Gray32F);
+    for (int y = 0; y < in.height; ++y) std::fill_n(in.view().row_as<float>(y), in.width, 0.0f);
+    int step = -40, placed = 0;
+    for (int y = 2; y + 2 < in.height; y += 4) {
+      for (int x = 2; x + 2 < in.width; x += 4) {
+        float v = at;
+        for (int i = 0; i < std::abs(step); ++i) v = std::nextafter(v, step < 0 ? 0.0f : 1e9f);
+        in.view().row_as<float>(y)[x] = v;
+        step = step == 40 ? -40 : step + 1;
+        ++placed;
+      }
+    }
+    const Run cpu = run_stage(p, kCpu, in, scale);
+    const Run cuda = run_stage(p, gpu(), in, scale);
+    // About half above the threshold.
+    CHECK(cpu.records.size() > static_cast<std::size_t>(placed) / 4);
+    CHECK(cpu.records.size() < static_cast<std::size_t>(placed) * 3 / 4);
+    compare_runs(cpu, cuda);
+    CHECK(cpu.out.same_pixels(cuda.out));
+  }
+}
+
+TEST_CASE("CUDA detection reads rows of any alignment", "[detect][cuda]") {
+  // Rows whose length is no multiple of 4 samples are read a sample at a time; rows padded to
+  // one are read a word at a time: the same mask, labels and catalogue as the CPU's either way,
+  // for every format, with and without a filter and a background mesh.
+  const TestImage z = significance_frame(211, 97, 9, 0.8);
+  for (const PixelFormat format : {PixelFormat::Gray8, PixelFormat::Gray16, PixelFormat::Gray32F}) {
+    TestImage in(z.width, z.height, format);
+    for (int y = 0; y < z.height; ++y) {
+      for (int x = 0; x < z.width; ++x) {
+        const float v = 100.0f + 12.0f * z.cview().row_as<float>(y)[x];
+        if (format == PixelFormat::Gray32F) {
+          in.view().row_as<float>(y)[x] = v;
+        } else if (format == PixelFormat::Gray16) {
+          in.view().row_as<std::uint16_t>(y)[x] =
+              static_cast<std::uint16_t>(std::clamp(std::rint(v), 0.0f, 65535.0f));
+        } else {
+          in.view().row_as<std::uint8_t>(y)[x] =
+              static_cast<std::uint8_t>(std::clamp(std::rint(v), 0.0f, 255.0f));
+        }
+      }
+    }
+    for (const DetectFilter filter : {DetectFilter::None, DetectFilter::Default}) {
+      for (const DetectBackground bg : {DetectBackground::None, DetectBackground::Mesh}) {
+        DetectParams p;
+        p.filter = filter;
+        p.background = bg;
+        p.mesh = 32;
+        p.threshold = bg == DetectBackground::None ? 160.0 : 3.0;
+        p.threshold_mode =
+            bg == DetectBackground::None ? DetectThreshold::Absolute : DetectThreshold::Sigma;
+        p.output = DetectOutput::Labels;
+        const Run cpu = run_stage(p, kCpu, in);
+        for (const int pad : {0, 1, 3, 16}) {
+          INFO(to_string(format) << " " << to_string(filter) << " " << to_string(bg) << " pad "
+                                 << pad);
+          const int pad_bytes = pad * bytes_per_pixel(format);
+          const Run cuda = run_device_form(p, in, pad_bytes);
+          CHECK(cpu.records.size() > 5);
+          compare_runs(cpu, cuda);
+          CHECK(cpu.out.same_pixels(cuda.out));
+        }
+      }
+    }
   }
 }
 

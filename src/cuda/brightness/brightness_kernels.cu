@@ -70,13 +70,13 @@ __device__ void load_integers(const T* p, int n, bool vector, float (&out)[kGrou
     if constexpr (sizeof(T) == 1) {
       const std::uint32_t w = __ldg(reinterpret_cast<const unsigned int*>(p));
 #pragma unroll
-      for (int i = 0; i < kGroup; ++i) out[i] = brightness_pixel::byte_float(w, i);
+      for (int i = 0; i < kGroup; ++i) out[i] = byte_float(w, i);
     } else {
       const uint2 w = __ldg(reinterpret_cast<const uint2*>(p));
-      out[0] = brightness_pixel::half_float(w.x, 0);
-      out[1] = brightness_pixel::half_float(w.x, 1);
-      out[2] = brightness_pixel::half_float(w.y, 0);
-      out[3] = brightness_pixel::half_float(w.y, 1);
+      out[0] = half_float(w.x, 0);
+      out[1] = half_float(w.x, 1);
+      out[2] = half_float(w.y, 0);
+      out[3] = half_float(w.y, 1);
     }
     return;
   }

@@ -31,6 +31,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "cuda/common/pixel_reader.hpp"
 #include "pipeline/brightness/params.hpp"
 #include "pipeline/gauss/params.hpp"
 #include "pipeline/hd.hpp"
@@ -125,26 +126,6 @@ STARSIFT_HD float pixel_luminance(std::uint32_t px) {
 #else
   return luma_of_scaled(kFirst * (px & 0xffu) + kLumaG10k * ((px >> 8) & 0xffu) +
                         kThird * ((px >> 16) & 0xffu));
-#endif
-}
-
-// 16-bit half `index` (0, 1) of `word` as a float, exactly, as byte_float() takes a byte.
-STARSIFT_HD float half_float(std::uint32_t word, int index) {
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(__byte_perm(word, 0x4b000000u, index ? 0x7432u : 0x7410u)) - 8388608.0f;
-#else
-  return static_cast<float>((word >> (16 * index)) & 0xffffu);
-#endif
-}
-
-// Byte `index` (0..3) of `word` as a float, exactly: on the device the byte placed in the
-// mantissa of 2^23 (one byte permutation) and 2^23 taken off, no conversion instruction.
-STARSIFT_HD float byte_float(std::uint32_t word, int index) {
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(__byte_perm(word, 0x4b000000u, 0x7540u | static_cast<unsigned>(index))) -
-         8388608.0f;
-#else
-  return static_cast<float>((word >> (8 * index)) & 0xffu);
 #endif
 }
 

@@ -19,6 +19,56 @@
 
 namespace starsift {
 
+// Byte `index` (0..3) of `word` as a float, exactly: on the device the byte placed in the
+// mantissa of 2^23 (one byte permutation) and 2^23 taken off, no conversion instruction
+// (conversions issue at a quarter of the float arithmetic's rate or less).
+STARSIFT_HD float byte_float(std::uint32_t word, int index) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(__byte_perm(word, 0x4b000000u, 0x7540u | static_cast<unsigned>(index))) -
+         8388608.0f;
+#else
+  return static_cast<float>((word >> (8 * index)) & 0xffu);
+#endif
+}
+
+// 16-bit half `index` (0, 1) of `word` as a float, exactly, as byte_float() takes a byte.
+STARSIFT_HD float half_float(std::uint32_t word, int index) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(__byte_perm(word, 0x4b000000u, index ? 0x7432u : 0x7410u)) - 8388608.0f;
+#else
+  return static_cast<float>((word >> (16 * index)) & 0xffffu);
+#endif
+}
+
+#if defined(__CUDACC__)
+// Samples x0 .. x0 + 3 of a row of gray format F as floats, read_pixel()'s values, with one
+// load of 4, 8 or 16 bytes: the row's address plus x0 samples must be aligned to that size.
+// GRAY32F samples keep their value here; callers that need only finite ones test them.
+template <PixelFormat F>
+__device__ void read_quad(const std::byte* row, int x0, float (&v)[4]) {
+  static_assert(F == PixelFormat::Gray8 || F == PixelFormat::Gray16 || F == PixelFormat::Gray32F,
+                "read_quad: gray formats only");
+  if constexpr (F == PixelFormat::Gray8) {
+    const std::uint32_t w = __ldg(reinterpret_cast<const unsigned int*>(row + x0));
+    for (int i = 0; i < 4; ++i) v[i] = byte_float(w, i);
+  } else if constexpr (F == PixelFormat::Gray16) {
+    const uint2 w =
+        __ldg(reinterpret_cast<const uint2*>(row + 2 * static_cast<std::ptrdiff_t>(x0)));
+    v[0] = half_float(w.x, 0);
+    v[1] = half_float(w.x, 1);
+    v[2] = half_float(w.y, 0);
+    v[3] = half_float(w.y, 1);
+  } else {
+    const float4 w =
+        __ldg(reinterpret_cast<const float4*>(row + 4 * static_cast<std::ptrdiff_t>(x0)));
+    v[0] = w.x;
+    v[1] = w.y;
+    v[2] = w.z;
+    v[3] = w.w;
+  }
+}
+#endif
+
 // Sample x of a row of gray format F (fixed at compile time, for loops that read many samples).
 template <PixelFormat F>
 STARSIFT_HD float read_pixel(const std::byte* row, int x) {
