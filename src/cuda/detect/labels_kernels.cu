@@ -14,10 +14,11 @@
 // 1.10 ms, the slowest case (its border unions contend on one root).
 //
 // Passes, no host loop:
-//   1. tile_union: a block unites a 32x32 tile in shared memory. A warp ballot gives a tile row's
-//      mask bits; each pixel points at the start of its run (the row's horizontal edges without
-//      an atomic), then the edges to the row above are united with shared atomicMin. Writes each
-//      foreground pixel's tile root, and a bit per tile root.
+//   1. tile_union: a warp unites a 32x32 tile in shared memory, a lane a row: two 16-byte loads
+//      give the row's mask bits, each run of set bits is one node (the row's horizontal edges
+//      without an atomic), and the edges to the row above, found by bit operations, are united
+//      between run starts with shared atomicMin. Writes each foreground pixel's tile root, and a
+//      bit per tile root.
 //   2. border_union: the edges that cross tile borders, united in global memory, the finds
 //      halving the paths they walk.
 //   3. mark_roots: a thread per word of 32 indices; only tile roots can be roots. Each tile root
@@ -45,8 +46,9 @@ namespace starsift::cuda {
 
 namespace {
 
-constexpr int kTile = 32;        // tile side: a warp spans one tile row, one ballot its mask bits
-constexpr int kTileRows = 8;     // threads along y in a tile block: kTile / kTileRows rows each
+constexpr int kTile = 32;        // tile side: a lane a tile row, a warp a tile, one word a row
+constexpr int kTileWarps = 4;    // tiles of a tile_union block, side by side
+constexpr int kTileRows = 8;     // threads along y in a relabel block
 constexpr int kBorderTiles = 4;  // tiles per border_union block (one warp each)
 constexpr int kFlatThreads = 256;
 
@@ -55,7 +57,8 @@ struct Frame {
   std::ptrdiff_t mask_stride;
   int width;
   int height;
-  int pitch;  // index rows: width rounded up to kTile
+  int pitch;   // index rows: width rounded up to kTile
+  bool words;  // mask rows 16-byte aligned: tile rows read as two 16-byte words
 };
 
 __device__ __forceinline__ bool fg(const Frame& f, int x, int y) {
@@ -115,61 +118,97 @@ __device__ void unite(std::uint32_t* parent, std::uint32_t a, std::uint32_t b) {
 
 // ---- 1. Tiles in shared memory --------------------------------------------------------------
 
+// The 32 mask bytes of a tile row as bits (bit c: pixel x0 + c), 0 past the frame. Read as two
+// 16-byte words where the row allows it (f.words: the rows 16-byte aligned, and the tile inside
+// the stride), else a byte at a time.
+__device__ __forceinline__ std::uint32_t row_bits(const Frame& f, int x0, int y) {
+  if (y >= f.height) return 0u;
+  const std::uint8_t* row = f.mask + y * f.mask_stride + x0;
+  std::uint32_t bits = 0;
+  if (f.words && x0 + kTile <= f.mask_stride) {
+    const uint4 lo = __ldg(reinterpret_cast<const uint4*>(row));
+    const uint4 hi = __ldg(reinterpret_cast<const uint4*>(row) + 1);
+    // Each word's 4 bytes as 4 bits: 0x01 for a non-zero byte, gathered into the top byte by one
+    // multiplication (the lower bytes' partial sums stay below 16, so nothing carries).
+    const auto nibble = [](unsigned int w) {
+      return ((__vcmpne4(w, 0u) & 0x01010101u) * 0x01020408u) >> 24;
+    };
+    bits = nibble(lo.x) | nibble(lo.y) << 4 | nibble(lo.z) << 8 | nibble(lo.w) << 12 |
+           nibble(hi.x) << 16 | nibble(hi.y) << 20 | nibble(hi.z) << 24 | nibble(hi.w) << 28;
+  } else {
+    for (int c = 0; c < kTile && x0 + c < f.width; ++c) bits |= (row[c] != 0 ? 1u : 0u) << c;
+  }
+  const int inside = f.width - x0;
+  return inside < kTile ? bits & ((1u << inside) - 1u) : bits;
+}
+
+// The first column of the run of set bits that holds column c.
+__device__ __forceinline__ int run_start(std::uint32_t bits, int c) {
+  const std::uint32_t gaps = ~bits & ((1u << c) - 1u);
+  return gaps ? 32 - __clz(gaps) : 0;
+}
+
+// A warp a 32x32 tile, lane r its row r. The row's mask bits come from two 16-byte loads; each
+// run of set bits is one node, at its first pixel. The edges to the row above are the unions
+// the pixel-by-pixel rules ask for (an edge implied by a left and an upper-left neighbour is
+// skipped), found for the whole row by bit operations and united between run starts with
+// shared atomicMin. Then each run start points at its root, and the warp writes each foreground
+// pixel's root a tile row at a time (coalesced), and each row's word of root bits.
 template <bool kEight>
-__global__ void __launch_bounds__(kTile* kTileRows)
+__global__ void __launch_bounds__(kTile* kTileWarps)
     tile_union(Frame f, std::uint32_t* parent, std::uint32_t* tile_root_bits) {
-  constexpr int kRows = kTile / kTileRows;
-  __shared__ std::uint32_t node[kTile * kTile];  // tile-local parents, index r * kTile + lane
-  __shared__ std::uint32_t row_bits[kTile];      // mask bits of each tile row
-  const int lane = threadIdx.x;
-  const int x = blockIdx.x * kTile + lane;
-  const int y0 = blockIdx.y * kTile;
-  std::uint32_t bits[kRows];
-#pragma unroll
-  for (int k = 0; k < kRows; ++k) {
-    const int r = threadIdx.y + k * kTileRows;
-    const std::uint32_t b = __ballot_sync(~0u, fg(f, x, y0 + r));
-    bits[k] = b;
-    if (lane == 0) row_bits[r] = b;
-    // The start of this pixel's run: the lowest lane from which every bit up to here is set.
-    const std::uint32_t gaps = ~b & ((1u << lane) - 1u);
-    node[r * kTile + lane] = r * kTile + (gaps ? 32 - __clz(gaps) : 0);
+  __shared__ std::uint32_t nodes[kTileWarps][kTile * kTile];  // index r * kTile + column
+  std::uint32_t* node = nodes[threadIdx.y];
+  const int lane = static_cast<int>(threadIdx.x);
+  const int x0 =
+      (static_cast<int>(blockIdx.x) * kTileWarps + static_cast<int>(threadIdx.y)) * kTile;
+  const int y0 = static_cast<int>(blockIdx.y) * kTile;
+  if (x0 >= f.width) return;  // the whole warp
+  const std::uint32_t b = row_bits(f, x0, y0 + lane);
+  const std::uint32_t up_row = __shfl_up_sync(~0u, b, 1);
+  const std::uint32_t a = lane > 0 ? up_row : 0u;
+  const std::uint32_t base = static_cast<std::uint32_t>(lane) * kTile;
+  for (std::uint32_t starts = b & ~(b << 1); starts; starts &= starts - 1) {
+    const std::uint32_t c = __ffs(starts) - 1;
+    node[base + c] = base + c;
   }
-  __syncthreads();
-#pragma unroll
-  for (int k = 0; k < kRows; ++k) {
-    const int r = threadIdx.y + k * kTileRows;
-    const std::uint32_t b = bits[k];
-    if (r == 0 || !(b >> lane & 1u)) continue;
-    const std::uint32_t above = row_bits[r - 1];
-    const bool up = above >> lane & 1u;
-    const bool left = lane > 0 && (b >> (lane - 1) & 1u);
-    const bool upleft = lane > 0 && (above >> (lane - 1) & 1u);
-    const bool upright = lane < kTile - 1 && (above >> (lane + 1) & 1u);
-    const std::uint32_t i = r * kTile + lane;
-    if (up) {
-      if (!(left && upleft)) unite<false>(node, i, i - kTile);
-    } else if (kEight) {
-      if (upleft && !left) unite<false>(node, i, i - kTile - 1);
-      if (upright) unite<false>(node, i, i - kTile + 1);
+  __syncwarp();
+  // Pixel c of this row joins the pixel above unless its left and upper-left neighbours are
+  // both on (then the row above's run already reaches it through them): the first pixel of
+  // each stretch where both rows are on. With 8 connectivity, where the pixel above is off:
+  // the upper-left one unless the left one is on, and the upper-right one.
+  const std::uint32_t both = b & a;
+  const auto join = [&](std::uint32_t edges, int dx) {
+    for (; edges; edges &= edges - 1) {
+      const int c = __ffs(edges) - 1;
+      unite<false>(node, base + run_start(b, c), base - kTile + run_start(a, c + dx));
     }
+  };
+  join(both & ~(both << 1), 0);
+  if (kEight) {
+    join(b & ~a & (a << 1) & ~(b << 1), -1);
+    join(b & ~a & (a >> 1), 1);
   }
-  __syncthreads();
-#pragma unroll
-  for (int k = 0; k < kRows; ++k) {
-    const int r = threadIdx.y + k * kTileRows;
-    const int y = y0 + r;
-    const bool on = bits[k] >> lane & 1u;
-    const std::uint32_t i = r * kTile + lane;
-    const std::uint32_t root = on ? find(node, i) : 0;
-    const std::uint32_t roots = __ballot_sync(~0u, on && root == i);
-    if (y >= f.height) continue;
-    const std::uint32_t index = static_cast<std::uint32_t>(y) * f.pitch + x;
-    if (on) {
-      parent[index] = static_cast<std::uint32_t>(y0 + root / kTile) * f.pitch + blockIdx.x * kTile +
-                      root % kTile;
-    }
-    if (lane == 0) tile_root_bits[index / 32] = roots;
+  __syncwarp();
+  // Each run start points at its root: a find that lands on itself is a tile root.
+  std::uint32_t roots = 0;
+  for (std::uint32_t starts = b & ~(b << 1); starts; starts &= starts - 1) {
+    const std::uint32_t c = __ffs(starts) - 1;
+    const std::uint32_t root = find(node, base + c);
+    if (root == base + c) roots |= 1u << c;
+    node[base + c] = root;  // only lowers a parent to an ancestor: other finds still end
+  }
+  __syncwarp();
+  const int y = y0 + lane;
+  if (y < f.height) {
+    tile_root_bits[(static_cast<std::uint32_t>(y) * f.pitch + x0) / 32] = roots;
+  }
+  for (int r = 0; r < kTile && y0 + r < f.height; ++r) {
+    const std::uint32_t bits = __shfl_sync(~0u, b, r);
+    if (!(bits >> lane & 1u)) continue;
+    const std::uint32_t root = node[r * kTile + run_start(bits, lane)];
+    parent[static_cast<std::uint32_t>(y0 + r) * f.pitch + x0 + lane] =
+        static_cast<std::uint32_t>(y0 + root / kTile) * f.pitch + x0 + root % kTile;
   }
 }
 
@@ -351,7 +390,8 @@ template <bool kEight>
 cudaError_t launch_pixel(const Frame& f, std::uint32_t* labels, std::ptrdiff_t label_stride,
                          std::uint32_t* count, const Scratch& s, cudaStream_t stream) {
   const dim3 tiles((f.width + kTile - 1) / kTile, (f.height + kTile - 1) / kTile);
-  tile_union<kEight><<<tiles, dim3(kTile, kTileRows), 0, stream>>>(f, s.parent, s.root_bits);
+  tile_union<kEight><<<dim3((tiles.x + kTileWarps - 1) / kTileWarps, tiles.y),
+                       dim3(kTile, kTileWarps), 0, stream>>>(f, s.parent, s.root_bits);
   cudaError_t status = cudaPeekAtLastError();
   if (status != cudaSuccess) return status;
   if (tiles.x > 1 || tiles.y > 1) {
@@ -416,7 +456,8 @@ cudaError_t launch_labels(const std::uint8_t* mask, std::ptrdiff_t mask_stride, 
   cudaError_t status = carve(scratch.data, width, height, s);
   if (status != cudaSuccess) return status;
   if (!scratch.data || scratch.bytes < s.total) return cudaErrorInvalidValue;
-  const Frame f{mask, mask_stride, width, height, index_pitch(width)};
+  const bool words = reinterpret_cast<std::uintptr_t>(mask) % 16 == 0 && mask_stride % 16 == 0;
+  const Frame f{mask, mask_stride, width, height, index_pitch(width), words};
   return connectivity == Connectivity::Eight
              ? launch_pixel<true>(f, labels, label_stride, count, s, stream)
              : launch_pixel<false>(f, labels, label_stride, count, s, stream);
