@@ -26,7 +26,8 @@
 //      it. Writes the root count per word.
 //   4. cub::DeviceScan::InclusiveSum over the counts: roots before each word.
 //   5. relabel: each foreground pixel's root (parent of its parent), its dense id from the root
-//      bits and the scan; 8 pixels a thread so that enough loads are in flight.
+//      bits and the scan; 4 neighbouring pixels in each of 4 rows a thread, a word of mask
+//      bytes and a 16-byte store of labels a row, so that enough loads are in flight.
 //
 // Edges implied by others are not united: a pixel whose left neighbour and upper-left neighbour
 // are both foreground is already joined to the pixel above through them (and, with 8
@@ -48,7 +49,6 @@ namespace {
 
 constexpr int kTile = 32;        // tile side: a lane a tile row, a warp a tile, one word a row
 constexpr int kTileWarps = 4;    // tiles of a tile_union block, side by side
-constexpr int kTileRows = 8;     // threads along y in a relabel block
 constexpr int kBorderTiles = 4;  // tiles per border_union block (one warp each)
 constexpr int kFlatThreads = 256;
 
@@ -196,7 +196,9 @@ __global__ void __launch_bounds__(kTile* kTileWarps)
     const std::uint32_t c = __ffs(starts) - 1;
     const std::uint32_t root = find(node, base + c);
     if (root == base + c) roots |= 1u << c;
-    node[base + c] = root;  // only lowers a parent to an ancestor: other finds still end
+    // Lowers the parent to an ancestor, so other lanes' finds still end; an atomic, as the
+    // unions' writes, beside those finds' reads.
+    atomicMin(node + base + c, root);
   }
   __syncwarp();
   const int y = y0 + lane;
@@ -286,47 +288,75 @@ __global__ void __launch_bounds__(kFlatThreads)
 
 // ---- 5. Dense ids ---------------------------------------------------------------------------
 
-// A thread takes kRelabelCols pixels of a row, 32 apart (each access coalesced across the warp),
-// in kRelabelRows rows: its mask loads, then its parent loads, are all in flight at once, which
-// a pass of little arithmetic per pixel needs to keep the memory busy.
-constexpr int kRelabelCols = 4;
-constexpr int kRelabelRows = 2;
+// A thread takes 4 neighbouring pixels of a row in each of kRelabelRows rows: their mask bytes
+// are one 4-byte load and their labels one 16-byte store where the rows allow it (f.words,
+// labels_words), and the loads of all its rows (mask words, then parents, then their parents)
+// are in flight together, which a pass of little arithmetic per pixel needs to keep the memory
+// busy.
+constexpr int kRelabelRows = 4;
+constexpr int kRelabelWarps = 8;
 
-__global__ void __launch_bounds__(kTile* kTileRows)
+__global__ void __launch_bounds__(32 * kRelabelWarps)
     relabel(Frame f, const std::uint32_t* __restrict__ parent,
             const std::uint32_t* __restrict__ root_bits,
             const std::uint32_t* __restrict__ roots_through, std::uint32_t words,
-            std::uint32_t* __restrict__ labels, std::ptrdiff_t label_stride, std::uint32_t* count) {
-  constexpr int kPixels = kRelabelCols * kRelabelRows;
-  const int x0 = blockIdx.x * (kTile * kRelabelCols) + threadIdx.x;
-  const int y0 = blockIdx.y * (kTileRows * kRelabelRows) + threadIdx.y;
+            std::uint32_t* __restrict__ labels, std::ptrdiff_t label_stride, bool labels_words,
+            std::uint32_t* count) {
+  const int x0 = (static_cast<int>(blockIdx.x) * 32 + static_cast<int>(threadIdx.x)) * 4;
+  const int y0 =
+      (static_cast<int>(blockIdx.y) * kRelabelWarps + static_cast<int>(threadIdx.y)) * kRelabelRows;
   if (count && blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0 && threadIdx.y == 0)
     *count = roots_through[words - 1];
-  bool on[kPixels];
-  std::uint32_t node[kPixels];
+  if (x0 >= f.width) return;
+  const int n = min(f.width - x0, 4);  // pixels of the 4 in the frame
+  std::uint32_t on[kRelabelRows];      // byte k: pixel x0 + k is foreground
 #pragma unroll
-  for (int k = 0; k < kPixels; ++k) {
-    const int x = x0 + (k % kRelabelCols) * kTile, y = y0 + (k / kRelabelCols) * kTileRows;
-    on[k] = fg(f, x, y);
-  }
-#pragma unroll
-  for (int k = 0; k < kPixels; ++k) {
-    const int x = x0 + (k % kRelabelCols) * kTile, y = y0 + (k / kRelabelCols) * kTileRows;
-    node[k] = on[k] ? parent[static_cast<std::uint32_t>(y) * f.pitch + x] : 0;
-  }
-#pragma unroll
-  for (int k = 0; k < kPixels; ++k) node[k] = on[k] ? parent[node[k]] : 0;
-#pragma unroll
-  for (int k = 0; k < kPixels; ++k) {
-    const int x = x0 + (k % kRelabelCols) * kTile, y = y0 + (k / kRelabelCols) * kTileRows;
-    if (x >= f.width || y >= f.height) continue;
-    std::uint32_t id = 0;
-    if (on[k]) {
-      // Roots up to and including the root's word, less those at or after the root in it.
-      const std::uint32_t word = node[k] / 32;
-      id = roots_through[word] - __popc(root_bits[word] >> (node[k] % 32)) + 1;
+  for (int r = 0; r < kRelabelRows; ++r) {
+    const int y = y0 + r;
+    on[r] = 0;
+    if (y >= f.height) continue;
+    const std::uint8_t* row = f.mask + y * f.mask_stride + x0;
+    if (f.words && n == 4) {
+      on[r] = __vcmpne4(__ldg(reinterpret_cast<const unsigned int*>(row)), 0u);
+    } else {
+      for (int k = 0; k < n; ++k) on[r] |= (row[k] != 0 ? 0xffu : 0u) << (8 * k);
     }
-    labels[y * label_stride + x] = id;
+  }
+  std::uint32_t node[kRelabelRows][4];
+#pragma unroll
+  for (int r = 0; r < kRelabelRows; ++r) {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      node[r][k] = on[r] >> (8 * k) & 1u
+                       ? parent[static_cast<std::uint32_t>(y0 + r) * f.pitch + x0 + k]
+                       : 0u;
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kRelabelRows; ++r) {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) node[r][k] = on[r] >> (8 * k) & 1u ? parent[node[r][k]] : 0u;
+  }
+#pragma unroll
+  for (int r = 0; r < kRelabelRows; ++r) {
+    const int y = y0 + r;
+    if (y >= f.height) break;
+    std::uint32_t id[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      id[k] = 0;
+      if (on[r] >> (8 * k) & 1u) {
+        // Roots up to and including the root's word, less those at or after the root in it.
+        const std::uint32_t word = node[r][k] / 32;
+        id[k] = roots_through[word] - __popc(root_bits[word] >> (node[r][k] % 32)) + 1;
+      }
+    }
+    std::uint32_t* out = labels + y * label_stride + x0;
+    if (labels_words && n == 4) {
+      *reinterpret_cast<uint4*>(out) = make_uint4(id[0], id[1], id[2], id[3]);
+    } else {
+      for (int k = 0; k < n; ++k) out[k] = id[k];
+    }
   }
 }
 
@@ -408,10 +438,12 @@ cudaError_t launch_pixel(const Frame& f, std::uint32_t* labels, std::ptrdiff_t l
   status = cub::DeviceScan::InclusiveSum(s.scan_temp, scan_bytes, s.root_counts, s.roots_through,
                                          static_cast<std::int64_t>(words), stream);
   if (status != cudaSuccess) return status;
-  const int span_x = kTile * kRelabelCols, span_y = kTileRows * kRelabelRows;
+  const int span_x = 32 * 4, span_y = kRelabelWarps * kRelabelRows;
   const dim3 grid((f.width + span_x - 1) / span_x, (f.height + span_y - 1) / span_y);
-  relabel<<<grid, dim3(kTile, kTileRows), 0, stream>>>(f, s.parent, s.root_bits, s.roots_through,
-                                                       words, labels, label_stride, count);
+  const bool labels_words =
+      reinterpret_cast<std::uintptr_t>(labels) % 16 == 0 && label_stride % 4 == 0;
+  relabel<<<grid, dim3(32, kRelabelWarps), 0, stream>>>(
+      f, s.parent, s.root_bits, s.roots_through, words, labels, label_stride, labels_words, count);
   return cudaPeekAtLastError();
 }
 
