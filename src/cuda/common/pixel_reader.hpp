@@ -41,32 +41,58 @@ STARSIFT_HD float half_float(std::uint32_t word, int index) {
 }
 
 #if defined(__CUDACC__)
-// Samples x0 .. x0 + 3 of a row of gray format F as floats, read_pixel()'s values, with one
-// load of 4, 8 or 16 bytes: the row's address plus x0 samples must be aligned to that size.
-// GRAY32F samples keep their value here; callers that need only finite ones test them.
+// Samples x0 .. x0 + 3 of a row of gray format F as one word, loaded once and turned into
+// read_pixel()'s floats later (so that a kernel keeps the narrow word, not four floats, while
+// its loads are in flight). load() reads 4, 8 or 16 bytes: the row's address plus x0 samples
+// must be aligned to that size; pack() builds the word from single samples (a row's end, rows of
+// any alignment). GRAY32F samples keep their value; callers that need finite ones test them.
 template <PixelFormat F>
-__device__ void read_quad(const std::byte* row, int x0, float (&v)[4]) {
-  static_assert(F == PixelFormat::Gray8 || F == PixelFormat::Gray16 || F == PixelFormat::Gray32F,
-                "read_quad: gray formats only");
-  if constexpr (F == PixelFormat::Gray8) {
-    const std::uint32_t w = __ldg(reinterpret_cast<const unsigned int*>(row + x0));
-    for (int i = 0; i < 4; ++i) v[i] = byte_float(w, i);
-  } else if constexpr (F == PixelFormat::Gray16) {
-    const uint2 w =
-        __ldg(reinterpret_cast<const uint2*>(row + 2 * static_cast<std::ptrdiff_t>(x0)));
-    v[0] = half_float(w.x, 0);
-    v[1] = half_float(w.x, 1);
-    v[2] = half_float(w.y, 0);
-    v[3] = half_float(w.y, 1);
-  } else {
-    const float4 w =
-        __ldg(reinterpret_cast<const float4*>(row + 4 * static_cast<std::ptrdiff_t>(x0)));
-    v[0] = w.x;
-    v[1] = w.y;
-    v[2] = w.z;
-    v[3] = w.w;
+struct SampleQuad;
+
+template <>
+struct SampleQuad<PixelFormat::Gray8> {
+  using Word = std::uint32_t;
+  __device__ static Word load(const std::byte* row, int x0) {
+    return __ldg(reinterpret_cast<const unsigned int*>(row + x0));
   }
-}
+  __device__ static Word pack(const std::byte* row, int x0, int n) {  // samples 0..n-1, else 0
+    Word w = 0;
+    for (int i = 0; i < n; ++i)
+      w |= static_cast<Word>(__ldg(reinterpret_cast<const std::uint8_t*>(row) + x0 + i)) << (8 * i);
+    return w;
+  }
+  __device__ static float sample(Word w, int i) { return byte_float(w, i); }
+};
+
+template <>
+struct SampleQuad<PixelFormat::Gray16> {
+  using Word = uint2;
+  __device__ static Word load(const std::byte* row, int x0) {
+    return __ldg(reinterpret_cast<const uint2*>(row + 2 * static_cast<std::ptrdiff_t>(x0)));
+  }
+  __device__ static Word pack(const std::byte* row, int x0, int n) {
+    std::uint32_t h[4] = {0, 0, 0, 0};
+    for (int i = 0; i < n; ++i) h[i] = __ldg(reinterpret_cast<const std::uint16_t*>(row) + x0 + i);
+    return make_uint2(h[0] | h[1] << 16, h[2] | h[3] << 16);
+  }
+  __device__ static float sample(Word w, int i) { return half_float(i < 2 ? w.x : w.y, i & 1); }
+};
+
+template <>
+struct SampleQuad<PixelFormat::Gray32F> {
+  using Word = float4;
+  __device__ static Word load(const std::byte* row, int x0) {
+    return __ldg(reinterpret_cast<const float4*>(row + 4 * static_cast<std::ptrdiff_t>(x0)));
+  }
+  __device__ static Word pack(const std::byte* row, int x0, int n) {
+    float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int i = 0; i < n; ++i) v[i] = __ldg(reinterpret_cast<const float*>(row) + x0 + i);
+    return make_float4(v[0], v[1], v[2], v[3]);
+  }
+  __device__ static float sample(Word w, int i) {
+    return i == 0 ? w.x : i == 1 ? w.y : i == 2 ? w.z : w.w;
+  }
+};
 #endif
 
 // Sample x of a row of gray format F (fixed at compile time, for loops that read many samples).

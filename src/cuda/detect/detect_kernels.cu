@@ -5,11 +5,11 @@
 // rounds as the CPU reference's does, operation for operation.
 //
 // The frame is read where it lies: no float copy of it, no residual plane. The background
-// tiles are clipped from the input; the mask pass subtracts the blended background from a
-// shared-memory tile of the input and filters it there; the sums pass recomputes value minus
-// background at the objects' pixels only. The per-component passes skip 16-pixel runs whose
-// mask is empty with one 16-byte load, and the kept-object scan covers the components the frame
-// has, not the most it could have.
+// tiles are clipped from the input; the mask pass subtracts the blended background and filters,
+// in registers for the filters of radius 0 and 1, from a shared-memory tile for the Gaussian;
+// the sums pass recomputes value minus background at the objects' pixels only. The
+// per-component passes skip 16-pixel runs whose mask is empty with one 16-byte load, and the
+// kept-object scan covers the components the frame has, not the most it could have.
 #include <cub/cub.cuh>
 
 #include <algorithm>
@@ -20,6 +20,7 @@
 #include "cuda/common/pixel_reader.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/detect/detect.cuh"
+#include "cuda/detect/detect_frame.cuh"
 #include "cuda/detect/labels.cuh"
 #include "pipeline/detect/background_mesh.hpp"
 #include "pipeline/detect/catalogue.hpp"
@@ -30,6 +31,8 @@
 namespace starsift::cuda {
 
 namespace {
+
+using namespace detect_pass;
 
 constexpr int kRun = 16;      // pixels of a row one thread takes in the sums passes
 constexpr int kBandRows = 4;  // rows of the counting pass's bands (BandWalk)
@@ -158,66 +161,6 @@ __device__ __forceinline__ unsigned long long peak_key(float r, std::uint32_t ra
 template <class T>
 __device__ __forceinline__ T* out_row(ImageView v, int y) {
   return reinterpret_cast<T*>(v.data + static_cast<std::ptrdiff_t>(y) * v.stride);
-}
-
-__device__ __forceinline__ float load_sample(const std::byte* row, int x, PixelFormat f) {
-  switch (f) {
-    case PixelFormat::Gray8:
-      return static_cast<float>(reinterpret_cast<const std::uint8_t*>(row)[x]);
-    case PixelFormat::Gray16:
-      return static_cast<float>(reinterpret_cast<const std::uint16_t*>(row)[x]);
-    default: {
-      const float v = reinterpret_cast<const float*>(row)[x];
-      return isfinite(v) ? v : 0.0f;
-    }
-  }
-}
-
-struct Frame {
-  int width, height;
-  ConstImageView in;  // the frame detected in
-  std::uint8_t* mask;
-  std::size_t mask_pitch;  // bytes, a multiple of 16 (cudaMallocPitch); padding kept at 0
-  std::uint32_t* labels;
-  std::size_t label_pitch;  // elements
-  MeshAxis ax, ay;
-  bool has_background;  // a mesh or global background; else `level` and `noise` everywhere
-  float level, noise;   // background: none (detect_background_plan())
-  const int* col_tile;
-  const float* col_weight;
-  const int* row_tile;
-  const float* row_weight;
-  const float* tile_mean;
-  const float* tile_sigma;
-  const unsigned long long* sigma_max;
-  float* capped;             // the line channel's input, or nullptr when it is off
-  std::size_t capped_pitch;  // elements
-};
-
-// detect_sigma_floor() of the tiles' largest sigma.
-__device__ __forceinline__ float sigma_floor(const Frame& f) {
-  const double best = __longlong_as_double(static_cast<long long>(*f.sigma_max));
-  return static_cast<float>(best > 0.0 ? best * 1e-3 : 1e-6);
-}
-
-__device__ __forceinline__ float value_at(const Frame& f, int x, int y) {
-  return load_sample(f.in.data + y * f.in.stride, x, f.in.format);
-}
-// The blended background and noise of a pixel, as DetectState::estimate_background().
-__device__ __forceinline__ float background_at(const Frame& f, int x, int y) {
-  if (!f.has_background) return f.level;
-  return mesh_blend(f.ax, f.ay, f.col_tile[x], f.col_weight[x], f.row_tile[y], f.row_weight[y],
-                    [&](int k) { return f.tile_mean[k]; });
-}
-__device__ __forceinline__ float sigma_at(const Frame& f, int x, int y) {
-  if (!f.has_background) return f.noise;
-  const float s = mesh_blend(f.ax, f.ay, f.col_tile[x], f.col_weight[x], f.row_tile[y],
-                             f.row_weight[y], [&](int k) { return f.tile_sigma[k]; });
-  const float floor = sigma_floor(f);
-  return s > floor ? s : floor;
-}
-__device__ __forceinline__ float residual_at(const Frame& f, int x, int y) {
-  return value_at(f, x, y) - background_at(f, x, y);
 }
 
 // ---- Background -----------------------------------------------------------------------------
@@ -433,355 +376,6 @@ __global__ void tiles_publish_kernel(Frame f, const TileState* tiles, int count,
                                      float* tile_sigma, unsigned long long* sigma_max) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t < count) publish_tile(f, t, tiles[t], tile_mean, tile_sigma, sigma_max);
-}
-
-// ---- Significance and mask ------------------------------------------------------------------
-
-constexpr int kMaskW = 32, kMaskH = 32;  // the output tile of a mask block
-constexpr int kMaskThreadsY = 8;         // its threads: 32 x 8, four rows each
-
-// The mesh rows a mask block can touch. Its rows' tiles (mesh_locate(): the tile whose centre
-// is at or above) differ by at most span / side + 2 (a row above its tile's centre takes the
-// tile before), +1 for the blend's next row, +1 to count both ends.
-constexpr int kMaskMeshRows =
-    (kMaskH + 2 * DetectParams::kMaxFilterRadius - 1) / DetectParams::kMinMesh + 4;
-
-// The filtered significance against the threshold. The block subtracts the background from
-// its tile of the input and the halo into shared memory (0 outside the frame: background), then
-// each thread sums the taps in the reference's order. Radius: the filter's at compile time (0:
-// none, 1: the default 3 x 3, taps in registers), or -1 for any (`radius`, the Gaussian).
-//
-// The background and sigma blends are split as mesh_blend() computes them: each column's blend
-// along x, (1 - wx) a + wx b, for each mesh row the block touches goes into shared memory once;
-// a pixel then takes (1 - wy) A(j) + wy A(j + 1), the same operations in the same order, so the
-// same bits, for 2 shared loads instead of 8 global ones.
-template <int Radius>
-__global__ void __launch_bounds__(kMaskW* kMaskThreadsY)
-    mask_kernel(Frame f, const float* taps, int runtime_radius, float norm, bool sigma_units,
-                float threshold) {
-  constexpr int kHalo = Radius >= 0 ? Radius : DetectParams::kMaxFilterRadius;
-  constexpr int kTaps = Radius >= 0 ? (2 * Radius + 1) * (2 * Radius + 1) : 1;
-  constexpr int kSide = kMaskW + 2 * kHalo;
-  __shared__ float tile[kSide * (kMaskH + 2 * kHalo)];
-  __shared__ float mean_x[kMaskMeshRows * kSide];   // the mean blended along x, per mesh row
-  __shared__ float sigma_x[kMaskMeshRows * kSide];  // the same for sigma
-  const int r = Radius >= 0 ? Radius : runtime_radius;
-  const int sw = kMaskW + 2 * r, sh = kMaskH + 2 * r;
-  const int bx = blockIdx.x * kMaskW, by = blockIdx.y * kMaskH;
-  const int thread = threadIdx.y * kMaskW + threadIdx.x;
-  constexpr int kThreads = kMaskW * kMaskThreadsY;
-  // Mesh rows from the block's first row's to its last's next (row_tile grows with y).
-  const int j_first = f.has_background ? f.row_tile[max(by - r, 0)] : 0;
-  if (f.has_background) {
-    const int j_last = min(f.row_tile[min(by - r + sh - 1, f.height - 1)] + 1, f.ay.count - 1);
-    const int rows = j_last - j_first + 1;
-    for (int k = thread; k < rows * sw; k += kThreads) {
-      const int jj = k / sw, lx = k - jj * sw;
-      const int x = min(max(bx - r + lx, 0), f.width - 1);
-      const int i = f.col_tile[x], i1 = i + 1 < f.ax.count ? i + 1 : f.ax.count - 1;
-      const float wx = f.col_weight[x], one = 1.0f;
-      const int row = (j_first + jj) * f.ax.count;
-      mean_x[k] = (one - wx) * f.tile_mean[row + i] + wx * f.tile_mean[row + i1];
-      sigma_x[k] = (one - wx) * f.tile_sigma[row + i] + wx * f.tile_sigma[row + i1];
-    }
-    __syncthreads();
-  }
-  // (1 - wy) A(j) + wy A(j + 1) at local column lx of frame row y.
-  auto blend_y = [&](const float* along_x, int lx, int y) {
-    const int j = f.row_tile[y], j1 = j + 1 < f.ay.count ? j + 1 : f.ay.count - 1;
-    const float wy = f.row_weight[y], one = 1.0f;
-    return (one - wy) * along_x[(j - j_first) * sw + lx] + wy * along_x[(j1 - j_first) * sw + lx];
-  };
-  for (int k = thread; k < sw * sh; k += kThreads) {
-    const int ly = k / sw, lx = k - ly * sw;
-    const int x = bx - r + lx, y = by - r + ly;
-    float v = 0.0f;
-    if (x >= 0 && y >= 0 && x < f.width && y < f.height) {
-      v = value_at(f, x, y);
-      v = v - (f.has_background ? blend_y(mean_x, lx, y) : f.level);
-    }
-    tile[k] = v;
-  }
-  float tap[kTaps];
-  if (Radius > 0) {
-#pragma unroll
-    for (int k = 0; k < kTaps; ++k) tap[k] = taps[k];
-  }
-  const float floor = f.has_background ? sigma_floor(f) : 0.0f;
-  __syncthreads();
-  const int x = bx + threadIdx.x;
-  if (x >= f.width) return;
-#pragma unroll
-  for (int row = 0; row < kMaskH / kMaskThreadsY; ++row) {
-    const int ly = threadIdx.y + row * kMaskThreadsY, y = by + ly;
-    if (y >= f.height) return;
-    float sum;
-    if (Radius == 0) {
-      sum = tile[ly * sw + threadIdx.x];
-    } else {
-      // Taps outside the frame add tap * 0: the reference leaves them out, and x + 0 == x.
-      sum = 0.0f;
-      const int side = 2 * r + 1;
-#pragma unroll
-      for (int dy = 0; dy < side; ++dy) {
-        const float* line = tile + (ly + dy) * sw + threadIdx.x;
-#pragma unroll
-        for (int dx = 0; dx < side; ++dx) {
-          sum += (Radius > 0 ? tap[dy * side + dx] : taps[dy * side + dx]) * line[dx];
-        }
-      }
-    }
-    float sigma = f.noise;
-    if (f.has_background) {
-      const float s = blend_y(sigma_x, threadIdx.x + r, y);
-      sigma = s > floor ? s : floor;
-    }
-    const float sig = sigma_units ? sum / (sigma * norm) : sum;
-    f.mask[y * f.mask_pitch + x] = sig > threshold ? 1 : 0;
-    // std::min(sig, kCap) as the CPU caps it (a NaN passes as itself).
-    constexpr float kCap = LineBank::kCap;
-    if (f.capped) f.capped[y * f.capped_pitch + x] = kCap < sig ? kCap : sig;
-  }
-}
-
-// ---- The mask in strips: no filter, or a 3 x 3 one ------------------------------------------
-//
-// mask_kernel's mask and capped significance, bit for bit, for filters of radius 0 and 1 (the
-// default 3 x 3 and none: what whiten -> detect runs), without shared memory. A lane takes
-// 4 columns and walks kStripRows rows down, its residuals in registers, reading a row's
-// 4 samples with one load (read_quad) and converting them without conversion instructions;
-// the columns either side of its 4 come from the neighbouring lanes by shuffles, so with a
-// filter a warp's first and last lanes only compute residuals for the lanes between them.
-// Every load of a lane's rows is issued before the first is used.
-//
-// The significance sum / (sigma norm) is compared with the threshold through the reciprocal
-// unit's quotient (within 2 ulp) wherever that lies further than 2^-16 of the threshold from
-// it, so that its side is the IEEE quotient's; nearer, and wherever the value itself is kept
-// (the line channel's input), through the IEEE division, as the reference divides.
-constexpr int kStripRows = 8;   // output rows a lane
-constexpr int kStripWarps = 4;  // warps of a block, one above the other
-
-template <int Radius>
-constexpr int strip_columns() {  // output columns of a warp
-  return 4 * (32 - 2 * Radius);
-}
-
-// The threshold t of a sigma-unit test sum / d > t (d > 0), with the band around it within
-// which __fdividef's quotient (2 ulp, for d in 2^-126..2^126) cannot tell the IEEE quotient's
-// side: 2^-16 of t either way, everything for a t near the float range's bottom.
-struct QuotientTest {
-  float t, lo, hi;
-  static QuotientTest of(float t) {
-    if (!(t >= 0x1p-100f)) return {t, -HUGE_VALF, HUGE_VALF};
-    return {t, t - t * 0x1p-16f, t + t * 0x1p-16f};
-  }
-  __device__ __forceinline__ bool above(float sum, float d) const {
-    if (!(d >= 0x1p-126f && d <= 0x1p126f)) return sum / d > t;  // __fdividef's range
-    const float q = __fdividef(sum, d);
-    if (q > hi) return true;
-    if (q < lo) return false;
-    return sum / d > t;  // near t, or NaN
-  }
-};
-
-// A frame row's background or sigma at a lane's 4 columns, blended along x for the two mesh
-// rows around the current one (mask_kernel's mean_x and sigma_x), refreshed when the row's mesh
-// row changes: warp-uniform, since a warp's lanes share their rows.
-struct StripMesh {
-  int j = -1;
-  float mean[2][4], sigma[2][4];
-  __device__ void locate(const Frame& f, int x0, int y) {
-    const int jy = f.row_tile[y];
-    if (jy == j) return;
-    j = jy;
-    const int j1 = j + 1 < f.ay.count ? j + 1 : f.ay.count - 1;
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      const int x = min(max(x0 + c, 0), f.width - 1);
-      const int i = f.col_tile[x], i1 = i + 1 < f.ax.count ? i + 1 : f.ax.count - 1;
-      const float wx = f.col_weight[x], one = 1.0f;
-#pragma unroll
-      for (int k = 0; k < 2; ++k) {
-        const int row = (k == 0 ? j : j1) * f.ax.count;
-        mean[k][c] = (one - wx) * f.tile_mean[row + i] + wx * f.tile_mean[row + i1];
-        sigma[k][c] = (one - wx) * f.tile_sigma[row + i] + wx * f.tile_sigma[row + i1];
-      }
-    }
-  }
-  // (1 - wy) A(j) + wy A(j + 1), as mask_kernel's blend_y.
-  __device__ static float blend(const float (&a)[2][4], int c, float wy) {
-    const float one = 1.0f;
-    return (one - wy) * a[0][c] + wy * a[1][c];
-  }
-};
-
-template <int Radius, PixelFormat F, bool kBackground>
-__global__ void __launch_bounds__(32 * kStripWarps)
-    strip_mask_kernel(Frame f, const float* taps, float norm, bool sigma_units,
-                      QuotientTest threshold, bool vector) {
-  static_assert(Radius == 0 || Radius == 1, "strips: no filter or a 3 x 3 one");
-  constexpr int kSide = 2 * Radius + 1;
-  constexpr int kRead = kStripRows + 2 * Radius;  // rows a lane reads
-  const int lane = static_cast<int>(threadIdx.x);
-  const int x0 = static_cast<int>(blockIdx.x) * strip_columns<Radius>() + 4 * (lane - Radius);
-  const int y0 = static_cast<int>(blockIdx.y * kStripWarps + threadIdx.y) * kStripRows;
-  if (y0 >= f.height) return;  // the whole warp: its lanes share their rows
-  const bool whole = vector && x0 >= 0 && x0 + 3 < f.width;
-  float tap[kSide * kSide];
-#pragma unroll
-  for (int k = 0; k < kSide * kSide; ++k) tap[k] = Radius > 0 ? __ldg(taps + k) : 1.0f;
-
-  // Residuals of rows y0 - Radius ..: 0 outside the frame.
-  float value[kRead][4];
-#pragma unroll
-  for (int i = 0; i < kRead; ++i) {
-    const int y = y0 - Radius + i;
-    const std::byte* row = f.in.data + static_cast<std::ptrdiff_t>(y) * f.in.stride;
-    const bool in_rows = y >= 0 && y < f.height;
-    if (in_rows && whole) {
-      read_quad<F>(row, x0, value[i]);
-    } else {
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const int x = x0 + c;
-        value[i][c] = in_rows && x >= 0 && x < f.width ? read_pixel<F>(row, x) : 0.0f;
-      }
-    }
-  }
-  StripMesh mesh;
-  const float floor = kBackground ? sigma_floor(f) : 0.0f;
-  // window[k]: row y + k - Radius's residuals at columns x0 - Radius .. x0 + 3 + Radius.
-  float window[kSide][4 + 2 * Radius];
-  const auto residuals = [&](int i, float(&out)[4 + 2 * Radius]) {
-    const int y = y0 - Radius + i;
-    const bool in_rows = y >= 0 && y < f.height;
-    float wy = 0.0f;
-    if (kBackground && in_rows) {
-      mesh.locate(f, x0, y);
-      wy = f.row_weight[y];
-    }
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      float v = value[i][c];
-      if constexpr (F == PixelFormat::Gray32F) v = isfinite(v) ? v : 0.0f;
-      const int x = x0 + c;
-      if (in_rows && x >= 0 && x < f.width) {
-        v = v - (kBackground ? StripMesh::blend(mesh.mean, c, wy) : f.level);
-      } else {
-        v = 0.0f;
-      }
-      out[c + Radius] = v;
-    }
-    if constexpr (Radius > 0) {
-      out[0] = __shfl_up_sync(0xffffffffu, out[4], 1);
-      out[5] = __shfl_down_sync(0xffffffffu, out[1], 1);
-    }
-  };
-#pragma unroll
-  for (int k = 0; k < kSide - 1; ++k) residuals(k, window[k + 1]);
-  const bool writes = lane >= Radius && lane < 32 - Radius && x0 < f.width;
-#pragma unroll
-  for (int r = 0; r < kStripRows; ++r) {
-    const int y = y0 + r;
-    // Slide the window down a row (registers renamed by the unrolling).
-#pragma unroll
-    for (int k = 0; k + 1 < kSide; ++k) {
-#pragma unroll
-      for (int c = 0; c < 4 + 2 * Radius; ++c) window[k][c] = window[k + 1][c];
-    }
-    residuals(r + kSide - 1, window[kSide - 1]);
-    if (y >= f.height) break;  // warp-uniform
-    float wy = 0.0f;
-    if (kBackground) {
-      mesh.locate(f, x0, y);
-      wy = f.row_weight[y];
-    }
-    std::uint32_t bits = 0;
-    float sig[4];
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      float sum;
-      if (Radius == 0) {
-        sum = window[0][c];
-      } else {
-        // Taps outside the frame add tap * 0: the reference leaves them out, and x + 0 == x.
-        sum = 0.0f;
-#pragma unroll
-        for (int dy = 0; dy < kSide; ++dy) {
-#pragma unroll
-          for (int dx = 0; dx < kSide; ++dx) sum += tap[dy * kSide + dx] * window[dy][c + dx];
-        }
-      }
-      float sigma = f.noise;
-      if (kBackground) {
-        const float s = StripMesh::blend(mesh.sigma, c, wy);
-        sigma = s > floor ? s : floor;
-      }
-      bool above;
-      if (!sigma_units) {
-        sig[c] = sum;
-        above = sum > threshold.t;
-      } else if (f.capped) {
-        sig[c] = sum / (sigma * norm);
-        above = sig[c] > threshold.t;
-      } else {
-        above = threshold.above(sum, sigma * norm);
-      }
-      if (above && x0 + c < f.width) bits |= 1u << (8 * c);
-    }
-    if (!writes) continue;
-    *reinterpret_cast<std::uint32_t*>(f.mask + static_cast<std::size_t>(y) * f.mask_pitch + x0) =
-        bits;
-    if (f.capped) {
-      // std::min(sig, kCap) as the CPU caps it (a NaN passes as itself).
-      constexpr float kCap = LineBank::kCap;
-      float* out = f.capped + static_cast<std::size_t>(y) * f.capped_pitch;
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        if (x0 + c < f.width) out[x0 + c] = kCap < sig[c] ? kCap : sig[c];
-      }
-    }
-  }
-}
-
-// The strips' kernel for the filter's radius (0 or 1), the frame's format and its background.
-// Rows are read a word of 4 samples at a time where every row's address allows it.
-void launch_strip_mask(const Frame& f, int radius, const float* taps, float norm, bool sigma_units,
-                       float threshold, cudaStream_t stream) {
-  const auto sample_bytes = static_cast<std::size_t>(bytes_per_pixel(f.in.format));
-  const auto word = 4 * sample_bytes;
-  const bool vector = reinterpret_cast<std::uintptr_t>(f.in.data) % word == 0 &&
-                      static_cast<std::size_t>(f.in.stride) % word == 0;
-  const auto launch = [&](auto radius_c, auto format_c, auto background_c) {
-    constexpr int kRadius = decltype(radius_c)::value;
-    const dim3 grid((f.width + strip_columns<kRadius>() - 1) / strip_columns<kRadius>(),
-                    (f.height + kStripRows * kStripWarps - 1) / (kStripRows * kStripWarps));
-    strip_mask_kernel<kRadius, decltype(format_c)::value, decltype(background_c)::value>
-        <<<grid, dim3(32, kStripWarps), 0, stream>>>(f, taps, norm, sigma_units,
-                                                     QuotientTest::of(threshold), vector);
-  };
-  const auto with_format = [&](auto radius_c, auto background_c) {
-    switch (f.in.format) {
-      case PixelFormat::Gray8:
-        return launch(radius_c, std::integral_constant<PixelFormat, PixelFormat::Gray8>{},
-                      background_c);
-      case PixelFormat::Gray16:
-        return launch(radius_c, std::integral_constant<PixelFormat, PixelFormat::Gray16>{},
-                      background_c);
-      default:
-        return launch(radius_c, std::integral_constant<PixelFormat, PixelFormat::Gray32F>{},
-                      background_c);
-    }
-  };
-  const auto with_background = [&](auto radius_c) {
-    if (f.has_background) return with_format(radius_c, std::true_type{});
-    return with_format(radius_c, std::false_type{});
-  };
-  if (radius == 0) {
-    with_background(std::integral_constant<int, 0>{});
-  } else {
-    with_background(std::integral_constant<int, 1>{});
-  }
 }
 
 // ---- The line channel (pipeline/detect/line_channel.hpp) ------------------------------------
@@ -1614,15 +1208,7 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
   const auto threshold = static_cast<float>(p.threshold);
   const auto norm = static_cast<float>(b.norm_);
   const int radius = p.filter == DetectFilter::None ? 0 : b.radius_;
-  if (radius <= 1) {
-    launch_strip_mask(f, radius, s.taps, norm, sigma_units, threshold, stream);
-  } else {
-    const dim3 mask_block(kMaskW, kMaskThreadsY);
-    const dim3 mask_grid((w + kMaskW - 1) / kMaskW, (h + kMaskH - 1) / kMaskH);
-    mask_kernel<-1>
-        <<<mask_grid, mask_block, 0, stream>>>(f, s.taps, radius, norm, sigma_units, threshold);
-  }
-  STARSIFT_CUDA_TRY(cudaPeekAtLastError());
+  STARSIFT_CUDA_TRY(launch_mask(f, radius, s.taps, norm, sigma_units, threshold, stream));
   if (b.line_length_ > 0) {
     const LineBankLayout layout = line_layout(b.line_length_);
     const dim3 line_grid((w + kLineW - 1) / kLineW, (h + kLineH - 1) / kLineH);
