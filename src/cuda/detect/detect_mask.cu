@@ -120,6 +120,7 @@ __global__ void __launch_bounds__(kMaskW* kMaskThreadsY)
 // unit's quotient (within 2 ulp) wherever that lies further than 2^-16 of the threshold from
 // it, so that its side is the IEEE quotient's; nearer, and wherever the value itself is kept
 // (the line channel's input), through the IEEE division, as the reference divides.
+
 // Output rows a lane: 4 without a background, 8 with one, whose blend along x a lane keeps
 // for two mesh rows at a time (4 rows gave more loads in flight and fewer registers without a
 // background, and more registers with one).
