@@ -4,7 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <random>
@@ -23,6 +25,28 @@
 
 using namespace starsift;
 using namespace starsift::test;
+
+TEST_CASE("finite_float() on the host is std::isfinite for every exponent", "[whiten]") {
+  // The host form tests the exponent's bits (so loops of it vectorise), the device form
+  // v - v == 0: both must say what std::isfinite says. Every exponent and sign, with mantissas
+  // at both ends and between.
+  int checked = 0, finite = 0;
+  for (std::uint32_t sign = 0; sign < 2; ++sign) {
+    for (std::uint32_t exponent = 0; exponent < 256; ++exponent) {
+      for (const std::uint32_t mantissa :
+           {0u, 1u, 2u, 0x400000u, 0x2aaaaau, 0x7ffffeu, 0x7fffffu}) {
+        const float v = std::bit_cast<float>(sign << 31 | exponent << 23 | mantissa);
+        INFO("bits " << std::hex << std::bit_cast<std::uint32_t>(v));
+        REQUIRE(finite_float(v) == std::isfinite(v));
+        REQUIRE(finite_float(v) == (v - v == 0.0f));
+        ++checked;
+        finite += finite_float(v) ? 1 : 0;
+      }
+    }
+  }
+  CHECK(checked == 2 * 256 * 7);
+  CHECK(finite == 2 * 255 * 7);  // all but the exponent of infinities and NaNs
+}
 
 TEST_CASE("Cholesky solves a positive definite system and refuses an indefinite one",
           "[whiten][math]") {

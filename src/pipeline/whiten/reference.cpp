@@ -2,7 +2,6 @@
 #include "pipeline/whiten/reference.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -42,17 +41,6 @@ void read_row(ConstImageView img, int y, float* out) {
     default:
       std::memcpy(out, row, static_cast<std::size_t>(w) * sizeof(float));
   }
-}
-
-// finite_float() on the bits (not finite: exponent bits all set). GCC keeps a loop with a float
-// comparison scalar (the comparison might trap), but selects on integers vectorise.
-bool finite_bits(float v) {
-  return (std::bit_cast<std::uint32_t>(v) & 0x7f800000u) != 0x7f800000u;
-}
-
-// fit_value() by finite_bits().
-double fit_value_bits(float v) {
-  return finite_bits(v) ? static_cast<double>(v) : 0.0;
 }
 
 // despike_inner() (despike.hpp) of the samples 1 .. w - 2 of a row of an integer frame, whose
@@ -413,7 +401,7 @@ void WhitenState::align(ThreadPool& pool) {
       for (int q_x = begin; q_x < end; ++q_x) {
         const int any =
             any_bad(u0 + q_x) | any_bad(u1 + q_x) | any_bad(u2 + q_x) | any_bad(u3 + q_x);
-        invalid[q_x] = static_cast<unsigned char>(any | !finite_bits(out[q_x]));
+        invalid[q_x] = static_cast<unsigned char>(any | !finite_float(out[q_x]));
         outside[q_x] = row_outside;
       }
       for (int q_x = inner.end; q_x < w; ++q_x) general(q_x);
@@ -504,7 +492,7 @@ void WhitenState::current_products(int n, ThreadPool& pool) {
       for (int k = 0; k < n; ++k) {
         const float* h = history_.frame(m.slots[k]).row_as<float>(y);
         m.row_sums[static_cast<std::size_t>(y) * capacity + m.slots[k]] =
-            row_dot(target, h, w, fit_value_bits);
+            row_dot(target, h, w, fit_value);
       }
     }
   });
@@ -755,7 +743,7 @@ void WhitenState::reject_objects(const WhitenNoiseConstants& c, ThreadPool& pool
       for (int i = 1; i < last; ++i) {
         const float rho_sum = box_sum(r0, r1, r2, i);
         const float var_sum = box_sum(v0, v1, v2, i);
-        box[i] = static_cast<unsigned char>(on & finite_bits(rho_sum) &
+        box[i] = static_cast<unsigned char>(on & finite_float(rho_sum) &
                                             (rho_sum * rho_sum > k2 * var_sum));
       }
       general(w - 1);
@@ -824,7 +812,7 @@ void WhitenState::store(int n, ThreadPool& pool) {
       float* s = stored.row_as<float>(y);
       const int cy = y + to_camera_y;
       // The camera row and the columns [begin, end) whose camera pixel is on the plane; the
-      // loops below are stored_value() for each range, the test on finite_bits().
+      // loops below are stored_value() for each range, the test on finite_float().
       const unsigned char* camera_rejected =
           cy >= 0 && cy < h ? m.rejected.data() + static_cast<std::size_t>(cy) * w : nullptr;
       const int begin = camera_rejected ? std::clamp(-to_camera_x, 0, w) : w;
@@ -836,7 +824,7 @@ void WhitenState::store(int n, ThreadPool& pool) {
       // a branch, or a load only on one side, would keep the loops scalar.
       const int fitted = n >= 1;
       auto pick = [](int excluded, float aligned_value, float prediction) {
-        return excluded | !finite_bits(aligned_value) ? prediction : aligned_value;
+        return excluded | !finite_float(aligned_value) ? prediction : aligned_value;
       };
       auto store_range = [&](int i0, int i1, const unsigned char* rejected) {
         if (rejected) {
