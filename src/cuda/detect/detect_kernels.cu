@@ -99,10 +99,47 @@ struct Small {
 std::size_t align256(std::size_t b) {
   return (b + 255) / 256 * 256;
 }
+
+// The per-component passes walk the frame grid-stride over a grid of a few blocks per SM, so
+// that what a thread or a block adds up for a large object (a frame-filling one, or the
+// component that percolates through a noisy mask) reaches global memory once per block:
+// same-address atomics serialise in the L2, and a million of them cost ~100 ms where a
+// thousand cost microseconds. A thread takes a band of kRun columns and kRows rows at a time;
+// a warp's 32 bands lie side by side, so each of its row loads of the mask is 512 contiguous
+// bytes.
+template <int kRows>
+struct Walk {
+  long long total;  // bands in the frame
+  int per_row;      // bands per band row
+  __host__ __device__ static Walk of(int width, int height) {
+    const int per_row = (width + kRun - 1) / kRun;
+    const int rows = (height + kRows - 1) / kRows;
+    return {static_cast<long long>(per_row) * rows, per_row};
+  }
+  // The top-left pixel of band t.
+  __device__ void origin(long long t, int& x0, int& y0) const {
+    const int row = static_cast<int>(t / per_row);
+    x0 = static_cast<int>(t - static_cast<long long>(row) * per_row) * kRun;
+    y0 = row * kRows;
+  }
+  __device__ static long long first() {
+    return static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  }
+  __device__ static long long stride() { return static_cast<long long>(gridDim.x) * blockDim.x; }
+};
+
+// The counting pass takes bands of kBandRows rows: a star's rows then add up in the thread's
+// slots before an atomic (22 us instead of 27 on an H200's 4096^2 star field of 52 184
+// objects).
+using BandWalk = Walk<kBandRows>;
+// The sums passes take a run of one row a thread, not a band: a thread's pixels are summed one
+// after another, each after its loads, so a band's four or eight rows in one thread made them
+// slower (a streak's sums took twice as long), and the fewer atomics did not make up for it.
+using RunWalk = Walk<1>;
+
 // Words of a bit per run of kRun pixels (RunWalk's runs: whole runs per row, rows after rows).
 std::size_t run_bit_words(int width, int height) {
-  const std::size_t runs = static_cast<std::size_t>((width + kRun - 1) / kRun) * height;
-  return (runs + 31) / 32;
+  return static_cast<std::size_t>((RunWalk::of(width, height).total + 31) / 32);
 }
 // The one size table of Small: with base == nullptr only the total.
 std::size_t carve(std::byte* base, int tiles, int splits, int width, int height, Small* s) {
@@ -488,43 +525,6 @@ __device__ __forceinline__ std::uint32_t run_pixels(const Frame& f, int x0, int 
   };
   return bits4(m.x) | bits4(m.y) << 4 | bits4(m.z) << 8 | bits4(m.w) << 12;
 }
-
-// The per-component passes walk the frame grid-stride over a grid of a few blocks per SM, so
-// that what a thread or a block adds up for a large object (a frame-filling one, or the
-// component that percolates through a noisy mask) reaches global memory once per block:
-// same-address atomics serialise in the L2, and a million of them cost ~100 ms where a
-// thousand cost microseconds. A thread takes a band of kRun columns and kRows rows at a time;
-// a warp's 32 bands lie side by side, so each of its row loads of the mask is 512 contiguous
-// bytes.
-template <int kRows>
-struct Walk {
-  long long total;  // bands in the frame
-  int per_row;      // bands per band row
-  __host__ __device__ static Walk of(int width, int height) {
-    const int per_row = (width + kRun - 1) / kRun;
-    const int rows = (height + kRows - 1) / kRows;
-    return {static_cast<long long>(per_row) * rows, per_row};
-  }
-  // The top-left pixel of band t.
-  __device__ void origin(long long t, int& x0, int& y0) const {
-    const int row = static_cast<int>(t / per_row);
-    x0 = static_cast<int>(t - static_cast<long long>(row) * per_row) * kRun;
-    y0 = row * kRows;
-  }
-  __device__ static long long first() {
-    return static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  }
-  __device__ static long long stride() { return static_cast<long long>(gridDim.x) * blockDim.x; }
-};
-
-// The counting pass takes bands of kBandRows rows: a star's rows then add up in the thread's
-// slots before an atomic (22 us instead of 27 on an H200's 4096^2 star field of 52 184
-// objects).
-using BandWalk = Walk<kBandRows>;
-// The sums passes take a run of one row a thread, not a band: a thread's pixels are summed one
-// after another, each after its loads, so a band's four or eight rows in one thread made them
-// slower (a streak's sums took twice as long), and the fewer atomics did not make up for it.
-using RunWalk = Walk<1>;
 
 // Calls visit(dx, dy, label) for each foreground pixel of the band at (x0, y0), in raster
 // order; dx, dy are its place in the band.
