@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cuda/common/format_traits.cuh"
 #include "cuda/common/pixel_reader.hpp"
+#include "cuda/common/rows_aligned.hpp"
 #include "cuda/detect/detect_frame.cuh"
 #include "pipeline/detect/line_channel.hpp"
 
@@ -336,10 +338,8 @@ __global__ void __launch_bounds__(32 * kStripWarps)
 // Rows are read a word of 4 samples at a time where every row's address allows it.
 void launch_strips(const Frame& f, int radius, const float* taps, float norm, bool sigma_units,
                    float threshold, cudaStream_t stream) {
-  const auto sample_bytes = static_cast<std::size_t>(bytes_per_pixel(f.in.format));
-  const auto word = 4 * sample_bytes;
-  const bool vector = reinterpret_cast<std::uintptr_t>(f.in.data) % word == 0 &&
-                      static_cast<std::size_t>(f.in.stride) % word == 0;
+  const bool vector = rows_aligned(f.in.data, f.in.stride,
+                                   4 * static_cast<std::size_t>(bytes_per_pixel(f.in.format)));
   const auto launch = [&](auto radius_c, auto format_c, auto background_c) {
     constexpr int kRadius = decltype(radius_c)::value;
     constexpr bool kBackground = decltype(background_c)::value;
@@ -351,17 +351,7 @@ void launch_strips(const Frame& f, int radius, const float* taps, float norm, bo
             f, taps, norm, sigma_units, QuotientTest::of(threshold, f.noise * norm), vector);
   };
   const auto with_format = [&](auto radius_c, auto background_c) {
-    switch (f.in.format) {
-      case PixelFormat::Gray8:
-        return launch(radius_c, std::integral_constant<PixelFormat, PixelFormat::Gray8>{},
-                      background_c);
-      case PixelFormat::Gray16:
-        return launch(radius_c, std::integral_constant<PixelFormat, PixelFormat::Gray16>{},
-                      background_c);
-      default:
-        return launch(radius_c, std::integral_constant<PixelFormat, PixelFormat::Gray32F>{},
-                      background_c);
-    }
+    with_gray_format(f.in.format, [&](auto format_c) { launch(radius_c, format_c, background_c); });
   };
   const auto with_background = [&](auto radius_c) {
     if (f.has_background) return with_format(radius_c, std::true_type{});

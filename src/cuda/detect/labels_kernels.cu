@@ -41,6 +41,7 @@
 
 #include <cstdint>
 
+#include "cuda/common/rows_aligned.hpp"
 #include "cuda/detect/labels.cuh"
 
 namespace starsift::cuda {
@@ -440,8 +441,7 @@ cudaError_t launch_pixel(const Frame& f, std::uint32_t* labels, std::ptrdiff_t l
   if (status != cudaSuccess) return status;
   const int span_x = 32 * 4, span_y = kRelabelWarps * kRelabelRows;
   const dim3 grid((f.width + span_x - 1) / span_x, (f.height + span_y - 1) / span_y);
-  const bool labels_words =
-      reinterpret_cast<std::uintptr_t>(labels) % 16 == 0 && label_stride % 4 == 0;
+  const bool labels_words = rows_aligned(labels, label_stride * 4, 16);
   relabel<<<grid, dim3(32, kRelabelWarps), 0, stream>>>(
       f, s.parent, s.root_bits, s.roots_through, words, labels, label_stride, labels_words, count);
   return cudaPeekAtLastError();
@@ -488,7 +488,7 @@ cudaError_t launch_labels(const std::uint8_t* mask, std::ptrdiff_t mask_stride, 
   cudaError_t status = carve(scratch.data, width, height, s);
   if (status != cudaSuccess) return status;
   if (!scratch.data || scratch.bytes < s.total) return cudaErrorInvalidValue;
-  const bool words = reinterpret_cast<std::uintptr_t>(mask) % 16 == 0 && mask_stride % 16 == 0;
+  const bool words = rows_aligned(mask, mask_stride, 16);
   const Frame f{mask, mask_stride, width, height, index_pitch(width), words};
   return connectivity == Connectivity::Eight
              ? launch_pixel<true>(f, labels, label_stride, count, s, stream)

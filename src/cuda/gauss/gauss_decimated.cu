@@ -339,7 +339,7 @@ cudaError_t run_decimated(const Args& a, const gauss_detail::ScratchLayout& scra
   if (!plan_planes(a, C, scratch, wide, small_a, small_b)) return cudaErrorInvalidValue;
   // Gray frames whose rows hold whole words of four samples are read and written by words.
   const auto words = [&](const void* data, std::ptrdiff_t stride) {
-    return C == 1 && gauss_detail::rows_aligned(data, stride, 4 * sizeof_sample<Io>());
+    return C == 1 && rows_aligned(data, stride, 4 * sizeof_sample<Io>());
   };
   const bool words_in = words(a.frame.in, a.frame.in_stride);
   const bool words_out = words(a.frame.out, a.frame.out_stride);

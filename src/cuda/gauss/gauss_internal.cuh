@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cuda/common/rows_aligned.hpp"
 #include "pipeline/gauss/params.hpp"
 #include "pipeline/image.hpp"
 
@@ -15,13 +16,6 @@ namespace starsift::cuda::gauss_detail {
 
 // Dynamic shared memory a kernel may use without opting in.
 inline constexpr std::size_t kDefaultSharedBytes = 48 * 1024;
-
-// Whether rows starting at `data`, `stride` bytes apart, all start on a multiple of `bytes`
-// (so that words of that size can be loaded or stored along them).
-inline bool rows_aligned(const void* data, std::ptrdiff_t stride, std::size_t bytes) noexcept {
-  return (reinterpret_cast<std::uintptr_t>(data) | static_cast<std::uintptr_t>(stride)) % bytes ==
-         0;
-}
 
 // The scratch: the weights of both axes (separable), then two float frames of width *
 // colour channels samples a row, rows row_floats apart.

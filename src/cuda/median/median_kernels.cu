@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "cuda/common/format_traits.cuh"
+#include "cuda/common/rows_aligned.hpp"
 #include "cuda/common/tile_loader.cuh"
 #include "cuda/cuda_check.hpp"
 #include "cuda/median/median.cuh"
@@ -701,9 +702,6 @@ cudaError_t launch_median(const MedianParams& params, ConstImageView in, ImageVi
   const MedianSchedule chosen = resolve(schedule, params.size, in.format);
   if (!median_schedule_supports(chosen, params.size, in.format)) return cudaErrorInvalidValue;
 
-  const auto aligned16 = [](const void* p, std::ptrdiff_t stride) {
-    return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && stride % 16 == 0;
-  };
   const Frame f{in.data,
                 out.data,
                 in.width,
@@ -712,7 +710,7 @@ cudaError_t launch_median(const MedianParams& params, ConstImageView in, ImageVi
                 out.stride,
                 params.border,
                 median_border_sample(params, in.format),
-                aligned16(in.data, in.stride) && aligned16(out.data, out.stride)};
+                rows_aligned(in.data, in.stride, 16) && rows_aligned(out.data, out.stride, 16)};
   switch (in.format) {
     case PixelFormat::Gray8:
       return launch_format<Gray8>(chosen, params.size, 8, f, stream);
