@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "pipeline/detect/background_mesh.hpp"
+#include "pipeline/detect/line_channel.hpp"
 #include "pipeline/image.hpp"
 #include "pipeline/pixel_format.hpp"
 
@@ -65,15 +66,25 @@ __device__ __forceinline__ float background_at(const Frame& f, int x, int y) {
   return mesh_blend(f.ax, f.ay, f.col_tile[x], f.col_weight[x], f.row_tile[y], f.row_weight[y],
                     [&](int k) { return f.tile_mean[k]; });
 }
+// A blended sigma held at the frame's floor.
+__device__ __forceinline__ float floored(float sigma, float floor) {
+  return sigma > floor ? sigma : floor;
+}
 __device__ __forceinline__ float sigma_at(const Frame& f, int x, int y) {
   if (!f.has_background) return f.noise;
   const float s = mesh_blend(f.ax, f.ay, f.col_tile[x], f.col_weight[x], f.row_tile[y],
                              f.row_weight[y], [&](int k) { return f.tile_sigma[k]; });
-  const float floor = sigma_floor(f);
-  return s > floor ? s : floor;
+  return floored(s, sigma_floor(f));
 }
 __device__ __forceinline__ float residual_at(const Frame& f, int x, int y) {
   return value_at(f, x, y) - background_at(f, x, y);
+}
+
+// The line channel's input: the significance capped at LineBank::kCap, as the CPU caps it
+// (std::min(sig, kCap): a NaN passes as itself).
+__device__ __forceinline__ float capped_significance(float sig) {
+  constexpr float kCap = LineBank::kCap;
+  return kCap < sig ? kCap : sig;
 }
 
 // The mask (and the line channel's capped significance, where f.capped) of a filter of

@@ -16,8 +16,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "cuda/common/format_traits.cuh"
-#include "cuda/common/pixel_reader.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/detect/detect.cuh"
 #include "cuda/detect/detect_frame.cuh"

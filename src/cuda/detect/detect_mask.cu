@@ -11,7 +11,6 @@
 #include "cuda/common/pixel_reader.hpp"
 #include "cuda/common/rows_aligned.hpp"
 #include "cuda/detect/detect_frame.cuh"
-#include "pipeline/detect/line_channel.hpp"
 
 namespace starsift::cuda::detect_pass {
 
@@ -96,15 +95,10 @@ __global__ void __launch_bounds__(kMaskW* kMaskThreadsY)
       for (int dx = 0; dx < side; ++dx) sum += taps[dy * side + dx] * line[dx];
     }
     float sigma = f.noise;
-    if (f.has_background) {
-      const float s = blend_y(sigma_x, threadIdx.x + r, y);
-      sigma = s > floor ? s : floor;
-    }
+    if (f.has_background) sigma = floored(blend_y(sigma_x, threadIdx.x + r, y), floor);
     const float sig = sigma_units ? sum / (sigma * norm) : sum;
     f.mask[y * f.mask_pitch + x] = sig > threshold ? 1 : 0;
-    // std::min(sig, kCap) as the CPU caps it (a NaN passes as itself).
-    constexpr float kCap = LineBank::kCap;
-    if (f.capped) f.capped[y * f.capped_pitch + x] = kCap < sig ? kCap : sig;
+    if (f.capped) f.capped[y * f.capped_pitch + x] = capped_significance(sig);
   }
 }
 
@@ -152,13 +146,15 @@ __device__ __noinline__ float ieee_quotient(float a, float b) {
 struct QuotientTest {
   float t, lo, hi;
   float d, inv;  // the frame's d and its rounded reciprocal; inv 0: d outside that range
+  // __fdividef's range of divisors (2 ulp within it).
+  STARSIFT_HD static bool divisor_in_range(float d) { return d >= 0x1p-126f && d <= 0x1p126f; }
   static QuotientTest of(float t, float d) {
     QuotientTest q{t, -HUGE_VALF, HUGE_VALF, d, 0.0f};
     if (t >= 0x1p-100f) {
       q.lo = t - t * 0x1p-16f;
       q.hi = t + t * 0x1p-16f;
     }
-    if (d >= 0x1p-126f && d <= 0x1p126f) q.inv = static_cast<float>(1.0 / static_cast<double>(d));
+    if (divisor_in_range(d)) q.inv = static_cast<float>(1.0 / static_cast<double>(d));
     return q;
   }
   __device__ __forceinline__ bool decide(float q, float sum, float d) const {
@@ -173,7 +169,7 @@ struct QuotientTest {
   }
   // d the pixel's.
   __device__ __forceinline__ bool above(float sum, float pixel_d) const {
-    if (!(pixel_d >= 0x1p-126f && pixel_d <= 0x1p126f)) return ieee_quotient(sum, pixel_d) > t;
+    if (!divisor_in_range(pixel_d)) return ieee_quotient(sum, pixel_d) > t;
     return decide(__fdividef(sum, pixel_d), sum, pixel_d);
   }
 };
@@ -302,11 +298,8 @@ __global__ void __launch_bounds__(32 * kStripWarps)
           for (int dx = 0; dx < kSide; ++dx) sum += tap[dy * kSide + dx] * window[dy][c + dx];
         }
       }
-      float sigma = f.noise;
-      if (kBackground) {
-        const float s = StripMesh::blend(mesh.sigma, c, wy);
-        sigma = s > floor ? s : floor;
-      }
+      const float sigma =
+          kBackground ? floored(StripMesh::blend(mesh.sigma, c, wy), floor) : f.noise;
       bool above;
       if (!sigma_units) {
         sig[c] = sum;
@@ -323,12 +316,10 @@ __global__ void __launch_bounds__(32 * kStripWarps)
     *reinterpret_cast<std::uint32_t*>(f.mask + static_cast<std::size_t>(y) * f.mask_pitch + x0) =
         bits;
     if (f.capped) {
-      // std::min(sig, kCap) as the CPU caps it (a NaN passes as itself).
-      constexpr float kCap = LineBank::kCap;
       float* out = f.capped + static_cast<std::size_t>(y) * f.capped_pitch;
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
-        if (x0 + c < f.width) out[x0 + c] = kCap < sig[c] ? kCap : sig[c];
+        if (x0 + c < f.width) out[x0 + c] = capped_significance(sig[c]);
       }
     }
   }
