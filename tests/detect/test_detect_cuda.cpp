@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "cuda/device_buffer.hpp"
 #include "detect/streak_profile.hpp"
 #include "pipeline/detect/catalogue.hpp"
 #include "pipeline/detect/detect_stage.hpp"
@@ -44,11 +45,8 @@ struct Catalogue {
   std::vector<DetectedObject> records;
 };
 
-// The catalogue of the frame `stage` processed last.
-Catalogue catalogue_of(const DetectStage& stage) {
-  const ResultLayout layout = *stage.result_layout();
-  std::vector<std::byte> area(layout.bytes());
-  stage.write_result({area.data(), area.size()});
+// The catalogue a result area holds: its header and the records it counts.
+Catalogue catalogue_in(const std::vector<std::byte>& area) {
   Catalogue c;
   c.header = *reinterpret_cast<const ResultHeader*>(area.data());
   const auto* rec = reinterpret_cast<const DetectedObject*>(area.data() + kResultRecordsOffset);
@@ -56,12 +54,24 @@ Catalogue catalogue_of(const DetectStage& stage) {
   return c;
 }
 
+// The catalogue of the frame `stage` processed last.
+Catalogue catalogue_of(const DetectStage& stage) {
+  const ResultLayout layout = *stage.result_layout();
+  std::vector<std::byte> area(layout.bytes());
+  stage.write_result({area.data(), area.size()});
+  return catalogue_in(area);
+}
+
+// The shape a stage is configured with for `in` (GRAY16 with all 16 bits).
+FrameShape shape_of(const TestImage& in, const SignificanceScale& significance) {
+  return {in.width, in.height, in.format,
+          in.format == PixelFormat::Gray16 ? 16 : default_bit_depth(in.format), significance};
+}
+
 Run run_stage(const DetectParams& p, const BackendChoice& choice, const TestImage& in,
               const SignificanceScale& significance = {}) {
   auto stage = make_detect_stage(p, choice);
-  const FrameShape shape{in.width, in.height, in.format,
-                         in.format == PixelFormat::Gray16 ? 16 : default_bit_depth(in.format),
-                         significance};
+  const FrameShape shape = shape_of(in, significance);
   stage->configure(shape);
   const FrameShape os = stage->output_shape(shape);
   Run r{TestImage(os.width, os.height, os.format, 8), {}, {}};
@@ -132,6 +142,27 @@ TestImage significance_frame(int w, int h, std::uint32_t seed, double density) {
   return img;
 }
 
+// offset + gain z for each sample of the GRAY32F frame `z`, in `format`: integers rounded half
+// to even and clamped to the format's range, as siftwhiten writes its significance.
+TestImage scaled_frame(const TestImage& z, PixelFormat format, float offset, float gain) {
+  TestImage out(z.width, z.height, format);
+  for (int y = 0; y < z.height; ++y) {
+    for (int x = 0; x < z.width; ++x) {
+      const float v = offset + gain * z.cview().row_as<float>(y)[x];
+      if (format == PixelFormat::Gray32F) {
+        out.view().row_as<float>(y)[x] = v;
+      } else if (format == PixelFormat::Gray16) {
+        out.view().row_as<std::uint16_t>(y)[x] =
+            static_cast<std::uint16_t>(std::clamp(std::rint(v), 0.0f, 65535.0f));
+      } else {
+        out.view().row_as<std::uint8_t>(y)[x] =
+            static_cast<std::uint8_t>(std::clamp(std::rint(v), 0.0f, 255.0f));
+      }
+    }
+  }
+  return out;
+}
+
 // Adds a streak (streak_profile.hpp) to a GRAY32F frame.
 void add_streak(TestImage& img, const Streak& s) {
   for (int y = 0; y < img.height; ++y) {
@@ -164,9 +195,7 @@ std::uint64_t pixels_of(const Run& r) {
 Run run_device_form(const DetectParams& p, const TestImage& in, int pad_bytes,
                     const SignificanceScale& significance = {}) {
   auto stage = make_detect_stage(p, gpu());
-  const FrameShape shape{in.width, in.height, in.format,
-                         in.format == PixelFormat::Gray16 ? 16 : default_bit_depth(in.format),
-                         significance};
+  const FrameShape shape = shape_of(in, significance);
   stage->configure_device(shape);
   const FrameShape os = stage->output_shape(shape);
   DeviceCopy frame(in, pad_bytes);
@@ -174,23 +203,19 @@ Run run_device_form(const DetectParams& p, const TestImage& in, int pad_bytes,
   DeviceCopy out(TestImage(os.width, os.height, os.format, 8),
                  pad_bytes / bytes_per_pixel(in.format) * bytes_per_pixel(os.format));
   const std::size_t bytes = stage->result_layout()->bytes();
-  void* area = nullptr;
-  cuda::check(cudaMalloc(&area, bytes), "cudaMalloc");
-  cudaStream_t s = nullptr;
-  cuda::check(cudaStreamCreate(&s), "cudaStreamCreate");
+  cuda::DeviceImage area(bytes, 1);
+  cuda::Stream stream;
   const ImageView fv = frame.view();
-  stage->enqueue({fv.data, fv.width, fv.height, fv.stride, fv.format}, out.view(), s);
-  stage->enqueue_result({static_cast<std::byte*>(area), bytes}, s);
+  stage->enqueue({fv.data, fv.width, fv.height, fv.stride, fv.format}, out.view(), stream.get());
+  stage->enqueue_result({static_cast<std::byte*>(area.data()), bytes}, stream.get());
   std::vector<std::byte> host(bytes);
-  cuda::check(cudaMemcpyAsync(host.data(), area, bytes, cudaMemcpyDeviceToHost, s), "download");
-  cuda::check(cudaStreamSynchronize(s), "sync");
-  cudaStreamDestroy(s);
-  cudaFree(area);
-  Run r{out.download(), *reinterpret_cast<const ResultHeader*>(host.data()), {}};
-  const auto* rec = reinterpret_cast<const DetectedObject*>(host.data() + kResultRecordsOffset);
-  r.records.assign(rec, rec + r.header.count);
+  cuda::check(
+      cudaMemcpyAsync(host.data(), area.data(), bytes, cudaMemcpyDeviceToHost, stream.get()),
+      "download");
+  cuda::check(cudaStreamSynchronize(stream.get()), "sync");
+  Catalogue c = catalogue_in(host);
   CHECK(out.padding_untouched());
-  return r;
+  return {out.download(), c.header, std::move(c.records)};
 }
 
 }  // namespace
@@ -227,15 +252,8 @@ TEST_CASE("CUDA detection on a significance image equals the CPU reference", "[d
 TEST_CASE("CUDA detection of whitening's integer significance (background auto) equals the CPU",
           "[detect][cuda]") {
   // siftwhiten output=significance on 16 bits: 32768 + 1024 snr, clamped at +-32 sigma.
-  TestImage z = significance_frame(300, 211, 5, 0.6);
-  TestImage in(300, 211, PixelFormat::Gray16);
-  for (int y = 0; y < 211; ++y) {
-    for (int x = 0; x < 300; ++x) {
-      const float v = 32768.0f + 1024.0f * z.view().row_as<float>(y)[x];
-      in.view().row_as<std::uint16_t>(y)[x] =
-          static_cast<std::uint16_t>(std::clamp(std::rint(v), 0.0f, 65535.0f));
-    }
-  }
+  const TestImage in =
+      scaled_frame(significance_frame(300, 211, 5, 0.6), PixelFormat::Gray16, 32768.0f, 1024.0f);
   const SignificanceScale scale{32768.0, 1024.0};
   for (const DetectFilter filter : {DetectFilter::None, DetectFilter::Default}) {
     INFO(to_string(filter));
@@ -301,21 +319,7 @@ TEST_CASE("CUDA detection reads rows of any alignment", "[detect][cuda]") {
   // for every format, with and without a filter and a background mesh.
   const TestImage z = significance_frame(211, 97, 9, 0.8);
   for (const PixelFormat format : {PixelFormat::Gray8, PixelFormat::Gray16, PixelFormat::Gray32F}) {
-    TestImage in(z.width, z.height, format);
-    for (int y = 0; y < z.height; ++y) {
-      for (int x = 0; x < z.width; ++x) {
-        const float v = 100.0f + 12.0f * z.cview().row_as<float>(y)[x];
-        if (format == PixelFormat::Gray32F) {
-          in.view().row_as<float>(y)[x] = v;
-        } else if (format == PixelFormat::Gray16) {
-          in.view().row_as<std::uint16_t>(y)[x] =
-              static_cast<std::uint16_t>(std::clamp(std::rint(v), 0.0f, 65535.0f));
-        } else {
-          in.view().row_as<std::uint8_t>(y)[x] =
-              static_cast<std::uint8_t>(std::clamp(std::rint(v), 0.0f, 255.0f));
-        }
-      }
-    }
+    const TestImage in = scaled_frame(z, format, 100.0f, 12.0f);
     for (const DetectFilter filter : {DetectFilter::None, DetectFilter::Default}) {
       for (const DetectBackground bg : {DetectBackground::None, DetectBackground::Mesh}) {
         DetectParams p;
