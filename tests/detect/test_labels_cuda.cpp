@@ -4,6 +4,8 @@
 // sides (device padding never written), one scratch reused without clearing.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <cuda_runtime_api.h>
 
 #include <cmath>
@@ -60,20 +62,30 @@ Mask star_field(int w, int h, std::uint32_t seed) {
   return m;
 }
 
+// How the device rows lie: padded by odd amounts (the mask's rows and the labels' rows unaligned:
+// read and written a sample at a time), or aligned to 16 bytes (a tile row's mask in two 16-byte
+// loads, 4 labels in one store).
+enum class Rows { Odd, Aligned };
+
 struct Labeller {
   Labeller(int max_w, int max_h)
       : scratch_bytes(cuda::label_scratch_bytes(max_w, max_h)),
         scratch(scratch_bytes),
-        mask(static_cast<std::size_t>(max_w + kMaskPad) * max_h),
-        labels(static_cast<std::size_t>(max_w + kLabelPad) * max_h * 4),
+        mask(static_cast<std::size_t>(max_w + 32) * max_h),
+        labels(static_cast<std::size_t>(max_w + 16) * max_h * 4),
         count(4) {
     REQUIRE(scratch_bytes > 0);
   }
 
-  // Labels `m` on the GPU; returns the labels without padding; checks the padding.
+  // Labels `m` on the GPU; returns the labels without padding; checks the padding. With
+  // LabelBackground::Keep the background's labels come back as the buffer held them (every
+  // byte kPadByte).
   std::vector<std::uint32_t> run(const Mask& m, Connectivity c, std::uint32_t& n,
-                                 cudaStream_t stream) {
-    const std::ptrdiff_t mask_stride = m.width + kMaskPad, label_stride = m.width + kLabelPad;
+                                 cudaStream_t stream, Rows rows = Rows::Odd,
+                                 cuda::LabelBackground background = cuda::LabelBackground::Zero) {
+    const bool aligned = rows == Rows::Aligned;
+    const std::ptrdiff_t mask_stride = aligned ? (m.width + 15) / 16 * 16 + 16 : m.width + kMaskPad;
+    const std::ptrdiff_t label_stride = aligned ? (m.width + 3) / 4 * 4 + 4 : m.width + kLabelPad;
     const std::size_t label_bytes = static_cast<std::size_t>(label_stride) * m.height * 4;
     cuda::check(cudaMemset(mask.ptr, 0x5A, static_cast<std::size_t>(mask_stride) * m.height),
                 "cudaMemset");
@@ -82,11 +94,12 @@ struct Labeller {
                 "upload");
     cuda::check(cudaMemset(labels.ptr, kPadByte, label_bytes), "cudaMemset");
     cuda::check(cudaMemset(count.ptr, 0xFF, 4), "cudaMemset");
-    cuda::check(cuda::launch_labels(static_cast<const std::uint8_t*>(mask.ptr), mask_stride,
-                                    m.width, m.height, c, static_cast<std::uint32_t*>(labels.ptr),
-                                    label_stride, static_cast<std::uint32_t*>(count.ptr),
-                                    {scratch.ptr, scratch_bytes}, stream),
-                "launch_labels");
+    cuda::check(
+        cuda::launch_labels(static_cast<const std::uint8_t*>(mask.ptr), mask_stride, m.width,
+                            m.height, c, static_cast<std::uint32_t*>(labels.ptr), label_stride,
+                            static_cast<std::uint32_t*>(count.ptr), {scratch.ptr, scratch_bytes},
+                            stream, cuda::LabelSchedule::Auto, background),
+        "launch_labels");
     cuda::check(cudaStreamSynchronize(stream), "sync");
     std::vector<std::uint32_t> padded(static_cast<std::size_t>(label_stride) * m.height);
     cuda::check(cudaMemcpy(padded.data(), labels.ptr, label_bytes, cudaMemcpyDeviceToHost),
@@ -125,16 +138,39 @@ std::string first_difference(const std::vector<std::uint32_t>& a,
   return "none";
 }
 
+// The labels and count against the reference, in both row layouts; and with the background's
+// labels kept, the foreground's the same and the background's untouched.
 void check_equal(Labeller& gpu, const Mask& m, cudaStream_t stream) {
   for (Connectivity c : {Connectivity::Four, Connectivity::Eight}) {
-    std::uint32_t n_ref = 0, n_gpu = 0;
+    std::uint32_t n_ref = 0;
     const auto expected = reference(m, c, n_ref);
-    const auto got = gpu.run(m, c, n_gpu, stream);
-    INFO(m.name << " " << m.width << "x" << m.height << " connectivity " << static_cast<int>(c)
-                << " components " << n_ref << " first difference "
-                << first_difference(got, expected, m.width));
-    REQUIRE(n_gpu == n_ref);
-    REQUIRE(got == expected);
+    for (const Rows rows : {Rows::Odd, Rows::Aligned}) {
+      std::uint32_t n_gpu = 0;
+      const auto got = gpu.run(m, c, n_gpu, stream, rows);
+      INFO(m.name << " " << m.width << "x" << m.height << " connectivity " << static_cast<int>(c)
+                  << " rows " << (rows == Rows::Odd ? "odd" : "aligned") << " components " << n_ref
+                  << " first difference " << first_difference(got, expected, m.width));
+      REQUIRE(n_gpu == n_ref);
+      REQUIRE(got == expected);
+    }
+    // Background kept: the pass writes the groups of 4 pixels of a row (from column 0) that hold
+    // a foreground pixel, whole, and leaves the others as the buffer held them.
+    std::uint32_t n_kept = 0;
+    const auto kept = gpu.run(m, c, n_kept, stream, Rows::Aligned, cuda::LabelBackground::Keep);
+    REQUIRE(n_kept == n_ref);
+    std::vector<std::uint32_t> want = expected;
+    for (int y = 0; y < m.height; ++y) {
+      for (int x0 = 0; x0 < m.width; x0 += 4) {
+        const int x1 = std::min(x0 + 4, m.width);
+        bool any = false;
+        for (int x = x0; x < x1; ++x)
+          any |= expected[static_cast<std::size_t>(y) * m.width + x] != 0;
+        if (any) continue;
+        for (int x = x0; x < x1; ++x) want[static_cast<std::size_t>(y) * m.width + x] = 0xABABABABu;
+      }
+    }
+    INFO(m.name << " background kept, first difference " << first_difference(kept, want, m.width));
+    REQUIRE(kept == want);
   }
 }
 

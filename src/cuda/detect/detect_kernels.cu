@@ -1007,7 +1007,11 @@ __global__ void labels_out_kernel(Frame f, const std::uint32_t* npix, const std:
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= f.width || y >= f.height) return;
-  const std::uint32_t id = catalogue_id(f.labels[y * f.label_pitch + x], npix, kept, min_area);
+  // Background labels are 0 or whatever the buffer held (LabelBackground::Keep): the mask
+  // decides.
+  const std::uint32_t id = f.mask[y * f.mask_pitch + x] != 0
+                               ? catalogue_id(f.labels[y * f.label_pitch + x], npix, kept, min_area)
+                               : 0u;
   out_row<std::uint16_t>(out, y)[x] = static_cast<std::uint16_t>(id < 65535u ? id : 65535u);
 }
 
@@ -1217,7 +1221,8 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
   STARSIFT_CUDA_TRY(launch_labels(f.mask, static_cast<std::ptrdiff_t>(f.mask_pitch), w, h,
                                   p.connectivity, f.labels,
                                   static_cast<std::ptrdiff_t>(f.label_pitch), s.components,
-                                  {b.label_scratch_.data(), b.label_scratch_bytes_}, stream));
+                                  {b.label_scratch_.data(), b.label_scratch_bytes_}, stream,
+                                  LabelSchedule::Auto, LabelBackground::Keep));
   auto* npix = reinterpret_cast<std::uint32_t*>(b.npix_.data());
   auto* kept = reinterpret_cast<std::uint32_t*>(b.kept_.data());
   auto* sums = reinterpret_cast<DeviceSums*>(b.sums_.data());

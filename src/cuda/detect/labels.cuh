@@ -11,7 +11,8 @@
 // | in-place     | no: mask, labels, count and scratch must not overlap                   |
 // | memory       | device memory, all of them                                             |
 //
-// Results are bit-identical to label_reference(): 0 for background, components numbered
+// Results are bit-identical to label_reference(): 0 for background (or, with
+// LabelBackground::Keep, 0 or the label the buffer held), components numbered
 // 1, 2, 3, ... in raster order of their first pixel. The number of components goes to a device
 // word, so a later stage can size its work without a round trip to the host.
 //
@@ -54,6 +55,12 @@ std::string_view to_string(LabelSchedule schedule) noexcept;
 // Whether `schedule` can label with `connectivity`.
 bool label_schedule_supports(LabelSchedule schedule, Connectivity connectivity) noexcept;
 
+// What the background's labels become: 0, or (Keep) each either 0 or left as the buffer held
+// it, for a caller that reads labels only where the mask is set (detection): on a sparse mask
+// most of the labels' bytes are background, and the pass then writes only the groups of 4
+// pixels that hold a foreground one (their background pixels get 0).
+enum class LabelBackground { Zero, Keep };
+
 // Bytes of scratch launch_labels() needs for frames up to width x height (any schedule); 0 for
 // a size outside the limitations above.
 std::size_t label_scratch_bytes(int width, int height);
@@ -65,6 +72,7 @@ std::size_t label_scratch_bytes(int width, int height);
 cudaError_t launch_labels(const std::uint8_t* mask, std::ptrdiff_t mask_stride, int width,
                           int height, Connectivity connectivity, std::uint32_t* labels,
                           std::ptrdiff_t label_stride, std::uint32_t* count, LabelScratch scratch,
-                          cudaStream_t stream, LabelSchedule schedule = LabelSchedule::Auto);
+                          cudaStream_t stream, LabelSchedule schedule = LabelSchedule::Auto,
+                          LabelBackground background = LabelBackground::Zero);
 
 }  // namespace starsift::cuda

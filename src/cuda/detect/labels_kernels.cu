@@ -302,7 +302,7 @@ __global__ void __launch_bounds__(32 * kRelabelWarps)
             const std::uint32_t* __restrict__ root_bits,
             const std::uint32_t* __restrict__ roots_through, std::uint32_t words,
             std::uint32_t* __restrict__ labels, std::ptrdiff_t label_stride, bool labels_words,
-            std::uint32_t* count) {
+            bool zero_background, std::uint32_t* count) {
   const int x0 = (static_cast<int>(blockIdx.x) * 32 + static_cast<int>(threadIdx.x)) * 4;
   const int y0 =
       (static_cast<int>(blockIdx.y) * kRelabelWarps + static_cast<int>(threadIdx.y)) * kRelabelRows;
@@ -342,6 +342,7 @@ __global__ void __launch_bounds__(32 * kRelabelWarps)
   for (int r = 0; r < kRelabelRows; ++r) {
     const int y = y0 + r;
     if (y >= f.height) break;
+    if (!zero_background && on[r] == 0) continue;  // LabelBackground::Keep: nothing to write
     std::uint32_t id[4];
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
@@ -419,7 +420,8 @@ bool fits(int width, int height) {
 
 template <bool kEight>
 cudaError_t launch_pixel(const Frame& f, std::uint32_t* labels, std::ptrdiff_t label_stride,
-                         std::uint32_t* count, const Scratch& s, cudaStream_t stream) {
+                         bool zero_background, std::uint32_t* count, const Scratch& s,
+                         cudaStream_t stream) {
   const dim3 tiles((f.width + kTile - 1) / kTile, (f.height + kTile - 1) / kTile);
   tile_union<kEight><<<dim3((tiles.x + kTileWarps - 1) / kTileWarps, tiles.y),
                        dim3(kTile, kTileWarps), 0, stream>>>(f, s.parent, s.root_bits);
@@ -442,8 +444,9 @@ cudaError_t launch_pixel(const Frame& f, std::uint32_t* labels, std::ptrdiff_t l
   const int span_x = 32 * 4, span_y = kRelabelWarps * kRelabelRows;
   const dim3 grid((f.width + span_x - 1) / span_x, (f.height + span_y - 1) / span_y);
   const bool labels_words = rows_aligned(labels, label_stride * 4, 16);
-  relabel<<<grid, dim3(32, kRelabelWarps), 0, stream>>>(
-      f, s.parent, s.root_bits, s.roots_through, words, labels, label_stride, labels_words, count);
+  relabel<<<grid, dim3(32, kRelabelWarps), 0, stream>>>(f, s.parent, s.root_bits, s.roots_through,
+                                                        words, labels, label_stride, labels_words,
+                                                        zero_background, count);
   return cudaPeekAtLastError();
 }
 
@@ -474,7 +477,7 @@ std::size_t label_scratch_bytes(int width, int height) {
 cudaError_t launch_labels(const std::uint8_t* mask, std::ptrdiff_t mask_stride, int width,
                           int height, Connectivity connectivity, std::uint32_t* labels,
                           std::ptrdiff_t label_stride, std::uint32_t* count, LabelScratch scratch,
-                          cudaStream_t stream, LabelSchedule schedule) {
+                          cudaStream_t stream, LabelSchedule schedule, LabelBackground background) {
   if (!fits(width, height) || !label_schedule_supports(schedule, connectivity)) {
     return cudaErrorInvalidValue;
   }
@@ -490,9 +493,10 @@ cudaError_t launch_labels(const std::uint8_t* mask, std::ptrdiff_t mask_stride, 
   if (!scratch.data || scratch.bytes < s.total) return cudaErrorInvalidValue;
   const bool words = rows_aligned(mask, mask_stride, 16);
   const Frame f{mask, mask_stride, width, height, index_pitch(width), words};
+  const bool zero = background == LabelBackground::Zero;
   return connectivity == Connectivity::Eight
-             ? launch_pixel<true>(f, labels, label_stride, count, s, stream)
-             : launch_pixel<false>(f, labels, label_stride, count, s, stream);
+             ? launch_pixel<true>(f, labels, label_stride, zero, count, s, stream)
+             : launch_pixel<false>(f, labels, label_stride, zero, count, s, stream);
 }
 
 }  // namespace starsift::cuda
