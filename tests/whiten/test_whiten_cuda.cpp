@@ -420,7 +420,7 @@ TEST_CASE("CUDA whitening: reject: objects under jitter, faint slow movers and h
   // benchmark's sky), one across a tile corner (32, 32), one along the frame's left edge, one
   // from the bottom right corner; a bright fast one; hot pixels (despiked: no measurement). The
   // object test is active from frame 5 (sigma trusted after 4 frames), so most frames run the
-  // objects pass. 200 x 150 is no multiple of the 32 x 32 tiles.
+  // objects pass. 200 x 150 is no multiple of the strips' 120 columns and 32 rows.
   WhitenParams p = classic_params();
   p.history = 8;
   p.shift = WhitenShift::Resample;
@@ -434,7 +434,9 @@ TEST_CASE("CUDA whitening: reject: objects under jitter, faint slow movers and h
   };
   for (const Case c : {Case{200, 150, PixelFormat::Gray16, 16, WhitenOutput::Residual},
                        Case{200, 150, PixelFormat::Gray16, 12, WhitenOutput::Float},
-                       Case{128, 96, PixelFormat::Gray32F, 32, WhitenOutput::Snr}}) {
+                       Case{128, 96, PixelFormat::Gray32F, 32, WhitenOutput::Snr},
+                       // Rows of no multiple of 4 pixels: the strips' sample-at-a-time path.
+                       Case{203, 149, PixelFormat::Gray16, 12, WhitenOutput::Significance}}) {
     INFO(c.width << "x" << c.height << " " << to_string(c.format) << ", output "
                  << to_string(c.output));
     SkySequence sky = star_sky(c.width, c.height, c.format, c.bit_depth);

@@ -14,7 +14,6 @@
 
 #include "cuda/common/format_traits.cuh"
 #include "cuda/common/pixel_reader.hpp"
-#include "cuda/common/tile_loader.cuh"
 #include "cuda/cuda_check.hpp"
 #include "cuda/whiten/whiten.cuh"
 #include "cuda/whiten/whiten_tuning.hpp"
@@ -216,6 +215,46 @@ __device__ __forceinline__ bool update_noise_at(const WhitenDeviceState& s,
   return rejected;
 }
 
+// Whether a warming-up frame writes the zero level (warmup: zeros; passthrough, in the outputs
+// that do not pass the input through).
+__device__ __forceinline__ bool blank_output(const WhitenFramePlan& plan) {
+  return plan.warm && plan.warmup != WhitenWarmup::Partial;
+}
+
+// The output sample of a camera pixel from its residual, sigma_{t-1}^2 and the registration's
+// variance, for every output but the input passed through (residual and float while warming
+// up with passthrough: camera_pixel()). `integer_out`: a GRAY8 or GRAY16 output (rounded and
+// clamped); `blank`: warming up without a fit, the output's zero level.
+__device__ __forceinline__ float camera_output(const WhitenFramePlan& plan, float rho,
+                                               float var_before, float registration,
+                                               bool integer_out, bool blank) {
+  switch (plan.output) {
+    case WhitenOutput::Residual: {
+      const float r = blank ? 0.0f : rho;
+      return integer_out ? integer_output(r, plan.offset, plan.gain, plan.saturation)
+                         : plan.offset + plan.gain * r;
+    }
+    case WhitenOutput::Significance: {
+      const float snr =
+          blank ? 0.0f
+                : pixel_significance(rho, significance_sigma(var_before, registration, plan.noise),
+                                     plan.noise);
+      return integer_out ? integer_output(snr, plan.offset, plan.gain, plan.saturation)
+                         : plan.offset + plan.gain * snr;
+    }
+    case WhitenOutput::Float:
+      return blank ? 0.0f : rho;
+    case WhitenOutput::Snr:
+      // sigma (a square root) worked out only for the outputs that write it.
+      return blank ? 0.0f
+                   : pixel_significance(
+                         rho, significance_sigma(var_before, registration, plan.noise), plan.noise);
+    case WhitenOutput::Sigma:
+      return blank ? 0.0f : pixel_sigma(var_before, plan.noise);
+  }
+  return 0.0f;
+}
+
 // The residual, noise update, outlier test and output of camera pixel (x, y) = p, given the
 // input `value` (x), whether it was despiked, and the prediction there (reference.cpp,
 // residual_and_output()). Returns whether the pixel was rejected.
@@ -237,119 +276,18 @@ __device__ __forceinline__ bool camera_pixel(const WhitenDeviceState& s,
   } else {
     rejected = update_noise_at(s, plan, p, rho, usable);
   }
-  const bool zeros = plan.warm && plan.warmup == WhitenWarmup::Zeros;
   const bool passthrough = plan.warm && plan.warmup == WhitenWarmup::Passthrough;
-  float v = 0.0f;  // float, snr and sigma write 0 for zeros and passthrough
-  switch (plan.output) {
-    case WhitenOutput::Residual:
-      if (passthrough) {
-        copy_sample(in.data, in.stride, out.data, out.stride, x, y, in.format);
-        return rejected;
-      }
-      v = out.format != PixelFormat::Gray32F
-              ? integer_output(zeros ? 0.0f : rho, plan.offset, plan.gain, plan.saturation)
-              : plan.offset + plan.gain * (zeros ? 0.0f : rho);
-      break;
-    case WhitenOutput::Significance: {
-      // Warming up without a fit (zeros, passthrough): significance 0.
-      const float snr =
-          passthrough || zeros
-              ? 0.0f
-              : pixel_significance(rho, significance_sigma(var_before, registration, plan.noise),
-                                   plan.noise);
-      v = out.format != PixelFormat::Gray32F
-              ? integer_output(snr, plan.offset, plan.gain, plan.saturation)
-              : plan.offset + plan.gain * snr;
-      break;
-    }
-    case WhitenOutput::Float:
-      // The input as it came, despiked samples included.
-      v = passthrough ? read_pixel(in.data, in.stride, x, y, in.format) : (zeros ? 0.0f : rho);
-      break;
-    case WhitenOutput::Snr:
-      // sigma (a square root) worked out only for the outputs that write it.
-      v = passthrough || zeros
-              ? 0.0f
-              : pixel_significance(rho, significance_sigma(var_before, registration, plan.noise),
-                                   plan.noise);
-      break;
-    case WhitenOutput::Sigma:
-      v = passthrough || zeros ? 0.0f : pixel_sigma(var_before, plan.noise);
-      break;
+  if (passthrough && plan.output == WhitenOutput::Residual) {
+    copy_sample(in.data, in.stride, out.data, out.stride, x, y, in.format);
+    return rejected;
   }
+  // The input as it came, despiked samples included.
+  const float v = passthrough && plan.output == WhitenOutput::Float
+                      ? read_pixel(in.data, in.stride, x, y, in.format)
+                      : camera_output(plan, rho, var_before, registration,
+                                      out.format != PixelFormat::Gray32F, blank_output(plan));
   write_sample(out.data, out.stride, x, y, out.format, v);
   return rejected;
-}
-
-// The 2-D schedule of the passes that read a neighbourhood (load, align, camera): a block of
-// kTileW x kThreadRows threads per kTileW x kTileH tile, each thread kRowsPerThread rows of
-// one column; a warp is one tile row.
-inline constexpr int kTileW = 32;
-inline constexpr int kTileH = 32;
-inline constexpr int kThreadRows = kWhitenBlock / kTileW;
-inline constexpr int kRowsPerThread = kTileH / kThreadRows;
-static_assert(kWhitenBlock % kTileW == 0 && kTileH % kThreadRows == 0 && kTileW == 32);
-
-inline dim3 tile_grid(const WhitenDeviceState& s) {
-  return dim3((s.width + kTileW - 1) / kTileW, (s.height + kTileH - 1) / kTileH);
-}
-
-// Calls body(r, c, x, y) for each of the thread's kRowsPerThread rows of the tile at (x0, y0):
-// r, c the pixel's row and column in the tile, (x, y) in the frame (possibly outside it). Every
-// thread calls it the same number of times, so the body may vote across the warp.
-template <class Body>
-__device__ __forceinline__ void for_each_thread_row(int x0, int y0, Body body) {
-  const int c = static_cast<int>(threadIdx.x) % kTileW;
-  const int first = static_cast<int>(threadIdx.x) / kTileW;
-#pragma unroll
-  for (int j = 0; j < kRowsPerThread; ++j) {
-    const int r = first + j * kThreadRows;
-    body(r, c, x0 + c, y0 + r);
-  }
-}
-
-// The bicubic rule's first pass over a tile's taps: rows[r][c] = sum of wx[t] * taps[r][c + t],
-// t = 0..3 in order (sample_shifted()'s row sums; each serves the 4 output rows that use it).
-// Bad: also rows_bad[r][c], whether any of those taps is (taps_bad).
-template <int Rows, int TapsW, bool Bad>
-__device__ __forceinline__ void bicubic_rows(const float (&wx)[4], const float (&taps)[Rows][TapsW],
-                                             const unsigned char (*taps_bad)[TapsW],
-                                             float (&rows)[Rows][kTileW],
-                                             unsigned char (*rows_bad)[kTileW]) {
-  for (int i = threadIdx.x; i < Rows * kTileW; i += kWhitenBlock) {
-    const int r = i / kTileW, c = i - r * kTileW;
-    float row = 0.0f;
-#pragma unroll
-    for (int t = 0; t < 4; ++t) row += wx[t] * taps[r][c + t];
-    rows[r][c] = row;
-    if constexpr (Bad) {
-      rows_bad[r][c] =
-          taps_bad[r][c] | taps_bad[r][c + 1] | taps_bad[r][c + 2] | taps_bad[r][c + 3];
-    }
-  }
-}
-
-// The second pass at tile pixel (r, c): sum of wy[t] * rows[r + t][c], t = 0..3 in order.
-template <int Rows>
-__device__ __forceinline__ float bicubic_column(const float (&wy)[4],
-                                                const float (&rows)[Rows][kTileW], int r, int c) {
-  float v = 0.0f;
-#pragma unroll
-  for (int t = 0; t < 4; ++t) v += wy[t] * rows[r + t][c];
-  return v;
-}
-
-// Sets the bits of a warp's tile row (`votes`, lane i = pixel (x0 + i, y)) in a per-pixel mask
-// of a plane `width` wide, cleared before the pass: a row of 32 pixels spans at most two words.
-__device__ __forceinline__ void or_mask_row(std::uint32_t* mask, int width, int x0, int y,
-                                            unsigned votes) {
-  if ((threadIdx.x & 31) != 0 || votes == 0) return;
-  const std::size_t p0 = static_cast<std::size_t>(y) * width + x0;
-  const unsigned shift = static_cast<unsigned>(p0 & 31);
-  atomicOr(mask + (p0 >> 5), votes << shift);
-  if (shift != 0 && (votes >> (32 - shift)) != 0) {
-    atomicOr(mask + (p0 >> 5) + 1, votes >> (32 - shift));
-  }
 }
 
 // p / w for 0 <= p < 2^31 without an integer division (some twenty instructions): the quotient
@@ -410,6 +348,8 @@ cudaError_t launch_whiten_predict(const WhitenDeviceState& state, const WhitenFr
 cudaError_t launch_whiten_store(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                 cudaStream_t stream);
 
+cudaError_t launch_whiten_camera(const WhitenDeviceState& state, const WhitenFramePlan& plan,
+                                 WhitenFrameView in, WhitenFrameView out, cudaStream_t stream);
 cudaError_t launch_whiten_objects(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                   cudaStream_t stream);
 

@@ -1,25 +1,29 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // Whitening, step 1: the input as float (with despike, its spikes at their neighbours' level,
-// flagged and counted), its invalid mask, and (shift: resample) the frame resampled onto the
-// aligned grid.
+// flagged and counted), and with shift: none its invalid mask (with resample the align pass,
+// whiten_align.cu, makes it).
 //
-// Schedule: 2-D tiles of kTileW x kTileH pixels, one block each (kTileW x 8 threads, each
-// thread kTileH / 8 rows), the neighbourhood a tile needs staged once in shared memory. These
-// passes move few bytes per pixel (load: 2 in, 4 out; align: 4 in, 4 out) and were bound by
-// instructions, not memory, when each pixel read its 3 x 3 (16) samples itself and worked out
-// its row by a division. Load: the tile and a 1-pixel margin of the input, then the spike test
-// from shared memory (interior samples of integer frames through despike_inner(), min/max only).
-// Align: the tile's 16-tap footprint of x (border rule: clamped coordinates, as
-// sample_shifted()), then the bicubic rule split in its two passes (each row's 4-tap sum is
-// shared by the 4 output rows that use it; the same arithmetic in the same order, so the same
-// result). The frame's invalid mask is cleared before the pass and a warp ORs its tile row's
-// bits into the (at most two) mask words it touches: rows need not start on a word.
+// Schedule: register strips (whiten_strips.cuh). A lane takes 4 columns and kLoadRows rows,
+// its rows of input read as words of 4 samples (all issued before the first is used) and
+// converted once; its 3 x 3 neighbourhoods come from the row above, the row and the row below in
+// registers, the columns either side from the neighbouring lanes, so a warp's first and last
+// lanes only read. The spike test of a sample with 8 neighbours inside the frame (and finite,
+// for GRAY32F) takes them from the registers (despike_inner(), min/max only); the frame's edges
+// and float samples beside a non-finite one are tested after the strip, reading the frame
+// (despike_sample(), one call site out of the unrolled rows). The pass is bound by the test's
+// instructions (its bytes, 2 in and 4 out a GRAY16 pixel, would take ~25 us at 4096^2 on an
+// H200). Measured there: the tile pass this replaced (the tile and its ring staged in shared
+// memory, a division per cell) 108 us; this one 90 us; rows of 8 or 16 (rolled, loads 4 rows
+// ahead) 98-104 us; a quick test on the 4 edge neighbours first, the full one for its
+// candidates, 105 us (a few percent of noise samples pass it, and each is tested again alone).
 #include <cuda_runtime.h>
 
+#include "cuda/common/pixel_reader.hpp"
+#include "cuda/common/rows_aligned.hpp"
 #include "cuda/whiten/whiten.cuh"
 #include "cuda/whiten/whiten_device.cuh"
+#include "cuda/whiten/whiten_strips.cuh"
 #include "pipeline/whiten/despike.hpp"
-#include "pipeline/whiten/resample.hpp"
 
 namespace starsift::cuda {
 
@@ -27,101 +31,132 @@ namespace {
 
 using namespace whiten_detail;
 
-// The load pass is templated on the input format: a switch on the format per read made the
-// spike test instruction-bound.
+constexpr int kLoadColumns = strip_columns<1, 1>();
+
+// Output rows of a lane.
+constexpr int kLoadRows = 4;
+
+// despike_sample() of input pixel (x, y), reading the frame: the pixels the strip leaves for
+// later (the frame's edges, float pixels with a non-finite sample around them). Out of line:
+// one copy, rarely run.
 template <PixelFormat F>
-__global__ void __launch_bounds__(kWhitenBlock)
-    load_kernel(WhitenDeviceState s, WhitenFramePlan plan, WhitenFrameView in) {
-  constexpr int kW = kTileW + 2, kH = kTileH + 2;
-  __shared__ float raw[kH][kW];  // the input at (x0 - 1 + c, y0 - 1 + r)
-  const int w = s.width, h = s.height;
-  const int x0 = static_cast<int>(blockIdx.x) * kTileW, y0 = static_cast<int>(blockIdx.y) * kTileH;
-  if (plan.despike) {
-    // (By cells over the block, one division each (for_each_cell()): measured faster here than by
-    // rows, 110 against 127 us at 4096^2 on an H100, unlike the align pass's taps.)
-    for_each_cell(kH, kW, threadIdx.x, kWhitenBlock, [&](int r, int c) {
-      const int gx = x0 - 1 + c, gy = y0 - 1 + r;
-      raw[r][c] = gx >= 0 && gx < w && gy >= 0 && gy < h
-                      ? read_pixel<F>(in.data + static_cast<std::ptrdiff_t>(gy) * in.stride, gx)
-                      : 0.0f;  // outside the plane: never read
-    });
-    __syncthreads();
-  }
-  // The spike test reads the input, never x (reference.cpp, load_input()).
-  auto read = [&](int cx, int cy) { return raw[cy - y0 + 1][cx - x0 + 1]; };
-  for_each_thread_row(x0, y0, [&](int tile_r, int tile_c, int x, int y) {
-    const bool inside = x < w && y < h;
-    bool bad = false;
-    bool spike = false;
-    if (inside) {
-      float v;
-      if (plan.despike) {
-        const int r = tile_r + 1, c = tile_c + 1;
-        v = raw[r][c];
-        DespikedSample d;
-        if (F != PixelFormat::Gray32F && x >= 1 && x + 1 < w && y >= 1 && y + 1 < h) {
-          const float around[8] = {raw[r - 1][c - 1], raw[r - 1][c],    raw[r - 1][c + 1],
-                                   raw[r][c - 1],     raw[r][c + 1],    raw[r + 1][c - 1],
-                                   raw[r + 1][c],     raw[r + 1][c + 1]};
-          d = despike_inner(v, around);
-        } else {
-          d = despike_sample(read, x, y, w, h);
-        }
-        // A spike takes its neighbours' level and is flagged: no measurement there
-        // (load_input()).
-        v = d.value;
-        spike = d.spike;
-      } else {
-        v = read_pixel<F>(in.data + static_cast<std::ptrdiff_t>(y) * in.stride, x);
-      }
-      s.x[static_cast<std::size_t>(y) * w + x] = v;
-      bad = unusable(v, plan.saturation);
-    }
-    if (plan.despike) {
-      // Integers: the order of the warps' additions does not matter.
-      const unsigned spikes = __ballot_sync(0xffffffffu, spike);
-      if ((threadIdx.x & 31) == 0 && spikes != 0) {
-        atomicAdd(s.despiked_count, static_cast<unsigned long long>(__popc(spikes)));
-      }
-      if (y < h) or_mask_row(s.spike_bits, s.width, x0, y, spikes);
-    }
-    // shift: none: the camera grid is the aligned grid, and x's mask is the frame's.
-    const unsigned votes = __ballot_sync(0xffffffffu, bad);
-    if (!plan.resample && y < h) or_mask_row(s.frame_bits, s.width, x0, y, votes);
-  });
+__device__ __noinline__ DespikedSample despike_in_frame(WhitenFrameView in, int x, int y, int w,
+                                                        int h) {
+  const auto read = [&](int cx, int cy) {
+    return read_pixel<F>(in.data + static_cast<std::ptrdiff_t>(cy) * in.stride, cx);
+  };
+  return despike_sample(read, x, y, w, h);
 }
 
-__global__ void __launch_bounds__(kWhitenBlock)
-    align_kernel(WhitenDeviceState s, WhitenFramePlan plan) {
-  constexpr int kW = kTileW + 3, kH = kTileH + 3;  // the 4 x 4 taps of a kTileW x kTileH tile
-  __shared__ float taps[kH][kW];
-  __shared__ unsigned char taps_bad[kH][kW];
-  __shared__ float rows[kH][kTileW];  // each tap row's horizontal sum, per output column
-  __shared__ unsigned char rows_bad[kH][kTileW];
-  const ShiftKernel k = s.shift->to_grid;
+// `vector_in`: the input's rows allow a word of 4 samples; `vector_x`: x's rows (w floats) a
+// 16-byte store.
+template <PixelFormat F>
+__global__ void __launch_bounds__(32 * kStripWarps)
+    load_kernel(WhitenDeviceState s, WhitenFramePlan plan, WhitenFrameView in, bool vector_in,
+                bool vector_x) {
+  static_assert(kLoadRows * 4 <= 32, "one bit a pixel of the lane's strip");
+  const int lane = static_cast<int>(threadIdx.x);
   const int w = s.width, h = s.height;
-  const int x0 = static_cast<int>(blockIdx.x) * kTileW, y0 = static_cast<int>(blockIdx.y) * kTileH;
-  const int left = x0 + k.ox - 1, top = y0 + k.oy - 1;
-  for_each_row_cell<kTileW, kThreadRows, kH, kW>([&](int r, int c) {
-    const float v = __ldg(s.x + static_cast<std::size_t>(clamp_index(top + r, h)) * w +
-                          clamp_index(left + c, w));
-    taps[r][c] = v;
-    taps_bad[r][c] = unusable(v, plan.saturation);
-  });
-  __syncthreads();
-  bicubic_rows<kH, kW, true>(k.wx, taps, taps_bad, rows, rows_bad);
-  __syncthreads();
-  for_each_thread_row(x0, y0, [&](int r, int c, int qx, int qy) {
-    bool bad = false;
-    if (qx < w && qy < h) {
-      const float v = bicubic_column(k.wy, rows, r, c);
-      bad = (rows_bad[r][c] | rows_bad[r + 1][c] | rows_bad[r + 2][c] | rows_bad[r + 3][c]) ||
-            !finite_float(v);
-      s.y[static_cast<std::size_t>(qy) * w + qx] = v;
+  const int x0 = static_cast<int>(blockIdx.x) * kLoadColumns + 4 * (lane - 1);
+  const int y0 = static_cast<int>(blockIdx.y * kStripWarps + threadIdx.y) * kLoadRows;
+  if (y0 >= h) return;  // the whole warp: its lanes share their rows
+
+  // Rows y0 - 1 .. y0 + kLoadRows as words of 4 samples; 0 outside the frame (never tested).
+  using Quad = SampleQuad<F>;
+  constexpr int kRead = kLoadRows + 2;
+  typename Quad::Word raw[kRead];
+  const bool whole = vector_in && x0 >= 0 && x0 + 3 < w;
+  const int inside = min(max(w - x0, 0), 4);
+#pragma unroll
+  for (int i = 0; i < kRead; ++i) {
+    const int y = y0 - 1 + i;
+    const std::byte* row = in.data + static_cast<std::ptrdiff_t>(y) * in.stride;
+    const bool in_rows = y >= 0 && y < h && x0 >= 0;
+    raw[i] = whole && in_rows ? Quad::load(row, x0) : Quad::pack(row, x0, in_rows ? inside : 0);
+  }
+  // window[k][c]: row y - 1 + k at column x0 - 1 + c.
+  float window[3][6];
+  const auto convert = [&](int i, float(&out)[6]) {
+#pragma unroll
+    for (int c = 0; c < 4; ++c) out[c + 1] = Quad::sample(raw[i], c);
+    out[0] = __shfl_up_sync(0xffffffffu, out[4], 1);
+    out[5] = __shfl_down_sync(0xffffffffu, out[1], 1);
+  };
+  convert(0, window[1]);
+  convert(1, window[2]);
+  const bool writes = lane >= 1 && lane <= 30 && x0 < w;
+  // The lane's columns all have both neighbours inside the frame.
+  const bool inner_columns = x0 >= 1 && x0 + 4 < w;
+  std::uint32_t later = 0;  // bit 4 r + c: pixel (x0 + c, y0 + r) is tested after the strip
+  unsigned spikes_seen = 0;
+#pragma unroll
+  for (int r = 0; r < kLoadRows; ++r) {
+#pragma unroll
+    for (int c = 0; c < 6; ++c) {
+      window[0][c] = window[1][c];
+      window[1][c] = window[2][c];
     }
-    const unsigned votes = __ballot_sync(0xffffffffu, bad);
-    if (qy < h) or_mask_row(s.frame_bits, s.width, x0, qy, votes);
-  });
+    convert(r + 2, window[2]);
+    const int y = y0 + r;
+    if (y >= h) break;  // warp-uniform
+    if (!writes) continue;
+    float v[4];
+    unsigned spikes = 0, bad = 0;
+    const bool inner = inner_columns && y >= 1 && y + 1 < h;
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      v[c] = window[1][c + 1];
+      if (x0 + c >= w) continue;
+      if (plan.despike) {
+        bool in_registers = inner;
+        if constexpr (F == PixelFormat::Gray32F) {
+          // Only where all nine are finite (despike_sample() skips the rest).
+#pragma unroll
+          for (int k = 0; k < 3; ++k) {
+#pragma unroll
+            for (int d = 0; d < 3; ++d)
+              in_registers = in_registers && finite_float(window[k][c + d]);
+          }
+        }
+        if (!in_registers) {
+          later |= 1u << (4 * r + c);
+          continue;
+        }
+        const float around[8] = {window[0][c],     window[0][c + 1], window[0][c + 2],
+                                 window[1][c],     window[1][c + 2], window[2][c],
+                                 window[2][c + 1], window[2][c + 2]};
+        const DespikedSample d = despike_inner(v[c], around);
+        v[c] = d.value;
+        if (d.spike) spikes |= 1u << c;
+      }
+      if (unusable(v[c], plan.saturation)) bad |= 1u << c;
+    }
+    store_quad(s.x + static_cast<std::size_t>(y) * w, x0, w, vector_x, v);
+    const std::size_t p0 = static_cast<std::size_t>(y) * w + x0;
+    or_pixel_bits(s.spike_bits, p0, spikes);
+    // shift: none: the camera grid is the aligned grid, and x's mask is the frame's.
+    if (!plan.resample) or_pixel_bits(s.frame_bits, p0, bad);
+    spikes_seen += static_cast<unsigned>(__popc(spikes));
+  }
+  // The pixels left for later, one at a time from the frame (after the strip's store of their
+  // row, which this replaces): one call site, out of the unrolled strip, whose code stays small.
+  while (later != 0) {
+    const int bit = __ffs(static_cast<int>(later)) - 1;
+    later &= later - 1;
+    const int x = x0 + (bit & 3), y = y0 + (bit >> 2);
+    const DespikedSample d = despike_in_frame<F>(in, x, y, w, h);
+    const std::size_t p = static_cast<std::size_t>(y) * w + x;
+    s.x[p] = d.value;
+    if (d.spike) {
+      or_pixel_bits(s.spike_bits, p, 1u);
+      ++spikes_seen;
+    }
+    if (!plan.resample && unusable(d.value, plan.saturation)) or_pixel_bits(s.frame_bits, p, 1u);
+  }
+  // Integers: the order of the additions does not matter.
+  if (spikes_seen != 0) {
+    atomicAdd(s.despiked_count, static_cast<unsigned long long>(spikes_seen));
+  }
 }
 
 }  // namespace
@@ -133,16 +168,14 @@ cudaError_t launch_whiten_load(const WhitenDeviceState& state, const WhitenFrame
   const std::size_t mask_bytes = static_cast<std::size_t>(state.words) * sizeof(std::uint32_t);
   STARSIFT_CUDA_TRY(cudaMemsetAsync(state.frame_bits, 0, mask_bytes, stream));
   STARSIFT_CUDA_TRY(cudaMemsetAsync(state.spike_bits, 0, mask_bytes, stream));
-  const dim3 grid = tile_grid(state);
+  const bool vector_in =
+      rows_aligned(in.data, in.stride, 4 * static_cast<std::size_t>(bytes_per_pixel(in.format)));
+  const bool vector_x = state.width % 4 == 0;
+  const dim3 grid = strip_grid(state.width, state.height, kLoadColumns, kLoadRows);
   with_gray_format(in.format, [&](auto format) {
-    load_kernel<decltype(format)::value><<<grid, kWhitenBlock, 0, stream>>>(state, plan, in);
+    load_kernel<decltype(format)::value>
+        <<<grid, strip_block(), 0, stream>>>(state, plan, in, vector_in, vector_x);
   });
-  return cudaPeekAtLastError();
-}
-
-cudaError_t launch_whiten_align(const WhitenDeviceState& state, const WhitenFramePlan& plan,
-                                cudaStream_t stream) {
-  align_kernel<<<tile_grid(state), kWhitenBlock, 0, stream>>>(state, plan);
   return cudaPeekAtLastError();
 }
 

@@ -9,15 +9,14 @@
 //   stored value (4) + sigma^2 (4 + 4) + the run byte (only when it changes) + the output.
 // shift: resample: the residual lives on the camera grid and the stored frame on the aligned
 //   grid, a bicubic step apart, so the pass splits: predict (aligned, whiten_store.cu), this
-//   camera pass (B(p) = b(p - s) by the shared bicubic rule, then as above, and the outlier
-//   test kept per pixel for the store; with shift-noise the significance outputs add
-//   registration_variance() of the aligned prediction, from the tile's taps), store and masks
-//   (aligned, whiten_store.cu).
+//   camera pass (whiten_camera.cu: B(p) = b(p - s) by the shared bicubic rule, then as above,
+//   and the outlier test kept per pixel for the store), store and masks (aligned,
+//   whiten_store.cu).
 //
 // Schedule: the fused pass grid-stride, one pixel per thread per tile, a fixed grid
 // (kWhitenPixelBlocks) so the Gram row partials (one row per block, reduced in a fixed tree)
 // add up in the same order every run; warps cover one mask word each. The weights are read
-// once per block into shared memory. The camera pass (no sums) on 2-D tiles.
+// once per block into shared memory.
 #include <cuda_runtime.h>
 
 #include "cuda/whiten/whiten.cuh"
@@ -90,55 +89,6 @@ __global__ void __launch_bounds__(kWhitenBlock)
   store_gram_row(acc, kept, self, s.gram_partials);
 }
 
-// The camera pass on 2-D tiles (whiten_device.cuh): the tile's 16-tap footprint of b in
-// shared memory (border rule: clamped coordinates, as sample_shifted()), the bicubic rule in
-// its two passes (the same arithmetic in the same order as sample_shifted()), then the
-// camera-pixel rules. Read per pixel from b: 16 taps each had made the pass instruction-bound.
-// Objects (reject: objects, the object test active): the residuals into s.rho; sigma, the runs,
-// the rejected flags and their count are the objects pass's (whiten_objects.cu).
-template <bool Objects>
-__global__ void __launch_bounds__(kWhitenBlock)
-    camera_kernel(WhitenDeviceState s, WhitenFramePlan plan, WhitenFrameView in,
-                  WhitenFrameView out) {
-  constexpr int kW = kTileW + 3, kH = kTileH + 3;
-  __shared__ float taps[kH][kW];
-  __shared__ float rows[kH][kTileW];
-  const ShiftKernel k = s.shift->to_camera;
-  const int w = s.width, h = s.height;
-  const int x0 = static_cast<int>(blockIdx.x) * kTileW, y0 = static_cast<int>(blockIdx.y) * kTileH;
-  const bool predicted = plan.n >= 1;  // else the prediction is 0 (b is not read)
-  if (predicted) {
-    const int left = x0 + k.ox - 1, top = y0 + k.oy - 1;
-    for_each_row_cell<kTileW, kThreadRows, kH, kW>([&](int r, int c) {
-      taps[r][c] = __ldg(s.b + static_cast<std::size_t>(clamp_index(top + r, h)) * w +
-                         clamp_index(left + c, w));
-    });
-    __syncthreads();
-    bicubic_rows<kH, kW, false>(k.wx, taps, nullptr, rows, nullptr);
-    __syncthreads();
-  }
-  for_each_thread_row(x0, y0, [&](int r, int c, int x, int y) {
-    bool rejected = false;
-    if (x < w && y < h) {
-      const float prediction = predicted ? bicubic_column(k.wy, rows, r, c) : 0.0f;
-      const std::size_t p = static_cast<std::size_t>(y) * w + x;
-      const float value = __ldg(s.x + p);
-      // shift-noise: the registration's variance from the aligned prediction around the
-      // pixel's place on that grid, the tile's taps (taps[r + 1][c + 1] is b at (x + ox,
-      // y + oy), clamped at the frame's edges as the CPU clamps it).
-      const float registration =
-          predicted && plan.noise.shift_noise2 > 0.0f
-              ? registration_variance(taps[r + 1][c + 1], taps[r + 1][c], taps[r + 1][c + 2],
-                                      taps[r][c + 1], taps[r + 2][c + 1], plan.noise.shift_noise2)
-              : 0.0f;
-      rejected = camera_pixel(s, plan, p, x, y, value, despiked_at(s, p), prediction, in, out,
-                              Objects ? s.rho : nullptr, registration);
-      if (!Objects) s.rejected[p] = rejected;
-    }
-    if (!Objects) count_rejections(s, rejected);
-  });
-}
-
 // fused_kernel<L, true, Half> for a full history (L = n), else <kWhitenRegisterLags or
 // kWhitenMaxLags, false, Half>: a history that is not full, or longer than the register lags.
 template <bool Half>
@@ -165,16 +115,8 @@ cudaError_t launch_whiten_apply(const WhitenDeviceState& state, const WhitenFram
   if (plan.resample) {
     // Also when n is 0: the predict pass sums the new Gram row's products (b is then 0).
     STARSIFT_CUDA_TRY(launch_whiten_predict(state, plan, stream));
-    // reject: objects before its test is active (sigma not yet trusted) finds no object: the
-    // camera pass's own decision is then the reference's.
-    if (plan.noise.objects) {
-      camera_kernel<true><<<tile_grid(state), kWhitenBlock, 0, stream>>>(state, plan, in, out);
-      STARSIFT_CUDA_TRY(cudaPeekAtLastError());
-      STARSIFT_CUDA_TRY(launch_whiten_objects(state, plan, stream));
-    } else {
-      camera_kernel<false><<<tile_grid(state), kWhitenBlock, 0, stream>>>(state, plan, in, out);
-      STARSIFT_CUDA_TRY(cudaPeekAtLastError());
-    }
+    STARSIFT_CUDA_TRY(launch_whiten_camera(state, plan, in, out, stream));
+    if (plan.noise.objects) STARSIFT_CUDA_TRY(launch_whiten_objects(state, plan, stream));
     return launch_whiten_store(state, plan, stream);
   }
   // The fused pass decides each pixel alone: reject: objects needs shift: resample

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The schedule of whitening's neighbourhood passes in register strips (load, align, the objects'
+// box and decision; whiten_*.cu only), as detection's mask pass (detect_mask.cu): a lane takes
+// 4 columns and walks a few rows down (kStripRows unless the pass says otherwise), a row's 4
+// samples read with one word load where the plane's rows allow it, the columns either side from the
+// neighbouring lanes by shuffles. No shared memory, no barrier, no division per pixel: the tile
+// passes these replaced spent more instructions staging a tile and indexing it than on the pixels'
+// own arithmetic.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cuda/whiten/whiten.cuh"
+#include "pipeline/whiten/pixel_rules.hpp"
+#include "pipeline/whiten/resample.hpp"
+
+namespace starsift::cuda::whiten_detail {
+
+inline constexpr int kStripWarps = 4;  // warps of a block, one above the other
+inline constexpr int kStripRows = 8;   // output rows of a lane
+
+// Output columns of a warp whose first `before` and last `after` lanes only read the columns
+// around the others' (4 columns a lane).
+template <int Before, int After>
+constexpr int strip_columns() {
+  return 4 * (32 - Before - After);
+}
+
+// The grid of a strip pass over a w x h plane, `columns` output columns and `rows` rows a warp.
+inline dim3 strip_grid(int w, int h, int columns, int rows = kStripRows) {
+  const int block_rows = rows * kStripWarps;
+  return dim3((w + columns - 1) / columns, (h + block_rows - 1) / block_rows);
+}
+inline dim3 strip_block() {
+  return dim3(32, kStripWarps);
+}
+
+// Sets, in a per-pixel mask cleared before the pass, the bit of pixel p0 + c for each set bit c
+// of `bits` (c < 4). The masks these passes set (despiked, unusable samples) are sparse: one
+// atomic a set bit, none for a lane whose pixels are clear.
+__device__ __forceinline__ void or_pixel_bits(std::uint32_t* mask, std::size_t p0, unsigned bits) {
+  while (bits != 0) {
+    const std::size_t p = p0 + static_cast<unsigned>(__ffs(static_cast<int>(bits)) - 1);
+    bits &= bits - 1;
+    atomicOr(mask + (p >> 5), 1u << (p & 31));
+  }
+}
+
+// Four consecutive floats of a plane row from column `col`: one 16-byte load where the row
+// allows it (`vector`: rows of a multiple of 4 floats) and all four lie inside 0..w-1; else one
+// load each at clamp_index(col + i, w), the border rule of sample_shifted().
+__device__ __forceinline__ float4 load_clamped_quad(const float* row, int col, int w, bool vector) {
+  if (vector && col >= 0 && col + 3 < w) return __ldg(reinterpret_cast<const float4*>(row + col));
+  const auto at = [&](int i) {
+    const int c = col + i;
+    return __ldg(row + (c < 0 ? 0 : (c >= w ? w - 1 : c)));
+  };
+  return make_float4(at(0), at(1), at(2), at(3));
+}
+
+__device__ __forceinline__ float quad_at(const float4& q, int i) {
+  return i == 0 ? q.x : i == 1 ? q.y : i == 2 ? q.z : q.w;
+}
+
+// Stores a lane's 4 floats at (x0 .. x0 + 3) of a dense plane row: one 16-byte store where the
+// row allows it, else the samples inside the row one by one.
+__device__ __forceinline__ void store_quad(float* row, int x0, int w, bool vector,
+                                           const float (&v)[4]) {
+  if (vector && x0 + 3 < w) {
+    *reinterpret_cast<float4*>(row + x0) = make_float4(v[0], v[1], v[2], v[3]);
+    return;
+  }
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    if (x0 + c < w) row[x0 + c] = v[c];
+  }
+}
+
+// A load through the read-only cache, or (a plane the pass also writes: sigma^2, the runs) a
+// plain one.
+template <bool ReadOnly, class T>
+__device__ __forceinline__ T load_from(const T* p) {
+  if constexpr (ReadOnly) {
+    return __ldg(p);
+  } else {
+    return *p;
+  }
+}
+
+// Four consecutive floats of a plane row from column x0 (x0 >= 0), 0 beyond column w - 1.
+template <bool ReadOnly = true>
+__device__ __forceinline__ float4 load_quad_or_zero(const float* row, int x0, int w, bool vector) {
+  if (vector && x0 + 3 < w) return load_from<ReadOnly>(reinterpret_cast<const float4*>(row + x0));
+  const auto at = [&](int i) { return x0 + i < w ? load_from<ReadOnly>(row + x0 + i) : 0.0f; };
+  return make_float4(at(0), at(1), at(2), at(3));
+}
+
+// Four consecutive bytes of a plane row from column x0 (x0 >= 0) as one word (byte c: column
+// x0 + c), 0 beyond column w - 1; `vector`: rows of a multiple of 4 bytes.
+template <bool ReadOnly = true>
+__device__ __forceinline__ std::uint32_t load_byte_quad(const unsigned char* row, int x0, int w,
+                                                        bool vector) {
+  if (vector && x0 + 3 < w) {
+    return load_from<ReadOnly>(reinterpret_cast<const unsigned int*>(row + x0));
+  }
+  std::uint32_t word = 0;
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    if (x0 + c < w)
+      word |= static_cast<std::uint32_t>(load_from<ReadOnly>(row + x0 + c)) << (8 * c);
+  }
+  return word;
+}
+
+// Stores a byte quad (byte c at column x0 + c) into a plane row, the columns inside it.
+__device__ __forceinline__ void store_byte_quad(unsigned char* row, int x0, int w, bool vector,
+                                                std::uint32_t word) {
+  if (vector && x0 + 3 < w) {
+    *reinterpret_cast<unsigned int*>(row + x0) = word;
+    return;
+  }
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    if (x0 + c < w) row[x0 + c] = static_cast<unsigned char>(word >> (8 * c));
+  }
+}
+
+// Bits p0 .. p0 + 3 of a per-pixel mask of `words` words (bit c: pixel p0 + c, p0 inside the
+// plane; bits past its end read as the last word's padding, 0).
+__device__ __forceinline__ unsigned mask_nibble(const std::uint32_t* mask, int words,
+                                                std::size_t p0) {
+  const std::size_t word = p0 >> 5;
+  const unsigned shift = static_cast<unsigned>(p0 & 31);
+  unsigned long long bits = __ldg(mask + word);
+  if (shift > 28 && word + 1 < static_cast<std::size_t>(words)) {
+    bits |= static_cast<unsigned long long>(__ldg(mask + word + 1)) << 32;
+  }
+  return static_cast<unsigned>(bits >> shift) & 0xfu;
+}
+
+// The sum of a warp's counts added to `total`: one atomic a warp (integers: the order of the
+// additions does not matter). Every lane of the warp calls it.
+__device__ __forceinline__ void add_warp_count(unsigned long long* total, unsigned count) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1)
+    count += __shfl_down_sync(0xffffffffu, count, offset);
+  if ((threadIdx.x & 31) == 0 && count != 0) {
+    atomicAdd(total, static_cast<unsigned long long>(count));
+  }
+}
+
+// ---- The bicubic rule in strips (align) ---------------------------------------------
+//
+// Output lane m of a warp takes the 4 columns q0 = 4m + block start .. q0 + 3; their taps along
+// an input row are columns q0 + ox - 1 .. q0 + ox + 5, which lie in the aligned quads that lanes
+// m, m + 1 and m + 2 load (each lane the word at 4 (m + floor((ox - 1) / 4)) past the block's
+// start), so a lane loads one word a row and takes 6 samples from the two lanes after it. A
+// warp's last two lanes only load: 120 output columns a warp. The offset within the quads,
+// (ox - 1) mod 4, is the same for the whole frame. Each input row's 4-tap sums at the lane's
+// columns are made once and serve the 4 output rows that use them: the bicubic rule split in
+// its two passes, the same products and sums in the same order as sample_shifted().
+inline constexpr int kShiftColumns = strip_columns<0, 2>();
+inline constexpr int kShiftRead = kStripRows + 3;  // input rows of a lane's output rows
+
+// Where a lane's quad of an input row starts (`col`), and where its taps start in it (`e`).
+struct StripShift {
+  int col, e;
+};
+__device__ __forceinline__ StripShift strip_shift(int q0, int ox) {
+  const int lead = ox - 1;
+  const int quads = lead >= 0 ? lead / 4 : -((3 - lead) / 4);  // floor(lead / 4)
+  return {q0 + 4 * quads, lead - 4 * quads};
+}
+
+// The shift kernel's weights and integer offsets, read once from device memory.
+struct StripKernel {
+  int ox, oy;
+  float wx[4], wy[4];
+  __device__ static StripKernel of(const ShiftKernel& k) {
+    StripKernel s;
+    s.ox = k.ox;
+    s.oy = k.oy;
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      s.wx[t] = k.wx[t];
+      s.wy[t] = k.wy[t];
+    }
+    return s;
+  }
+};
+
+// The 7 tap columns of a lane's 4 outputs along one row (taps[j]: column q0 + ox - 1 + j) from
+// the lane's quad and the next two lanes'; `bad` (if given): bit j, whether taps[j] is unusable.
+// Every lane of the warp calls it.
+__device__ __forceinline__ void strip_row_taps(const float4& quad, int e, float (&taps)[7],
+                                               unsigned* bad = nullptr, float saturation = 0.0f) {
+  float v[10];  // columns col .. col + 9
+#pragma unroll
+  for (int j = 0; j < 4; ++j) v[j] = quad_at(quad, j);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) v[4 + j] = __shfl_down_sync(0xffffffffu, v[j], 1);
+#pragma unroll
+  for (int j = 0; j < 2; ++j) v[8 + j] = __shfl_down_sync(0xffffffffu, v[j], 2);
+#pragma unroll
+  for (int j = 0; j < 7; ++j) {
+    taps[j] = e == 0 ? v[j] : e == 1 ? v[j + 1] : e == 2 ? v[j + 2] : v[j + 3];
+  }
+  if (bad != nullptr) {
+    unsigned own = 0;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (unusable(v[j], saturation)) own |= 1u << j;
+    }
+    const unsigned all = own | __shfl_down_sync(0xffffffffu, own, 1) << 4 |
+                         __shfl_down_sync(0xffffffffu, own, 2) << 8;
+    *bad = (all >> e) & 0x7fu;
+  }
+}
+
+// The row pass: sums[c] = sum over t of wx[t] * taps[c + t], t = 0..3 in order.
+__device__ __forceinline__ void strip_row_sums(const float (&wx)[4], const float (&taps)[7],
+                                               float (&sums)[4]) {
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    float row = 0.0f;
+#pragma unroll
+    for (int t = 0; t < 4; ++t) row += wx[t] * taps[c + t];
+    sums[c] = row;
+  }
+}
+
+// The column pass at column c of output row r: sum over t of wy[t] * sums[r + t][c], in order.
+template <int Rows>
+__device__ __forceinline__ float strip_column_sum(const float (&wy)[4],
+                                                  const float (&sums)[Rows][4], int r, int c) {
+  float v = 0.0f;
+#pragma unroll
+  for (int t = 0; t < 4; ++t) v += wy[t] * sums[r + t][c];
+  return v;
+}
+
+}  // namespace starsift::cuda::whiten_detail
