@@ -59,12 +59,21 @@ __global__ void __launch_bounds__(kWhitenBlock)
     const bool rows_of_pairs = width % 2 == 0;
     const std::size_t row_pairs = width / 2;
     const std::size_t pairs = rows_of_pairs ? fit_rows * row_pairs : (s.plane + 1) / 2;
+    // The unit's fit row without a 64-bit division (a software routine of some hundred
+    // instructions, which had made this pass instruction-bound).
+    const double inv_row_pairs = 1.0 / static_cast<double>(row_pairs);
     for (std::size_t unit = start; unit < pairs; unit += step) {
-      const std::size_t pair =
-          rows_of_pairs ? (unit / row_pairs) * sub * row_pairs + unit % row_pairs : unit;
+      std::size_t pair = unit;
+      bool fit0 = true, fit1 = true;  // a fit row's pair: both on it
+      if (rows_of_pairs) {
+        const auto fit =
+            static_cast<std::size_t>(row_of(unit, static_cast<int>(row_pairs), inv_row_pairs));
+        pair = fit * sub * row_pairs + (unit - fit * row_pairs);
+      } else {
+        fit0 = fit_pixel(s, plan, 2 * pair);
+        fit1 = 2 * pair + 1 < s.plane && fit_pixel(s, plan, 2 * pair + 1);
+      }
       const std::size_t q = 2 * pair;
-      const bool fit0 = fit_pixel(s, plan, q);
-      const bool fit1 = q + 1 < s.plane && fit_pixel(s, plan, q + 1);
       if (!fit0 && !fit1) continue;
       const double t0 = fit0 ? fit_value(__ldg(target + q)) : 0.0;
       const double t1 = fit1 ? fit_value(__ldg(target + q + 1)) : 0.0;
@@ -81,8 +90,10 @@ __global__ void __launch_bounds__(kWhitenBlock)
     }
   } else {
     const std::size_t pixels = fit_rows * width;
+    const double inv_w = 1.0 / static_cast<double>(width);
     for (std::size_t unit = start; unit < pixels; unit += step) {
-      const std::size_t p = (unit / width) * sub * width + unit % width;
+      const auto fit = static_cast<std::size_t>(row_of(unit, s.width, inv_w));
+      const std::size_t p = fit * sub * width + (unit - fit * width);
       const double t = fit_value(__ldg(target + p));
 #pragma unroll
       for (int k = 0; k < L; ++k) {

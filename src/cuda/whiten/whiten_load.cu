@@ -85,8 +85,6 @@ __global__ void __launch_bounds__(32 * kStripWarps)
   convert(0, window[1]);
   convert(1, window[2]);
   const bool writes = lane >= 1 && lane <= 30 && x0 < w;
-  // The lane's columns all have both neighbours inside the frame.
-  const bool inner_columns = x0 >= 1 && x0 + 4 < w;
   std::uint32_t later = 0;  // bit 4 r + c: pixel (x0 + c, y0 + r) is tested after the strip
   unsigned spikes_seen = 0;
 #pragma unroll
@@ -102,29 +100,27 @@ __global__ void __launch_bounds__(32 * kStripWarps)
     if (!writes) continue;
     float v[4];
     unsigned spikes = 0, bad = 0;
-    const bool inner = inner_columns && y >= 1 && y + 1 < h;
 #pragma unroll
     for (int c = 0; c < 4; ++c) {
+      const int x = x0 + c;
       v[c] = window[1][c + 1];
-      if (x0 + c >= w) continue;
+      if (x >= w) continue;
       if (plan.despike) {
-        bool in_registers = inner;
-        if constexpr (F == PixelFormat::Gray32F) {
-          // Only where all nine are finite (despike_sample() skips the rest).
-#pragma unroll
-          for (int k = 0; k < 3; ++k) {
-#pragma unroll
-            for (int d = 0; d < 3; ++d)
-              in_registers = in_registers && finite_float(window[k][c + d]);
-          }
-        }
-        if (!in_registers) {
-          later |= 1u << (4 * r + c);
-          continue;
-        }
         const float around[8] = {window[0][c],     window[0][c + 1], window[0][c + 2],
                                  window[1][c],     window[1][c + 2], window[2][c],
                                  window[2][c + 1], window[2][c + 2]};
+        bool inner = x >= 1 && x + 1 < w && y >= 1 && y + 1 < h;
+        if constexpr (F == PixelFormat::Gray32F) {
+          // Only where all nine are finite (despike_sample() skips the rest).
+          bool finite = finite_float(v[c]);
+#pragma unroll
+          for (int k = 0; k < 8; ++k) finite = finite && finite_float(around[k]);
+          inner = inner && finite;
+        }
+        if (!inner) {
+          later |= 1u << (4 * r + c);
+          continue;
+        }
         const DespikedSample d = despike_inner(v[c], around);
         v[c] = d.value;
         if (d.spike) spikes |= 1u << c;
