@@ -209,11 +209,13 @@ __global__ void __launch_bounds__(kWhitenBlock)
   // and j + 64 of the row, so a thread keeps three sums rather than one per lag.
   double row[3] = {0.0, 0.0, 0.0};
   const double inv_w = 1.0 / w;
-  // The stored value of aligned pixel q (y and b its aligned and predicted values), and
+  // fit_row() by the double reciprocal, as row_of(): an integer remainder by the run-time
+  // subsample was some twenty instructions a pixel, worked out whether or not it was needed.
+  const int sub = plan.fit_subsample;
+  const double inv_sub = 1.0 / sub;
+  // The stored value of aligned pixel (qx, qy) (y and b its aligned and predicted values), and
   // whether the row needs correcting there.
-  auto decide = [&](std::size_t q, float y, float b, bool& fix) {
-    const int qy = row_of(q, w, inv_w);
-    const int qx = static_cast<int>(q - static_cast<std::size_t>(qy) * w);
+  auto decide = [&](int qx, int qy, float y, float b, bool& fix) {
     const int cx = qx + dx, cy = qy + dy;
     const bool rejected = cx >= 0 && cx < w && cy >= 0 && cy < h &&
                           __ldg(s.rejected + static_cast<std::size_t>(cy) * w + cx);
@@ -222,7 +224,8 @@ __global__ void __launch_bounds__(kWhitenBlock)
     // The row holds the products of fit_value(y) as the history keeps it (predict pass or
     // the fit's dots); where the stored value differs they are swapped for the stored
     // value's.
-    fix = (replace || !finite_float(y)) && fit_row(qy, plan.fit_subsample);
+    fix = (replace || !finite_float(y)) &&
+          (sub == 1 || qy == row_of(static_cast<std::size_t>(qy), sub, inv_sub) * sub);
     return history_value<Half>(stored_value(y, b, replace), scale);
   };
   auto correct = [&](bool fix, std::size_t q, float stored, float y) {
@@ -255,8 +258,16 @@ __global__ void __launch_bounds__(kWhitenBlock)
     }
     bool fix0 = false, fix1 = false;
     float stored0 = 0.0f, stored1 = 0.0f;
-    if (inside) stored0 = decide(q, y.x, b.x, fix0);
-    if (second) stored1 = decide(q + 1, y.y, b.y, fix1);
+    if (inside) {
+      // The pair's row once; its second pixel may begin the next row (an odd width).
+      const int qy = row_of(q, w, inv_w);
+      const int qx = static_cast<int>(q - static_cast<std::size_t>(qy) * w);
+      stored0 = decide(qx, qy, y.x, b.x, fix0);
+      if (second) {
+        const bool wraps = qx + 1 == w;
+        stored1 = decide(wraps ? 0 : qx + 1, wraps ? qy + 1 : qy, y.y, b.y, fix1);
+      }
+    }
     if (second) {
       if constexpr (Half) {
         static_cast<__half2*>(stored_plane)[pair] =
@@ -267,8 +278,11 @@ __global__ void __launch_bounds__(kWhitenBlock)
     } else if (inside) {
       store_history<Half>(stored_plane, q, stored0, scale);
     }
-    correct(fix0, q, stored0, y.x);
-    correct(fix1, q + 1, stored1, y.y);
+    // Replaced pixels are few: most warps have none.
+    if (__any_sync(0xffffffffu, fix0 || fix1)) {
+      correct(fix0, q, stored0, y.x);
+      correct(fix1, q + 1, stored1, y.y);
+    }
   }
   update_slot_masks(s, plan);
   // The warps' sums, then the block's in warp order: one row of partials per block.
