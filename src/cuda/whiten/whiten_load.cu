@@ -79,8 +79,7 @@ __global__ void __launch_bounds__(32 * kStripWarps)
   const auto convert = [&](int i, float(&out)[6]) {
 #pragma unroll
     for (int c = 0; c < 4; ++c) out[c + 1] = Quad::sample(raw[i], c);
-    out[0] = __shfl_up_sync(0xffffffffu, out[4], 1);
-    out[5] = __shfl_down_sync(0xffffffffu, out[1], 1);
+    spread_neighbours(out);
   };
   convert(0, window[1]);
   convert(1, window[2]);
@@ -89,11 +88,7 @@ __global__ void __launch_bounds__(32 * kStripWarps)
   unsigned spikes_seen = 0;
 #pragma unroll
   for (int r = 0; r < kLoadRows; ++r) {
-#pragma unroll
-    for (int c = 0; c < 6; ++c) {
-      window[0][c] = window[1][c];
-      window[1][c] = window[2][c];
-    }
+    slide_window(window);
     convert(r + 2, window[2]);
     const int y = y0 + r;
     if (y >= h) break;  // warp-uniform

@@ -51,8 +51,7 @@ __device__ __forceinline__ StripPlace object_strip_place() {
 __device__ __forceinline__ void spread_row(const float4& quad, float (&out)[6]) {
 #pragma unroll
   for (int c = 0; c < 4; ++c) out[c + 1] = quad_at(quad, c);
-  out[0] = __shfl_up_sync(0xffffffffu, out[4], 1);
-  out[5] = __shfl_down_sync(0xffffffffu, out[1], 1);
+  spread_neighbours(out);
 }
 
 // The box test of every pixel. Outside the frame rho and sigma^2 read as +0: adding +0 to a
@@ -83,13 +82,8 @@ __global__ void __launch_bounds__(32 * kStripWarps)
   const bool writes = at.lane >= 1 && at.lane <= 30 && at.x0 < w;
 #pragma unroll
   for (int r = 0; r < kStripRows; ++r) {
-#pragma unroll
-    for (int c = 0; c < 6; ++c) {
-      rho[0][c] = rho[1][c];
-      rho[1][c] = rho[2][c];
-      var[0][c] = var[1][c];
-      var[1][c] = var[2][c];
-    }
+    slide_window(rho);
+    slide_window(var);
     spread_row(rho_raw[r + 2], rho[2]);
     spread_row(var_raw[r + 2], var[2]);
     const int y = at.y0 + r;

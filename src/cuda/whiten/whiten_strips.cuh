@@ -38,6 +38,22 @@ inline dim3 strip_block() {
   return dim3(32, kStripWarps);
 }
 
+// The columns either side of a lane's 4 in a row of its 3 x 6 window (out[1..4] set): out[0]
+// from the lane before, out[5] from the lane after. Every lane of the warp calls it.
+__device__ __forceinline__ void spread_neighbours(float (&out)[6]) {
+  out[0] = __shfl_up_sync(0xffffffffu, out[4], 1);
+  out[5] = __shfl_down_sync(0xffffffffu, out[1], 1);
+}
+
+// A 3 x 6 window down a row: rows 1 and 2 move up, and row 2 is the caller's to fill.
+__device__ __forceinline__ void slide_window(float (&window)[3][6]) {
+#pragma unroll
+  for (int c = 0; c < 6; ++c) {
+    window[0][c] = window[1][c];
+    window[1][c] = window[2][c];
+  }
+}
+
 // Sets, in a per-pixel mask cleared before the pass, the bit of pixel p0 + c for each set bit c
 // of `bits` (c < 4). The masks these passes set (despiked, unusable samples) are sparse: one
 // atomic a set bit, none for a lane whose pixels are clear.
