@@ -53,6 +53,9 @@ struct WhitenNoiseConstants {
   // The degrees of freedom of sigma_{t-1} (whiten_sigma_dof()): rho / sigma_{t-1} is Student-t
   // with this many, and the significance outputs write its Gaussian equivalent. 0: no sigma.
   float sigma_dof = 0.0f;
+  // wallace_factor(sigma_dof): gaussian_significance()'s factor, the same for every pixel of a
+  // frame, worked out once (a division a pixel otherwise).
+  float significance_factor = 1.0f;
   // shift-noise squared (px^2) where the frames are aligned (shift: resample), else 0: the
   // significance outputs add registration_variance() to sigma^2.
   float shift_noise2 = 0.0f;
@@ -161,15 +164,23 @@ STARSIFT_HD float pixel_snr(float rho, float sigma) {
 // sigmas passes noise as often whether sigma has averaged 10 frames or 1000: after a start, and at
 // steady state, where the tails of t would otherwise set the false-detection rate
 // (docs/whitening.md, "Noise, outliers, ghosts"). dof 0 (no sigma) or t 0: t unchanged.
-STARSIFT_HD float gaussian_significance(float t, float dof) {
+// Wallace's factor (8 dof + 1) / (8 dof + 3).
+STARSIFT_HD float wallace_factor(float dof) {
+  return (8.0f * dof + 1.0f) / (8.0f * dof + 3.0f);
+}
+// `factor`: wallace_factor(dof), worked out once for many t.
+STARSIFT_HD float gaussian_significance(float t, float dof, float factor) {
   if (!(dof > 0.0f) || t == 0.0f) return t;
-  const float z = (8.0f * dof + 1.0f) / (8.0f * dof + 3.0f) * sqrtf(dof * log1pf(t * t / dof));
+  const float z = factor * sqrtf(dof * log1pf(t * t / dof));
   return t < 0.0f ? -z : z;
+}
+STARSIFT_HD float gaussian_significance(float t, float dof) {
+  return gaussian_significance(t, dof, wallace_factor(dof));
 }
 
 // What output: significance and snr write: gaussian_significance(rho / sigma_{t-1}).
 STARSIFT_HD float pixel_significance(float rho, float sigma, const WhitenNoiseConstants& c) {
-  return gaussian_significance(pixel_snr(rho, sigma), c.sigma_dof);
+  return gaussian_significance(pixel_snr(rho, sigma), c.sigma_dof, c.significance_factor);
 }
 
 // The value stored in the history for an aligned pixel: the aligned frame, or the prediction

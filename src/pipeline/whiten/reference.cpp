@@ -584,6 +584,7 @@ WhitenNoiseConstants whiten_noise_constants(const WhitenParams& params, std::uin
   }
   c.sigma_dof =
       static_cast<float>(whiten_sigma_dof(noise_updates, params.effective_noise_frames()));
+  c.significance_factor = wallace_factor(c.sigma_dof);
   if (params.shift == WhitenShift::Resample) {
     c.shift_noise2 = static_cast<float>(params.shift_noise * params.shift_noise);
   }
