@@ -849,6 +849,33 @@ TEST_CASE("CUDA whitening: each frame's stats come back with it from the engine"
 
 // Small and quick, for compute-sanitizer (memcheck, racecheck, synccheck):
 //   compute-sanitizer --tool memcheck build/tests/starsift_gpu_tests "[whiten-sanitizer]"
+TEST_CASE("CUDA whitening: frames narrower or lower than the strips, and wider than one",
+          "[whiten][cuda]") {
+  // The strip passes take 4 columns a lane and 120 a warp: frames of a few pixels each way
+  // (every lane's columns partly or wholly outside the frame, every pixel on an edge), and
+  // frames that span several warps' strips with a width of no multiple of 4.
+  WhitenParams p = classic_params();
+  p.history = 4;
+  struct Case {
+    int width, height;
+    WhitenShift shift;
+  };
+  for (const Case c : {Case{1, 9, WhitenShift::None}, Case{3, 17, WhitenShift::None},
+                       Case{5, 2, WhitenShift::None}, Case{7, 1, WhitenShift::None},
+                       Case{17, 16, WhitenShift::Resample}, Case{253, 19, WhitenShift::Resample}}) {
+    INFO(c.width << "x" << c.height << " shift " << to_string(c.shift));
+    SkySequence sky = star_sky(c.width, c.height, PixelFormat::Gray16, 12);
+    sky.jitter = c.shift == WhitenShift::Resample ? 0.8 : 0.0;
+    sky.hot_pixels = random_pixels(c.width, c.height, 1 + c.width * c.height / 100, 7);
+    sky.hot_level = 2000.0;
+    p.shift = c.shift;
+    p.shift_window = 16;
+    p.reject = c.shift == WhitenShift::Resample ? WhitenReject::Objects : WhitenReject::Mask;
+    check_against_reference(p, sky, 10,
+                            c.shift == WhitenShift::Resample ? objects_tolerance() : Tolerance{});
+  }
+}
+
 TEST_CASE("CUDA whitening: one small run of every path", "[whiten][cuda][whiten-sanitizer]") {
   SkySequence sky = star_sky(37, 29, PixelFormat::Gray16, 12);  // odd sizes: partial warps
   sky.jitter = 0.8;
