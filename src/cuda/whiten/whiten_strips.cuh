@@ -14,8 +14,7 @@
 #include <cstdint>
 
 #include "cuda/whiten/whiten.cuh"
-#include "pipeline/whiten/pixel_rules.hpp"
-#include "pipeline/whiten/resample.hpp"
+#include "pipeline/whiten/resample.hpp"  // clamp_index()
 
 namespace starsift::cuda::whiten_detail {
 
@@ -70,10 +69,7 @@ __device__ __forceinline__ void or_pixel_bits(std::uint32_t* mask, std::size_t p
 // load each at clamp_index(col + i, w), the border rule of sample_shifted().
 __device__ __forceinline__ float4 load_clamped_quad(const float* row, int col, int w, bool vector) {
   if (vector && col >= 0 && col + 3 < w) return __ldg(reinterpret_cast<const float4*>(row + col));
-  const auto at = [&](int i) {
-    const int c = col + i;
-    return __ldg(row + (c < 0 ? 0 : (c >= w ? w - 1 : c)));
-  };
+  const auto at = [&](int i) { return __ldg(row + clamp_index(col + i, w)); };
   return make_float4(at(0), at(1), at(2), at(3));
 }
 
@@ -166,96 +162,6 @@ __device__ __forceinline__ void add_warp_count(unsigned long long* total, unsign
   if ((threadIdx.x & 31) == 0 && count != 0) {
     atomicAdd(total, static_cast<unsigned long long>(count));
   }
-}
-
-// ---- The bicubic rule in strips (align) ---------------------------------------------
-//
-// Output lane m of a warp takes the 4 columns q0 = 4m + block start .. q0 + 3; their taps along
-// an input row are columns q0 + ox - 1 .. q0 + ox + 5, which lie in the aligned quads that lanes
-// m, m + 1 and m + 2 load (each lane the word at 4 (m + floor((ox - 1) / 4)) past the block's
-// start), so a lane loads one word a row and takes 6 samples from the two lanes after it. A
-// warp's last two lanes only load: 120 output columns a warp. The offset within the quads,
-// (ox - 1) mod 4, is the same for the whole frame. Each input row's 4-tap sums at the lane's
-// columns are made once and serve the 4 output rows that use them: the bicubic rule split in
-// its two passes, the same products and sums in the same order as sample_shifted().
-inline constexpr int kShiftColumns = strip_columns<0, 2>();
-inline constexpr int kShiftRead = kStripRows + 3;  // input rows of a lane's output rows
-
-// Where a lane's quad of an input row starts (`col`), and where its taps start in it (`e`).
-struct StripShift {
-  int col, e;
-};
-__device__ __forceinline__ StripShift strip_shift(int q0, int ox) {
-  const int lead = ox - 1;
-  const int quads = lead >= 0 ? lead / 4 : -((3 - lead) / 4);  // floor(lead / 4)
-  return {q0 + 4 * quads, lead - 4 * quads};
-}
-
-// The shift kernel's weights and integer offsets, read once from device memory.
-struct StripKernel {
-  int ox, oy;
-  float wx[4], wy[4];
-  __device__ static StripKernel of(const ShiftKernel& k) {
-    StripKernel s;
-    s.ox = k.ox;
-    s.oy = k.oy;
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-      s.wx[t] = k.wx[t];
-      s.wy[t] = k.wy[t];
-    }
-    return s;
-  }
-};
-
-// The 7 tap columns of a lane's 4 outputs along one row (taps[j]: column q0 + ox - 1 + j) from
-// the lane's quad and the next two lanes'; `bad` (if given): bit j, whether taps[j] is unusable.
-// Every lane of the warp calls it.
-__device__ __forceinline__ void strip_row_taps(const float4& quad, int e, float (&taps)[7],
-                                               unsigned* bad = nullptr, float saturation = 0.0f) {
-  float v[10];  // columns col .. col + 9
-#pragma unroll
-  for (int j = 0; j < 4; ++j) v[j] = quad_at(quad, j);
-#pragma unroll
-  for (int j = 0; j < 4; ++j) v[4 + j] = __shfl_down_sync(0xffffffffu, v[j], 1);
-#pragma unroll
-  for (int j = 0; j < 2; ++j) v[8 + j] = __shfl_down_sync(0xffffffffu, v[j], 2);
-#pragma unroll
-  for (int j = 0; j < 7; ++j) {
-    taps[j] = e == 0 ? v[j] : e == 1 ? v[j + 1] : e == 2 ? v[j + 2] : v[j + 3];
-  }
-  if (bad != nullptr) {
-    unsigned own = 0;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      if (unusable(v[j], saturation)) own |= 1u << j;
-    }
-    const unsigned all = own | __shfl_down_sync(0xffffffffu, own, 1) << 4 |
-                         __shfl_down_sync(0xffffffffu, own, 2) << 8;
-    *bad = (all >> e) & 0x7fu;
-  }
-}
-
-// The row pass: sums[c] = sum over t of wx[t] * taps[c + t], t = 0..3 in order.
-__device__ __forceinline__ void strip_row_sums(const float (&wx)[4], const float (&taps)[7],
-                                               float (&sums)[4]) {
-#pragma unroll
-  for (int c = 0; c < 4; ++c) {
-    float row = 0.0f;
-#pragma unroll
-    for (int t = 0; t < 4; ++t) row += wx[t] * taps[c + t];
-    sums[c] = row;
-  }
-}
-
-// The column pass at column c of output row r: sum over t of wy[t] * sums[r + t][c], in order.
-template <int Rows>
-__device__ __forceinline__ float strip_column_sum(const float (&wy)[4],
-                                                  const float (&sums)[Rows][4], int r, int c) {
-  float v = 0.0f;
-#pragma unroll
-  for (int t = 0; t < 4; ++t) v += wy[t] * sums[r + t][c];
-  return v;
 }
 
 }  // namespace starsift::cuda::whiten_detail
