@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// A small, portable random generator (xoshiro256**, seeded through splitmix64), so
-// synthetic data is identical on every standard library (std::normal_distribution is not).
+// The command line's random numbers for synthetic data (xoshiro256**, pipeline/xoshiro.hpp), so
+// that data is identical on every standard library (std::normal_distribution is not).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
+#include "pipeline/xoshiro.hpp"
+
 namespace starsift::app {
 
-class Rng {
+// xoshiro256** (pipeline/xoshiro.hpp) with derived streams and Box-Muller normal variates.
+class Rng : public Xoshiro256 {
  public:
-  explicit Rng(std::uint64_t seed) {
-    for (auto& s : state_) s = splitmix64(seed);
-  }
+  using Xoshiro256::Xoshiro256;
 
   // A seed for an independent stream derived from (seed, a, b): e.g. (frame, row).
   static std::uint64_t derive(std::uint64_t seed, std::uint64_t a, std::uint64_t b = 0) {
@@ -21,24 +22,6 @@ class Rng {
     x = splitmix64(x) ^ b;
     return splitmix64(x);
   }
-
-  std::uint64_t next() {
-    const std::uint64_t result = rotl(state_[1] * 5, 7) * 9;
-    const std::uint64_t t = state_[1] << 17;
-    state_[2] ^= state_[0];
-    state_[3] ^= state_[1];
-    state_[1] ^= state_[2];
-    state_[0] ^= state_[3];
-    state_[2] ^= t;
-    state_[3] = rotl(state_[3], 45);
-    return result;
-  }
-
-  // Uniform in [0, 1), 53 bits.
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-
-  // Uniform in (0, 1]: safe for log().
-  double uniform_open() { return (static_cast<double>(next() >> 11) + 1.0) * 0x1.0p-53; }
 
   // Standard normal (Box-Muller; the second value is kept for the next call).
   double normal() {
@@ -54,15 +37,6 @@ class Rng {
   }
 
  private:
-  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  static std::uint64_t splitmix64(std::uint64_t& x) {
-    std::uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-
-  std::uint64_t state_[4];
   double spare_ = 0.0;
   bool has_spare_ = false;
 };

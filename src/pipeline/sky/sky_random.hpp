@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "pipeline/xoshiro.hpp"
+
 namespace starsift::sky {
 
 // What a stream is for; a tag keeps, say, stars and noise rows from sharing numbers.
@@ -20,11 +22,11 @@ enum class Stream : std::uint64_t {
   NoiseRow = 5,
 };
 
-class SkyRng {
+// xoshiro256** (pipeline/xoshiro.hpp) with tagged streams and normal variates by Marsaglia's
+// polar method.
+class SkyRng : public Xoshiro256 {
  public:
-  explicit SkyRng(std::uint64_t seed) {
-    for (auto& s : state_) s = splitmix64(seed);
-  }
+  using Xoshiro256::Xoshiro256;
 
   // The generator of stream (seed, what, a, b): e.g. (seed, NoiseRow, frame, row).
   static SkyRng stream(std::uint64_t seed, Stream what, std::uint64_t a = 0, std::uint64_t b = 0) {
@@ -34,24 +36,6 @@ class SkyRng {
     x = splitmix64(x) ^ b;
     return SkyRng(splitmix64(x));
   }
-
-  std::uint64_t next() {
-    const std::uint64_t result = rotl(state_[1] * 5, 7) * 9;
-    const std::uint64_t t = state_[1] << 17;
-    state_[2] ^= state_[0];
-    state_[3] ^= state_[1];
-    state_[1] ^= state_[2];
-    state_[0] ^= state_[3];
-    state_[2] ^= t;
-    state_[3] = rotl(state_[3], 45);
-    return result;
-  }
-
-  // Uniform in [0, 1), 53 bits.
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-
-  // Uniform in (0, 1]: safe for log().
-  double uniform_open() { return (static_cast<double>(next() >> 11) + 1.0) * 0x1.0p-53; }
 
   // Standard normal (Marsaglia's polar method: no trigonometry; the second value is kept for
   // the next call).
@@ -73,15 +57,6 @@ class SkyRng {
   }
 
  private:
-  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  static std::uint64_t splitmix64(std::uint64_t& x) {
-    std::uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-
-  std::uint64_t state_[4];
   double spare_ = 0.0;
   bool has_spare_ = false;
 };
