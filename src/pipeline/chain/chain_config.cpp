@@ -4,18 +4,13 @@
 // parameters of each filter are read by its own <filter>_yaml.cpp.
 #include "pipeline/chain/chain_config.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <utility>
 
 #include "pipeline/chain/chain_filters.hpp"
 #include "pipeline/chain/yaml_params.hpp"
+#include "pipeline/regular_file.hpp"
 
 namespace starsift {
 
@@ -42,24 +37,6 @@ std::string file_allowed() {
   return "a regular file of at most " + std::to_string(kMaxChainFileBytes) + " bytes (" +
          std::to_string(kMaxChainFileBytes >> 20) + " MiB)";
 }
-
-std::string file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "it is a directory";
-  if (S_ISFIFO(mode)) return "it is a FIFO (named pipe)";
-  if (S_ISCHR(mode)) return "it is a character device";
-  if (S_ISBLK(mode)) return "it is a block device";
-  if (S_ISSOCK(mode)) return "it is a socket";
-  return "it is not a regular file";
-}
-
-// Closes the descriptor on every way out.
-struct FileDescriptor {
-  explicit FileDescriptor(int descriptor) : fd(descriptor) {}
-  ~FileDescriptor() { ::close(fd); }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int fd;
-};
 
 class ChainReader {
  public:
@@ -221,36 +198,7 @@ ChainConfig load_chain_file(const std::string& path) {
   const auto refuse = [&](const std::string& reason) -> Error {
     return Error(shown + ": cannot read the chain file: " + reason, file_allowed());
   };
-  // Judged by stat() before opening: opening a FIFO waits for a writer, and reading a device
-  // such as /dev/zero never ends.
-  struct stat before {};
-  if (::stat(path.c_str(), &before) != 0) throw refuse(std::strerror(errno));
-  if (!S_ISREG(before.st_mode)) throw refuse(file_kind(before.st_mode));
-  if (static_cast<std::uintmax_t>(before.st_size) > kMaxChainFileBytes) {
-    throw refuse("it has " + std::to_string(before.st_size) + " bytes");
-  }
-  // O_NONBLOCK: should the path have become a FIFO since stat(), open() still returns, and
-  // fstat() below refuses it.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw refuse(std::strerror(errno));
-  const FileDescriptor file{fd};
-  struct stat opened {};
-  if (::fstat(fd, &opened) != 0) throw refuse(std::strerror(errno));
-  if (!S_ISREG(opened.st_mode)) throw refuse(file_kind(opened.st_mode));
-  // Up to one byte past the limit, so a file that grew since stat() is refused too.
-  std::string text(kMaxChainFileBytes + 1, '\0');
-  std::size_t size = 0;
-  while (size < text.size()) {
-    const ssize_t n = ::read(fd, text.data() + size, text.size() - size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw refuse(std::strerror(errno));
-    if (n == 0) break;
-    size += static_cast<std::size_t>(n);
-  }
-  if (size > kMaxChainFileBytes)
-    throw refuse("it has more than " + std::to_string(kMaxChainFileBytes) + " bytes");
-  text.resize(size);
-  return parse_chain_yaml(text, path);
+  return parse_chain_yaml(read_regular_file_or(path, kMaxChainFileBytes, refuse), path);
 }
 
 }  // namespace starsift
