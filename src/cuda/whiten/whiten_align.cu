@@ -161,7 +161,7 @@ __global__ void __launch_bounds__(32 * kStripWarps)
 cudaError_t launch_whiten_align(const WhitenDeviceState& state, const WhitenFramePlan& plan,
                                 cudaStream_t stream) {
   align_kernel<<<strip_grid(state.width, state.height, kShiftColumns), strip_block(), 0, stream>>>(
-      state, plan, state.width % 4 == 0);
+      state, plan, planes_in_quads(state));
   return cudaPeekAtLastError();
 }
 

@@ -161,7 +161,7 @@ cudaError_t launch_whiten_load(const WhitenDeviceState& state, const WhitenFrame
   STARSIFT_CUDA_TRY(cudaMemsetAsync(state.spike_bits, 0, mask_bytes, stream));
   const bool vector_in =
       rows_aligned(in.data, in.stride, 4 * static_cast<std::size_t>(bytes_per_pixel(in.format)));
-  const bool vector_x = state.width % 4 == 0;
+  const bool vector_x = planes_in_quads(state);
   const dim3 grid = strip_grid(state.width, state.height, kLoadColumns, kLoadRows);
   with_gray_format(in.format, [&](auto format) {
     load_kernel<decltype(format)::value>

@@ -212,7 +212,7 @@ cudaError_t launch_whiten_objects(const WhitenDeviceState& state, const WhitenFr
                                   cudaStream_t stream) {
   if (state.rho == nullptr || state.object_box == nullptr) return cudaErrorInvalidValue;
   const dim3 grid = strip_grid(state.width, state.height, kObjectColumns);
-  const bool vector = state.width % 4 == 0;
+  const bool vector = planes_in_quads(state);
   object_box_kernel<<<grid, strip_block(), 0, stream>>>(state, plan, vector);
   STARSIFT_CUDA_TRY(cudaPeekAtLastError());
   object_decide_kernel<<<grid, strip_block(), 0, stream>>>(state, plan, vector);

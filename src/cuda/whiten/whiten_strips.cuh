@@ -37,6 +37,12 @@ inline dim3 strip_block() {
   return dim3(32, kStripWarps);
 }
 
+// Whether the state's dense planes (x, y, sigma^2, the byte planes) have rows of whole 4-sample
+// words, so that a lane's 4 columns are one aligned load or store.
+inline bool planes_in_quads(const WhitenDeviceState& s) {
+  return s.width % 4 == 0;
+}
+
 // The columns either side of a lane's 4 in a row of its 3 x 6 window (out[1..4] set): out[0]
 // from the lane before, out[5] from the lane after. Every lane of the warp calls it.
 __device__ __forceinline__ void spread_neighbours(float (&out)[6]) {
