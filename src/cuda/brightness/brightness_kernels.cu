@@ -85,7 +85,8 @@ __device__ void load_integers(const T* p, int n, bool vector, float (&out)[kGrou
 }
 
 // How a kernel reads and writes each format's pixels, kGroup at a time; `n` (1..kGroup) of the
-// group lie in the frame. Raw is what a pixel's luminance and output are made from.
+// group lie in the frame (load: 0..kGroup, 0 reading nothing). Raw is what a pixel's luminance and
+// output are made from.
 template <class T>
 struct GreyInt {
   using Raw = float;  // the sample
@@ -409,9 +410,13 @@ constexpr int kSamplesPerWarp = 31;
 constexpr int kSpanPixels = (kSamplesPerWarp + 1) * (LuminanceBlur::kMaxFactor + 2);
 constexpr int kSpanSlots = kSpanPixels + kSpanPixels / 32 + 1;
 // The loads a lane issues at once: half the most a span needs (9 at kMaxFactor 16), so the
-// span of factor 8 (sigma 40: some 257 pixels, 9 a lane) takes two rounds, and the registers
-// they hold stay few enough for the blocks the shared spans allow.
+// span of factor 8 (sigma 40: some 257 pixels, 9 a lane) takes one round and that of factor 16
+// two, and the registers they hold stay few enough for the blocks the shared spans allow.
 constexpr int kSpanChunk = (kSpanPixels + 63) / 64;
+// A lane's chunks start below the span's end, so a chunk's last slot lies below the span's
+// pixels rounded up to whole chunks of the warp: kSpanPixels itself, which the shared spans
+// hold.
+static_assert(kSpanPixels % (32 * kSpanChunk) == 0, "unconditional stores stay in the span");
 
 // A span's pixel q in shared memory: a slot left empty after every 32, so that lanes reading
 // runs f pixels apart (f a power of two) fall in different banks.
@@ -419,10 +424,55 @@ __device__ int span_slot(int q) {
   return q + q / 32;
 }
 
+// A chunk of a row's span: pixel chunk + 32 i of the row into raw[i] (i < kSpanChunk), those
+// past the span's end reading nothing and giving 0.
+template <class F>
+__device__ void load_chunk(const std::byte* row, int chunk, int end,
+                           typename F::Raw (&raw)[kSpanChunk][kGroup]) {
+#pragma unroll
+  for (int i = 0; i < kSpanChunk; ++i) {
+    const int p = chunk + 32 * i;
+    F::load(row, p, p < end ? 1 : 0, false, raw[i]);
+  }
+}
+
+// The tents' weights of the same pixels (0 past the span's end): the same for every row.
+__device__ void load_weights(const TentAxis& x, int chunk, int end, float (&to_left)[kSpanChunk],
+                             float (&to_right)[kSpanChunk]) {
+#pragma unroll
+  for (int i = 0; i < kSpanChunk; ++i) {
+    const int p = chunk + 32 * i;
+    to_left[i] = p < end ? __ldg(x.to_left + p) : 0.0f;
+    to_right[i] = p < end ? __ldg(x.to_right + p) : 0.0f;
+  }
+}
+
+// Each pixel's Y times its weights into the warp's spans. Pixel chunk + 32 i is slot
+// span_slot(chunk - begin) + 33 i (each 32 pixels on, one empty slot more). The stores are
+// unconditional, past the span's end into slots no run reads (see kSpanPixels), so the chunk
+// is straight-line code: with a branch per pixel the compiler worked out the shared addresses
+// again in each.
+template <class F>
+__device__ void stage_chunk(const typename F::Raw (&raw)[kSpanChunk][kGroup],
+                            const float (&to_left)[kSpanChunk], const float (&to_right)[kSpanChunk],
+                            float max, int slot, float* left_span, float* right_span) {
+#pragma unroll
+  for (int i = 0; i < kSpanChunk; ++i) {
+    const float lum = F::luminance(raw[i][0], max);
+    left_span[slot + 33 * i] = __fmul_rn(lum, to_left[i]);
+    right_span[slot + 33 * i] = __fmul_rn(lum, to_right[i]);
+  }
+}
+
+// Rows a warp reduces: both rows' pixels are loaded before either is used, so that a warp
+// keeps twice the bytes in flight (a warp a row waited on DRAM with 32 % of its bandwidth in
+// use), and the weights, the same for both, are loaded once.
+constexpr int kRowsPerWarp = 2;
+
 // Each row of the frame reduced across by the tents into row y of `rows`, Y computed as the
-// luminance kernel computes it. A warp takes 31 samples of a row: it reads the pixels of
-// runs r0 - 1 .. r0 + 30 (r0 its first sample) a pixel a lane, coalesced, and keeps each
-// pixel's Y times to_left (towards the sample of its run) and times to_right (towards the
+// luminance kernel computes it. A warp takes 31 samples of kRowsPerWarp rows: it reads the
+// pixels of runs r0 - 1 .. r0 + 30 (r0 its first sample) a pixel a lane, coalesced, and keeps
+// each pixel's Y times to_left (towards the sample of its run) and times to_right (towards the
 // next) in shared memory; lane l then adds up run r0 - 1 + l's, and sample r0 - 1 + l (lane 1
 // on) adds the run before's to_right sum, from the lane before, to its own run's to_left sum:
 // LuminanceBlur's products and order, each operation rounded on its own. Each pixel is read
@@ -430,59 +480,74 @@ __device__ int span_slot(int q) {
 template <class F>
 __global__ void __launch_bounds__(kBlockX* kBlockY)
     reduce_rows_kernel(Frame f, float max, TentAxis x, Plane rows) {
-  static_assert(kBlockX == 32, "a warp a row");
+  static_assert(kBlockX == 32, "a warp its rows");
   __shared__ float towards_left[kBlockY][kSpanSlots];
   __shared__ float towards_right[kBlockY][kSpanSlots];
   const int lane = static_cast<int>(threadIdx.x);
   const int warp = static_cast<int>(threadIdx.y);
   const int first_run = static_cast<int>(blockIdx.x) * kSamplesPerWarp - 1;  // lane 0's
   const int run = first_run + lane;
-  const int y = static_cast<int>(blockIdx.y) * kBlockY + warp;
-  if (y >= f.height) return;  // the whole warp: one row; warps meet only in __syncwarp
+  const int y0 = (static_cast<int>(blockIdx.y) * kBlockY + warp) * kRowsPerWarp;
+  if (y0 >= f.height) return;  // the whole warp; warps meet only in __syncwarp
+  const int rows_here = min(kRowsPerWarp, f.height - y0);
   const int begin = x.run_begin[first_run > 0 ? first_run : 0];
   const int last_run = first_run + 32;
   const int end = x.run_begin[last_run < x.samples ? last_run : x.samples];
-  const std::byte* row = f.in + static_cast<std::ptrdiff_t>(y) * f.in_stride;
-  // kSpanChunk pixels a lane at a time, every load issued before the first is used: a warp
-  // that waited for memory once a pixel kept one line in flight, too few to cover DRAM's
-  // latency at the occupancy the shared spans allow.
-  for (int chunk = begin + lane; chunk < end; chunk += 32 * kSpanChunk) {
-    typename F::Raw raw[kSpanChunk][kGroup];
+  float* const left_span = towards_left[warp];
+  float* const right_span = towards_right[warp];
+  const bool has_run = run >= 0 && run < x.samples;
+  const int run_pixels = has_run ? x.run_begin[run + 1] - x.run_begin[run] : 0;
+  const int run_first = has_run ? x.run_begin[run] - begin : 0;  // in the span
+  const auto row_of = [&](int r) {
+    return f.in + static_cast<std::ptrdiff_t>(y0 + r) * f.in_stride;
+  };
+  // The spans staged: this lane's run summed, the sample written.
+  const auto finish_row = [&](int y) {
+    __syncwarp();
+    float own = 0.0f;   // this run's to_left sum: towards its sample
+    float next = 0.0f;  // its to_right sum: towards the next sample
+    int slot = span_slot(run_first);
+    for (int k = 0, q = run_first; k < run_pixels; ++k, ++q) {
+      own = __fadd_rn(own, left_span[slot]);
+      next = __fadd_rn(next, right_span[slot]);
+      slot += (q + 1) % 32 == 0 ? 2 : 1;  // past the empty slot after every 32
+    }
+    // Sample 0's run before is lane 0's of the first warp, run -1: 0, as the CPU starts it.
+    const float before = __shfl_up_sync(kFullWarp, next, 1);
+    if (lane >= 1 && run < x.samples) *rows.at(run, y) = __fadd_rn(before, own);
+    __syncwarp();  // the sums have read the spans before the next row stages
+  };
+  if (end - begin <= 32 * kSpanChunk) {
+    // The span in one chunk (factors up to 8): every row's loads first.
+    const int chunk = begin + lane;
+    typename F::Raw raw[kRowsPerWarp][kSpanChunk][kGroup];
     float to_left[kSpanChunk];
     float to_right[kSpanChunk];
 #pragma unroll
-    for (int i = 0; i < kSpanChunk; ++i) {
-      const int p = chunk + 32 * i;
-      if (p < end) {
-        F::load(row, p, 1, false, raw[i]);
-        to_left[i] = __ldg(x.to_left + p);
-        to_right[i] = __ldg(x.to_right + p);
-      }
-    }
+    for (int r = 0; r < kRowsPerWarp; ++r)
+      load_chunk<F>(row_of(r), chunk, r < rows_here ? end : 0, raw[r]);
+    load_weights(x, chunk, end, to_left, to_right);
 #pragma unroll
-    for (int i = 0; i < kSpanChunk; ++i) {
-      const int p = chunk + 32 * i;
-      if (p < end) {
-        const float lum = F::luminance(raw[i][0], max);
-        const int q = span_slot(p - begin);
-        towards_left[warp][q] = __fmul_rn(lum, to_left[i]);
-        towards_right[warp][q] = __fmul_rn(lum, to_right[i]);
-      }
+    for (int r = 0; r < kRowsPerWarp; ++r) {
+      if (r >= rows_here) break;
+      stage_chunk<F>(raw[r], to_left, to_right, max, span_slot(lane), left_span, right_span);
+      finish_row(y0 + r);
     }
+    return;
   }
-  __syncwarp();
-  float own = 0.0f;   // this run's to_left sum: towards its sample
-  float next = 0.0f;  // its to_right sum: towards the next sample
-  if (run >= 0 && run < x.samples) {
-    for (int p = x.run_begin[run]; p < x.run_begin[run + 1]; ++p) {
-      const int q = span_slot(p - begin);
-      own = __fadd_rn(own, towards_left[warp][q]);
-      next = __fadd_rn(next, towards_right[warp][q]);
+  // Larger spans: row by row, chunk by chunk, each chunk's loads issued before the first is
+  // used.
+  for (int r = 0; r < rows_here; ++r) {
+    for (int chunk = begin + lane; chunk < end; chunk += 32 * kSpanChunk) {
+      typename F::Raw raw[kSpanChunk][kGroup];
+      float to_left[kSpanChunk];
+      float to_right[kSpanChunk];
+      load_chunk<F>(row_of(r), chunk, end, raw);
+      load_weights(x, chunk, end, to_left, to_right);
+      stage_chunk<F>(raw, to_left, to_right, max, span_slot(chunk - begin), left_span, right_span);
     }
+    finish_row(y0 + r);
   }
-  // Sample 0's run before is lane 0's of the first warp, run -1: 0, as the CPU starts it.
-  const float before = __shfl_up_sync(kFullWarp, next, 1);
-  if (lane >= 1 && run < x.samples) *rows.at(run, y) = __fadd_rn(before, own);
 }
 
 // The reduced rows reduced down by the tents into the small plane: sample (i, r) adds the rows
@@ -560,7 +625,9 @@ SmallWeights small_weights(double sigma, int radius) {
   return h;
 }
 
-__global__ void __launch_bounds__(kSmallThreads)
+// At least 5 blocks a multiprocessor, so that a 4K frame's tiles (561 at sigma 40) run in one
+// wave.
+__global__ void __launch_bounds__(kSmallThreads, 5)
     small_blur_kernel(Plane in, int width, int height, SmallWeights wx, SmallWeights wy, TentAxis x,
                       Plane upsampled) {
   __shared__ float tile[kSmallApron * kSmallPitchMax];  // the input and apron, in_h x pitch
@@ -574,25 +641,59 @@ __global__ void __launch_bounds__(kSmallThreads)
   const int x0 = static_cast<int>(blockIdx.x) * kSmallStep;
   const int y0 = static_cast<int>(blockIdx.y) * kSmallTile;
   const int tid = static_cast<int>(threadIdx.x);
-  for (int i = tid; i < in_w * in_h; i += kSmallThreads) {
-    const int ly = i / in_w;
-    const int lx = i - ly * in_w;
-    const int sy = border_index(y0 - ry + ly, height, BorderMode::Reflect101);
-    const int sx = border_index(x0 - rx + lx, width, BorderMode::Reflect101);
-    tile[ly * pitch + lx] = *in.at(sx, sy);
-  }
-  __syncthreads();
-  // Half a warp a row: lx a column of the tile, ly the row the thread starts at.
+  // Half a warp a row: lx a column of the tile, first the row the thread starts at. The apron
+  // by rows and columns, each row's reflection once (a pixel number divided by the apron's
+  // width and two reflections a sample cost more than the row pass's sums), every load issued
+  // before the first store: one L2 round trip a block, where a load then its store each time
+  // left the block waiting on L2 a dozen times.
   const int lx = tid % kSmallTile;
   const int first = tid / kSmallTile;
-  constexpr int kRowsAtOnce = kSmallThreads / kSmallTile;
-  static_assert(kRowsAtOnce == kSmallTile, "the column pass: an output a thread");
-  for (int ly = first; ly < in_h; ly += kRowsAtOnce) {
-    const float* t = tile + ly * pitch + lx + rx;
-    float s = wx.w[0] * t[0];
-#pragma unroll 4
-    for (int i = 1; i <= rx; ++i) s = fmaf(wx.w[i], t[-i] + t[i], s);
-    across[ly * kSmallTile + lx] = s;
+  constexpr int kSteps = (kSmallApron + kSmallTile - 1) / kSmallTile;  // a thread's rows, columns
+  float staged[kSteps][kSteps];
+#pragma unroll
+  for (int a = 0; a < kSteps; ++a) {
+    const int ly = first + a * kSmallTile;
+    const float* source =
+        in.at(0, border_index(y0 - ry + min(ly, in_h - 1), height, BorderMode::Reflect101));
+#pragma unroll
+    for (int b = 0; b < kSteps; ++b) {
+      const int ax = lx + b * kSmallTile;
+      staged[a][b] = ly < in_h && ax < in_w
+                         ? __ldg(source + border_index(x0 - rx + ax, width, BorderMode::Reflect101))
+                         : 0.0f;
+    }
+  }
+#pragma unroll
+  for (int a = 0; a < kSteps; ++a) {
+#pragma unroll
+    for (int b = 0; b < kSteps; ++b) {
+      const int ly = first + a * kSmallTile;
+      const int ax = lx + b * kSmallTile;
+      if (ly < in_h && ax < in_w) tile[ly * pitch + ax] = staged[a][b];
+    }
+  }
+  __syncthreads();
+  // The row pass: a thread's rows (first, first + 16, ...) summed side by side, each in its
+  // own order, so that their chains of dependent multiply-adds overlap; rows past the apron
+  // repeat its last (in the tile, their sums never stored).
+  {
+    const float* t[kSteps];
+#pragma unroll
+    for (int a = 0; a < kSteps; ++a) {
+      t[a] = tile + min(first + a * kSmallTile, in_h - 1) * pitch + lx + rx;
+    }
+    float sum[kSteps];
+#pragma unroll
+    for (int a = 0; a < kSteps; ++a) sum[a] = wx.w[0] * t[a][0];
+    for (int i = 1; i <= rx; ++i) {
+#pragma unroll
+      for (int a = 0; a < kSteps; ++a) sum[a] = fmaf(wx.w[i], t[a][-i] + t[a][i], sum[a]);
+    }
+#pragma unroll
+    for (int a = 0; a < kSteps; ++a) {
+      const int ly = first + a * kSmallTile;
+      if (ly < in_h) across[ly * kSmallTile + lx] = sum[a];
+    }
   }
   __syncthreads();
   {
@@ -612,17 +713,20 @@ __global__ void __launch_bounds__(kSmallThreads)
   const int rows = min(kSmallTile, height - y0);
   const int pad = end == x.pixels && end > begin ? (kGroup - x.pixels % kGroup) % kGroup : 0;
   const int columns = end - begin + pad;
-  for (int i = tid; i < rows * columns; i += kSmallThreads) {
-    const int r = i / columns;
-    const int p = begin + (i - r * columns);
-    float v = 0.0f;
-    if (p < end) {
-      const int left = __ldg(x.left + p);
-      const int right = min(left + 1, x.samples - 1);  // one column: fraction 0
-      const int at = r * kSmallTile - x0;              // the tile's row r, by sample
-      v = lerp_rounded(blurred[at + left], blurred[at + right], __ldg(x.fraction + p));
+  // Half the block a row, a pixel a thread: each pixel's left sample and fraction loaded once
+  // for the tile's rows.
+  constexpr int kColumnsAtOnce = kSmallThreads / 2;
+  for (int c = tid % kColumnsAtOnce; c < columns; c += kColumnsAtOnce) {
+    const int p = begin + c;
+    const bool owned = p < end;
+    const int left = owned ? __ldg(x.left + p) : 0;
+    const int right = min(left + 1, x.samples - 1);  // one column: fraction 0
+    const float fraction = owned ? __ldg(x.fraction + p) : 0.0f;
+    for (int r = tid / kColumnsAtOnce; r < rows; r += 2) {
+      const int at = r * kSmallTile - x0;  // the tile's row r, by sample
+      *upsampled.at(p, y0 + r) =
+          owned ? lerp_rounded(blurred[at + left], blurred[at + right], fraction) : 0.0f;
     }
-    *upsampled.at(p, y0 + r) = v;
   }
 }
 
@@ -794,17 +898,24 @@ __global__ void __launch_bounds__(kHistogramThreads)
   }
   keys.prepare(range);
   [[maybe_unused]] const int lane = static_cast<int>(threadIdx.x % 32);
-  // 32-bit group numbers (at most 2^14 groups a row, 2^16 rows): no 64-bit division.
+  // 32-bit group numbers (at most 2^14 groups a row, 2^16 rows). A group's row and column
+  // are divided out once; each step then adds the step's rows and columns, carrying a row
+  // (the step's columns are fewer than a row's), where a division a group cost some twenty
+  // instructions.
   const unsigned int groups_per_row = (f.width + kGroup - 1) / kGroup;
   const unsigned int groups = groups_per_row * static_cast<unsigned int>(f.height);
   const unsigned int warp_groups = (groups + 31) / 32 * 32;
   const unsigned int step = gridDim.x * blockDim.x;
-  for (unsigned int g = blockIdx.x * blockDim.x + threadIdx.x; g < warp_groups; g += step) {
+  const unsigned int step_rows = step / groups_per_row;
+  const unsigned int step_columns = step - step_rows * groups_per_row;
+  const unsigned int first = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned int row = first / groups_per_row;
+  unsigned int column = first - row * groups_per_row;
+  for (unsigned int g = first; g < warp_groups; g += step) {
     int key[Keys::kSlots][kGroup];
     if (g < groups) {
-      const unsigned int row = g / groups_per_row;
       const int y = static_cast<int>(row);
-      const int x0 = static_cast<int>(g - row * groups_per_row) * kGroup;
+      const int x0 = static_cast<int>(column) * kGroup;
       const int n = min(kGroup, f.width - x0);
       typename F::Raw raw[kGroup];
       float lum[kGroup], value[kGroup];
@@ -849,6 +960,12 @@ __global__ void __launch_bounds__(kHistogramThreads)
           if (mine >= 0 && lane == __ffs(peers) - 1) atomicAdd(&histogram[mine], __popc(peers));
         }
       }
+    }
+    row += step_rows;
+    column += step_columns;
+    if (column >= groups_per_row) {
+      column -= groups_per_row;
+      ++row;
     }
   }
   if constexpr (Shared) {
@@ -1280,7 +1397,7 @@ cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
     if (a.tables && cudaPeekAtLastError() == cudaSuccess) *a.tables = built;
   }
   const dim3 across((small_width + kSamplesPerWarp - 1) / kSamplesPerWarp,
-                    (height + kBlockY - 1) / kBlockY);
+                    (height + kBlockY * kRowsPerWarp - 1) / (kBlockY * kRowsPerWarp));
   reduce_rows_kernel<F><<<across, a.block, 0, a.stream>>>(a.f, a.k.max, x, l.rows);
   const dim3 down((small_width + kBlockX - 1) / kBlockX, (small_height + kBlockY - 1) / kBlockY);
   reduce_columns_kernel<<<down, a.block, 0, a.stream>>>(l.rows, y, small_width, l.small);

@@ -160,18 +160,36 @@ __device__ __forceinline__ float exp2_unit(float x) {
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
   return r;
 }
+
+// log2 y and 1 / y from the unit alone, denormal inputs flushed to 0: lg2.approx and
+// __fdividef's reciprocal scale a denormal y up first, four instructions a call that change
+// nothing where y is normal, as every Y of an integer or colour pixel is (at least 1/65535).
+// A GRAY32F Y below 2^-126 gives C = 0 where the scaled log2 gave at most 2^-63.
+__device__ __forceinline__ float log2_unit(float y) {
+  float r;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(y));
+  return r;
+}
+
+__device__ __forceinline__ float reciprocal_unit(float y) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(y));
+  return r;
+}
 #endif
 
 // C = Y^(2^(strength (2 B - 1))). On the device the units above: their log2's error, 2^-22
 // max(1, |log2 Y|), moves C by ln 2 e C 2^-22 max(1, |log2 Y|), at most 8.8e-8 where
 // |log2 Y| >= 1 (C |log2 Y| e = u 2^-u, u = e |log2 Y|, is at most 1 / (e ln 2)) and
 // ln 2 e 2^-22 near Y = 1: 3.3e-7 at strength 1 (e <= 2), 2.6e-6 at strength 4 (e <= 16).
+// Y = 0 needs no branch: log2 0 = -inf, e -inf = -inf (e is a finite power of two, B being in
+// 0..1 and the strength bounded), 2^-inf = 0 = 0^e. Y is never negative or NaN (its functions
+// above give 0 for those).
 STARSIFT_HD float local_power(float y, float blurred, float strength) {
   if (strength == 0.0f) return y;
-  if (!(y > 0.0f)) return 0.0f;  // 0^e = 0: e > 0
 #if defined(__CUDA_ARCH__)
   const float e = exp2_unit(strength * (2.0f * blurred - 1.0f));
-  return exp2_unit(e * __log2f(y));
+  return exp2_unit(e * log2_unit(y));
 #else
   const float e = std::exp2(strength * (2.0f * blurred - 1.0f));
   return std::exp2(e * std::log2(y));
@@ -229,7 +247,7 @@ STARSIFT_HD std::uint32_t colour_out(std::uint32_t pixel, float y, float stretch
     return __float_as_uint(__fadd_rz(__fadd_rn(fminf(value, 255.0f), 0.5f), 8388608.0f));
   };
   if (!(y > 0.0f)) return __byte_perm(rounded(lum_out * 255.0f), pixel, 0x7000u);
-  const float ratio = __fdividef(lum_out, y);
+  const float ratio = lum_out * reciprocal_unit(y);
   const std::uint32_t c0 = rounded(byte_float(pixel, 0) * ratio);
   const std::uint32_t c1 = rounded(byte_float(pixel, 1) * ratio);
   const std::uint32_t c2 = rounded(byte_float(pixel, 2) * ratio);
