@@ -11,6 +11,7 @@
 #include "cuda/brightness/brightness.cuh"
 #include "cuda/brightness/brightness_pixel.hpp"
 #include "cuda/brightness/clahe.cuh"
+#include "cuda/common/dependent_launch.cuh"
 #include "pipeline/border.hpp"
 #include "pipeline/brightness/luminance_blur.hpp"
 #include "pipeline/brightness/tent_axis.hpp"
@@ -481,6 +482,7 @@ template <class F>
 __global__ void __launch_bounds__(kBlockX* kBlockY)
     reduce_rows_kernel(Frame f, float max, TentAxis x, Plane rows) {
   static_assert(kBlockX == 32, "a warp its rows");
+  allow_dependent_grid();
   __shared__ float towards_left[kBlockY][kSpanSlots];
   __shared__ float towards_right[kBlockY][kSpanSlots];
   const int lane = static_cast<int>(threadIdx.x);
@@ -557,6 +559,8 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
 // row, left each thread waiting on L2 once a row).
 __global__ void __launch_bounds__(kBlockX* kBlockY)
     reduce_columns_kernel(Plane rows, TentAxis y, int small_width, Plane small) {
+  wait_for_prior_grid();  // the reduced rows
+  allow_dependent_grid();
   const int i = static_cast<int>(blockIdx.x * kBlockX + threadIdx.x);
   const int r = static_cast<int>(blockIdx.y * kBlockY + threadIdx.y);
   if (i >= small_width || r >= y.samples) return;
@@ -633,6 +637,8 @@ __global__ void __launch_bounds__(kSmallThreads, 5)
   __shared__ float tile[kSmallApron * kSmallPitchMax];  // the input and apron, in_h x pitch
   __shared__ float across[kSmallApron * kSmallTile];    // summed along x, in_h x kSmallTile
   __shared__ float blurred[kSmallTile * kSmallTile];    // the tile's output
+  wait_for_prior_grid();                                // the small plane
+  allow_dependent_grid();
   const int rx = wx.radius;
   const int ry = wy.radius;
   const int in_w = kSmallTile + 2 * rx;
@@ -816,6 +822,7 @@ struct Stretch {
 template <class F, class S>
 __global__ void __launch_bounds__(kBlockX* kBlockY)
     correct_kernel(Frame f, S source, Correction k, Stretch stretch) {
+  wait_for_prior_grid();  // B, the stretch
   const int x0 = (blockIdx.x * kBlockX + threadIdx.x) * kGroup;
   const int y = (gridDim.y - 1 - blockIdx.y) * kBlockY + threadIdx.y;
   if (x0 >= f.width || y >= f.height) return;
@@ -892,6 +899,8 @@ __global__ void __launch_bounds__(kHistogramThreads)
     histogram_kernel(Frame f, S source, Correction k, Keys keys, BrightnessStretchRange* range,
                      unsigned int* histogram, int bins, SelectTail tail = {}) {
   __shared__ unsigned int block_counts[Shared ? kSharedBins : 1];
+  wait_for_prior_grid();  // B, the cleared histogram
+  allow_dependent_grid();
   if constexpr (Shared) {
     for (int i = threadIdx.x; i < bins; i += blockDim.x) block_counts[i] = 0;
     __syncthreads();
@@ -1289,6 +1298,7 @@ struct FrameLaunch {
   dim3 block;
   cudaStream_t stream;
   BrightnessTables* tables;  // the caller's record of the scratch's tent tables, or null
+  bool dependent;            // the frame's kernels launched by launch_after()
 };
 
 // Steps 3-5 for frames of format F, C from `source`: the stretch (selected on the device for
@@ -1330,8 +1340,11 @@ cudaError_t stretch_and_correct(const FrameLaunch& a, const S& source) {
       if (shared) {
         // Its last block selects lo and hi.
         const SelectTail tail{l.histogram + bins, low_rank, high_rank};
-        histogram_kernel<F, S, SensorKeys, true><<<blocks, kHistogramThreads, 0, a.stream>>>(
-            a.f, source, a.k, keys, l.range, l.histogram, bins, tail);
+        const cudaError_t counted =
+            launch_after(a.dependent, histogram_kernel<F, S, SensorKeys, true>, dim3(blocks),
+                         dim3(kHistogramThreads), a.stream, a.f, source, a.k, keys, l.range,
+                         l.histogram, bins, tail);
+        if (counted != cudaSuccess) return counted;
       }
     } else {
       const cudaError_t cleared =
@@ -1348,8 +1361,8 @@ cudaError_t stretch_and_correct(const FrameLaunch& a, const S& source) {
                                                         low_rank, high_rank, a.k.max, l.range);
     }
   }
-  correct_kernel<F, S><<<a.grid, a.block, 0, a.stream>>>(a.f, source, a.k, stretch);
-  return cudaSuccess;
+  return launch_after(a.dependent, correct_kernel<F, S>, a.grid, a.block, a.stream, a.f, source,
+                      a.k, stretch);
 }
 
 // Steps 1-2 of mode local for frames of format F, then `next(source)` with the source that
@@ -1400,7 +1413,9 @@ cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
                     (height + kBlockY * kRowsPerWarp - 1) / (kBlockY * kRowsPerWarp));
   reduce_rows_kernel<F><<<across, a.block, 0, a.stream>>>(a.f, a.k.max, x, l.rows);
   const dim3 down((small_width + kBlockX - 1) / kBlockX, (small_height + kBlockY - 1) / kBlockY);
-  reduce_columns_kernel<<<down, a.block, 0, a.stream>>>(l.rows, y, small_width, l.small);
+  const cudaError_t reduced = launch_after(a.dependent, reduce_columns_kernel, down, a.block,
+                                           a.stream, l.rows, y, small_width, l.small);
+  if (reduced != cudaSuccess) return reduced;
   gauss.sigma_x = LuminanceBlur::small_sigma(sigma, x.spacing);
   gauss.sigma_y = LuminanceBlur::small_sigma(sigma, y.spacing);
   // The CPU's choice for the small plane (gauss_cpu_recursive(): the exact sums, the
@@ -1412,9 +1427,11 @@ cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
   if (!recursive && rx <= kSmallBlurRadius && ry <= kSmallBlurRadius) {
     const dim3 tiles((small_width + kSmallStep - 1) / kSmallStep,
                      (small_height + kSmallTile - 1) / kSmallTile);
-    small_blur_kernel<<<tiles, kSmallThreads, 0, a.stream>>>(
-        l.small, small_width, small_height, small_weights(gauss.sigma_x, rx),
-        small_weights(gauss.sigma_y, ry), x, l.upsampled);
+    const cudaError_t blurred =
+        launch_after(a.dependent, small_blur_kernel, tiles, dim3(kSmallThreads), a.stream, l.small,
+                     small_width, small_height, small_weights(gauss.sigma_x, rx),
+                     small_weights(gauss.sigma_y, ry), x, l.upsampled);
+    if (blurred != cudaSuccess) return blurred;
     return next(SmallSource{l.upsampled, y.left, y.fraction, small_height});
   }
   const cudaError_t status = launch_gauss(
@@ -1511,7 +1528,8 @@ cudaError_t launch_brightness(const BrightnessParams& params, const FrameShape& 
   const Frame& f = p.f;
   const Layout& l = p.l;
   const dim3 grid = p.grid, block = p.block;
-  const FrameLaunch a{params, f, p.k, l, p.pixels, grid, block, stream, tables};
+  const FrameLaunch a{params, f,     p.k,    l,      p.pixels,
+                      grid,   block, stream, tables, dependent_launch_supported()};
 
   cudaError_t status = cudaSuccess;
   with_format(shape.format, [&](auto io) {
@@ -1573,7 +1591,8 @@ cudaError_t launch_brightness_blur(const BrightnessParams& params, const FrameSh
   if (!prepare_frame(params, shape, in, unwritten, scratch, scratch_bytes, tables, p)) {
     return cudaErrorInvalidValue;
   }
-  const FrameLaunch a{params, p.f, p.k, p.l, p.pixels, p.grid, p.block, stream, tables};
+  const FrameLaunch a{params, p.f,     p.k,    p.l,    p.pixels,
+                      p.grid, p.block, stream, tables, dependent_launch_supported()};
   cudaError_t status = cudaSuccess;
   with_format(shape.format, [&](auto io) {
     using F = decltype(io);

@@ -185,12 +185,15 @@ __device__ __forceinline__ float reciprocal_unit(float y) {
 // Y = 0 needs no branch: log2 0 = -inf, e -inf = -inf (e is a finite power of two, B being in
 // 0..1 and the strength bounded), 2^-inf = 0 = 0^e. Y is never negative or NaN (its functions
 // above give 0 for those).
+// On the device strength 0 is a selection after the power, not a branch before it: a branch a
+// pixel cost more than the power it skips in the rare frame at strength 0.
 STARSIFT_HD float local_power(float y, float blurred, float strength) {
-  if (strength == 0.0f) return y;
 #if defined(__CUDA_ARCH__)
   const float e = exp2_unit(strength * (2.0f * blurred - 1.0f));
-  return exp2_unit(e * log2_unit(y));
+  const float c = exp2_unit(e * log2_unit(y));
+  return strength == 0.0f ? y : c;
 #else
+  if (strength == 0.0f) return y;
   const float e = std::exp2(strength * (2.0f * blurred - 1.0f));
   return std::exp2(e * std::log2(y));
 #endif
@@ -246,11 +249,16 @@ STARSIFT_HD std::uint32_t colour_out(std::uint32_t pixel, float y, float stretch
   const auto rounded = [](float value) {
     return __float_as_uint(__fadd_rz(__fadd_rn(fminf(value, 255.0f), 0.5f), 8388608.0f));
   };
-  if (!(y > 0.0f)) return __byte_perm(rounded(lum_out * 255.0f), pixel, 0x7000u);
-  const float ratio = lum_out * reciprocal_unit(y);
-  const std::uint32_t c0 = rounded(byte_float(pixel, 0) * ratio);
-  const std::uint32_t c1 = rounded(byte_float(pixel, 1) * ratio);
-  const std::uint32_t c2 = rounded(byte_float(pixel, 2) * ratio);
+  // A black pixel (Y = 0: every colour byte 0) becomes the grey Y_out without a branch: each
+  // channel is byte ratio + grey, a product rounded once either way (grey 0 where Y > 0, ratio
+  // 0 and the bytes 0 where Y = 0). Branch-free, the selectors of the byte permutations stay
+  // in registers; with a branch a pixel the compiler loaded them again in each.
+  const bool lit = y > 0.0f;
+  const float ratio = lit ? lum_out * reciprocal_unit(y) : 0.0f;
+  const float grey = lit ? 0.0f : lum_out * 255.0f;
+  const std::uint32_t c0 = rounded(fmaf(byte_float(pixel, 0), ratio, grey));
+  const std::uint32_t c1 = rounded(fmaf(byte_float(pixel, 1), ratio, grey));
+  const std::uint32_t c2 = rounded(fmaf(byte_float(pixel, 2), ratio, grey));
   // Bytes 0, 1 from c0, c1; then byte 2 from c2; then byte 3 the pixel's.
   return __byte_perm(__byte_perm(__byte_perm(c0, c1, 0x0040u), c2, 0x0410u), pixel, 0x7210u);
 #else
