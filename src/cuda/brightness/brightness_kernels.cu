@@ -315,12 +315,11 @@ struct ClaheSource {
   }
 };
 
-// The group of pixels (x0.., y): its raw pixels, Y and v.
+// Y and v of the group of pixels (x0.., y) whose raw pixels are `raw`.
 template <class F, class S>
-__device__ void group_values(const Frame& f, const S& source, const Correction& k, int x0, int y,
-                             int n, typename F::Raw (&raw)[kGroup], float (&lum)[kGroup],
-                             float (&value)[kGroup]) {
-  F::load(f.in + static_cast<std::ptrdiff_t>(y) * f.in_stride, x0, n, f.vector, raw);
+__device__ void values_of(const S& source, const Correction& k, int x0, int y, int n,
+                          const typename F::Raw (&raw)[kGroup], float (&lum)[kGroup],
+                          float (&value)[kGroup]) {
   float c[kGroup];
   source.load(x0, y, n, c);
 #pragma unroll
@@ -328,6 +327,15 @@ __device__ void group_values(const Frame& f, const S& source, const Correction& 
     lum[i] = F::luminance(raw[i], k.max);
     value[i] = source.value(lum[i], c[i], k);
   }
+}
+
+// The group of pixels (x0.., y): its raw pixels, Y and v.
+template <class F, class S>
+__device__ void group_values(const Frame& f, const S& source, const Correction& k, int x0, int y,
+                             int n, typename F::Raw (&raw)[kGroup], float (&lum)[kGroup],
+                             float (&value)[kGroup]) {
+  F::load(f.in + static_cast<std::ptrdiff_t>(y) * f.in_stride, x0, n, f.vector, raw);
+  values_of<F>(source, k, x0, y, n, raw, lum, value);
 }
 
 // ---- Step 1: Y -----------------------------------------------------------------------------
@@ -437,102 +445,90 @@ __device__ void load_chunk(const std::byte* row, int chunk, int end,
   }
 }
 
-// The tents' weights of the same pixels (0 past the span's end): the same for every row.
-__device__ void load_weights(const TentAxis& x, int chunk, int end, float (&to_left)[kSpanChunk],
-                             float (&to_right)[kSpanChunk]) {
-#pragma unroll
-  for (int i = 0; i < kSpanChunk; ++i) {
-    const int p = chunk + 32 * i;
-    to_left[i] = p < end ? __ldg(x.to_left + p) : 0.0f;
-    to_right[i] = p < end ? __ldg(x.to_right + p) : 0.0f;
-  }
-}
-
-// Each pixel's Y times its weights into the warp's spans. Pixel chunk + 32 i is slot
-// span_slot(chunk - begin) + 33 i (each 32 pixels on, one empty slot more). The stores are
-// unconditional, past the span's end into slots no run reads (see kSpanPixels), so the chunk
-// is straight-line code: with a branch per pixel the compiler worked out the shared addresses
-// again in each.
+// Each pixel's Y into the warp's span. Pixel chunk + 32 i is slot span_slot(chunk - begin) +
+// 33 i (each 32 pixels on, one empty slot more). The stores are unconditional, past the span's
+// end into slots no run reads (see kSpanPixels), so the chunk is straight-line code: with a
+// branch per pixel the compiler worked out the shared addresses again in each.
 template <class F>
-__device__ void stage_chunk(const typename F::Raw (&raw)[kSpanChunk][kGroup],
-                            const float (&to_left)[kSpanChunk], const float (&to_right)[kSpanChunk],
-                            float max, int slot, float* left_span, float* right_span) {
+__device__ void stage_chunk(const typename F::Raw (&raw)[kSpanChunk][kGroup], float max, int slot,
+                            float* lum_span) {
 #pragma unroll
-  for (int i = 0; i < kSpanChunk; ++i) {
-    const float lum = F::luminance(raw[i][0], max);
-    left_span[slot + 33 * i] = __fmul_rn(lum, to_left[i]);
-    right_span[slot + 33 * i] = __fmul_rn(lum, to_right[i]);
-  }
+  for (int i = 0; i < kSpanChunk; ++i) lum_span[slot + 33 * i] = F::luminance(raw[i][0], max);
 }
 
 // Rows a warp reduces: both rows' pixels are loaded before either is used, so that a warp
 // keeps twice the bytes in flight (a warp a row waited on DRAM with 32 % of its bandwidth in
-// use), and the weights, the same for both, are loaded once.
+// use).
 constexpr int kRowsPerWarp = 2;
 
 // Each row of the frame reduced across by the tents into row y of `rows`, Y computed as the
-// luminance kernel computes it. A warp takes 31 samples of kRowsPerWarp rows: it reads the
-// pixels of runs r0 - 1 .. r0 + 30 (r0 its first sample) a pixel a lane, coalesced, and keeps
-// each pixel's Y times to_left (towards the sample of its run) and times to_right (towards the
-// next) in shared memory; lane l then adds up run r0 - 1 + l's, and sample r0 - 1 + l (lane 1
-// on) adds the run before's to_right sum, from the lane before, to its own run's to_left sum:
-// LuminanceBlur's products and order, each operation rounded on its own. Each pixel is read
-// and its Y computed once (a run in 32 twice).
+// luminance kernel computes it. A block's warps take the same 31 samples of kRowsPerWarp rows
+// each: the block keeps the tents' weights of the pixels of runs r0 - 1 .. r0 + 30 (r0 its
+// first sample) in shared memory, the same for every row; a warp reads a row's pixels a pixel a
+// lane, coalesced, and keeps their Y in shared memory; lane l then adds up run r0 - 1 + l's
+// products Y to_left (towards the sample of its run) and Y to_right (towards the next), and
+// sample r0 - 1 + l (lane 1 on) adds the run before's to_right sum, from the lane before, to
+// its own run's to_left sum: LuminanceBlur's products and order, each operation rounded on its
+// own. Each pixel is read and its Y computed once (a run in 32 twice).
 template <class F>
 __global__ void __launch_bounds__(kBlockX* kBlockY)
     reduce_rows_kernel(Frame f, float max, TentAxis x, Plane rows) {
   static_assert(kBlockX == 32, "a warp its rows");
   allow_dependent_grid();
-  __shared__ float towards_left[kBlockY][kSpanSlots];
-  __shared__ float towards_right[kBlockY][kSpanSlots];
+  __shared__ float lum_spans[kBlockY][kSpanSlots];
+  __shared__ float weights_left[kSpanSlots];
+  __shared__ float weights_right[kSpanSlots];
   const int lane = static_cast<int>(threadIdx.x);
   const int warp = static_cast<int>(threadIdx.y);
   const int first_run = static_cast<int>(blockIdx.x) * kSamplesPerWarp - 1;  // lane 0's
   const int run = first_run + lane;
-  const int y0 = (static_cast<int>(blockIdx.y) * kBlockY + warp) * kRowsPerWarp;
-  if (y0 >= f.height) return;  // the whole warp; warps meet only in __syncwarp
-  const int rows_here = min(kRowsPerWarp, f.height - y0);
   const int begin = x.run_begin[first_run > 0 ? first_run : 0];
   const int last_run = first_run + 32;
   const int end = x.run_begin[last_run < x.samples ? last_run : x.samples];
-  float* const left_span = towards_left[warp];
-  float* const right_span = towards_right[warp];
+  for (int q = warp * kBlockX + lane; q < end - begin; q += kBlockX * kBlockY) {
+    weights_left[span_slot(q)] = __ldg(x.to_left + begin + q);
+    weights_right[span_slot(q)] = __ldg(x.to_right + begin + q);
+  }
+  __syncthreads();
+  const int y0 = (static_cast<int>(blockIdx.y) * kBlockY + warp) * kRowsPerWarp;
+  if (y0 >= f.height) return;  // the whole warp; from here warps meet only in __syncwarp
+  const int rows_here = min(kRowsPerWarp, f.height - y0);
+  float* const lum_span = lum_spans[warp];
   const bool has_run = run >= 0 && run < x.samples;
   const int run_pixels = has_run ? x.run_begin[run + 1] - x.run_begin[run] : 0;
   const int run_first = has_run ? x.run_begin[run] - begin : 0;  // in the span
   const auto row_of = [&](int r) {
     return f.in + static_cast<std::ptrdiff_t>(y0 + r) * f.in_stride;
   };
-  // The spans staged: this lane's run summed, the sample written.
+  // The span staged: this lane's run summed, the sample written.
   const auto finish_row = [&](int y) {
     __syncwarp();
     float own = 0.0f;   // this run's to_left sum: towards its sample
     float next = 0.0f;  // its to_right sum: towards the next sample
     int slot = span_slot(run_first);
     for (int k = 0, q = run_first; k < run_pixels; ++k, ++q) {
-      own = __fadd_rn(own, left_span[slot]);
-      next = __fadd_rn(next, right_span[slot]);
+      const float lum = lum_span[slot];
+      own = __fadd_rn(own, __fmul_rn(lum, weights_left[slot]));
+      next = __fadd_rn(next, __fmul_rn(lum, weights_right[slot]));
       slot += (q + 1) % 32 == 0 ? 2 : 1;  // past the empty slot after every 32
     }
     // Sample 0's run before is lane 0's of the first warp, run -1: 0, as the CPU starts it.
     const float before = __shfl_up_sync(kFullWarp, next, 1);
     if (lane >= 1 && run < x.samples) *rows.at(run, y) = __fadd_rn(before, own);
-    __syncwarp();  // the sums have read the spans before the next row stages
+    __syncwarp();  // the sums have read the span before the next row stages
   };
   if (end - begin <= 32 * kSpanChunk) {
     // The span in one chunk (factors up to 8): every row's loads first.
     const int chunk = begin + lane;
     typename F::Raw raw[kRowsPerWarp][kSpanChunk][kGroup];
-    float to_left[kSpanChunk];
-    float to_right[kSpanChunk];
 #pragma unroll
-    for (int r = 0; r < kRowsPerWarp; ++r)
+    for (int r = 0; r < kRowsPerWarp; ++r) {
       load_chunk<F>(row_of(r), chunk, r < rows_here ? end : 0, raw[r]);
-    load_weights(x, chunk, end, to_left, to_right);
+    }
 #pragma unroll
     for (int r = 0; r < kRowsPerWarp; ++r) {
       if (r >= rows_here) break;
-      stage_chunk<F>(raw[r], to_left, to_right, max, span_slot(lane), left_span, right_span);
+      stage_chunk<F>(raw[r], max, span_slot(lane), lum_span);
       finish_row(y0 + r);
     }
     return;
@@ -542,11 +538,8 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
   for (int r = 0; r < rows_here; ++r) {
     for (int chunk = begin + lane; chunk < end; chunk += 32 * kSpanChunk) {
       typename F::Raw raw[kSpanChunk][kGroup];
-      float to_left[kSpanChunk];
-      float to_right[kSpanChunk];
       load_chunk<F>(row_of(r), chunk, end, raw);
-      load_weights(x, chunk, end, to_left, to_right);
-      stage_chunk<F>(raw, to_left, to_right, max, span_slot(chunk - begin), left_span, right_span);
+      stage_chunk<F>(raw, max, span_slot(chunk - begin), lum_span);
     }
     finish_row(y0 + r);
   }
@@ -822,20 +815,22 @@ struct Stretch {
 template <class F, class S>
 __global__ void __launch_bounds__(kBlockX* kBlockY)
     correct_kernel(Frame f, S source, Correction k, Stretch stretch) {
-  wait_for_prior_grid();  // B, the stretch
   const int x0 = (blockIdx.x * kBlockX + threadIdx.x) * kGroup;
   const int y = (gridDim.y - 1 - blockIdx.y) * kBlockY + threadIdx.y;
   if (x0 >= f.width || y >= f.height) return;
+  const int n = min(kGroup, f.width - x0);
+  // The frame's pixels are no kernel's output: loaded while the kernel before drains.
+  typename F::Raw raw[kGroup];
+  F::load(f.in + static_cast<std::ptrdiff_t>(y) * f.in_stride, x0, n, f.vector, raw);
+  wait_for_prior_grid();  // B, the stretch
   float lo = stretch.lo;
   float scale = stretch.scale;
   if (stretch.range) {
     lo = stretch.range->lo;
     scale = stretch.range->scale;
   }
-  const int n = min(kGroup, f.width - x0);
-  typename F::Raw raw[kGroup];
   float lum[kGroup], value[kGroup], stretched[kGroup];
-  group_values<F>(f, source, k, x0, y, n, raw, lum, value);
+  values_of<F>(source, k, x0, y, n, raw, lum, value);
 #pragma unroll
   for (int i = 0; i < kGroup; ++i) stretched[i] = (value[i] - lo) * scale;
   F::store(f.out + static_cast<std::ptrdiff_t>(y) * f.out_stride, x0, n, f.vector, raw, lum,
