@@ -249,6 +249,37 @@ TEST_CASE("CUDA detection on a significance image equals the CPU reference", "[d
   }
 }
 
+TEST_CASE("CUDA detection flags the CPU's merged objects", "[detect][cuda][blend]") {
+  // Crowded frames: stars overlap, and a fraction of the objects hold two or more peaks.
+  for (const DetectThreshold mode : {DetectThreshold::Sigma, DetectThreshold::Absolute}) {
+    for (const auto& [w, h] : {std::pair{203, 131}, std::pair{640, 360}}) {
+      INFO((mode == DetectThreshold::Sigma ? "sigma " : "absolute ") << w << "x" << h);
+      const TestImage in = significance_frame(w, h, 7u + w, 0.6);
+      DetectParams p;
+      p.background = DetectBackground::None;
+      p.threshold_mode = mode;
+      p.threshold = 3.0;
+      const Run cpu = run_stage(p, kCpu, in);
+      const Run cuda = run_stage(p, gpu(), in);
+      std::size_t merged = 0;
+      for (const DetectedObject& o : cpu.records) merged += (o.flags & kObjectMerged) != 0;
+      CHECK(merged >= 3);
+      CHECK(merged < cpu.records.size());
+      compare_runs(cpu, cuda);
+    }
+  }
+  // With a background mesh on an integer frame: the z of each pixel from the blended
+  // background and noise.
+  SkyGenerator sky = gradient_sky(700, 450, 8, 2);
+  SkyTruth truth;
+  const TestImage in = render_frame(sky, 2, PixelFormat::Gray16, truth, 6);
+  DetectParams p;
+  p.background = DetectBackground::Mesh;
+  p.mesh = 48;
+  p.threshold = 2.0;
+  compare_runs(run_stage(p, kCpu, in), run_stage(p, gpu(), in));
+}
+
 TEST_CASE("CUDA detection of whitening's integer significance (background auto) equals the CPU",
           "[detect][cuda]") {
   // siftwhiten output=significance on 16 bits: 32768 + 1024 snr, clamped at +-32 sigma.

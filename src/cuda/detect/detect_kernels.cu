@@ -21,6 +21,7 @@
 #include "cuda/detect/detect_frame.cuh"
 #include "cuda/detect/labels.cuh"
 #include "pipeline/detect/background_mesh.hpp"
+#include "pipeline/detect/blend.hpp"
 #include "pipeline/detect/catalogue.hpp"
 #include "pipeline/detect/line_channel.hpp"
 #include "pipeline/detect/object_sums.hpp"
@@ -958,6 +959,75 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+// ---- The merged flag (pipeline/detect/blend.hpp) -------------------------------------------
+
+// z of pixel (x, y): the value above the background over its noise, or (absolute thresholds)
+// the value above the background; the reference's float operations.
+__device__ __forceinline__ float blend_z(const Frame& f, int x, int y, bool sigma_units) {
+  const float r = residual_at(f, x, y);
+  return sigma_units ? r / sigma_at(f, x, y) : r;
+}
+
+// The frame's records' top peaks and merged flags, cleared.
+__global__ void clear_blend_kernel(unsigned long long* top, std::uint32_t* merged,
+                                   const std::uint32_t* kept, const std::uint32_t* components,
+                                   std::uint32_t capacity) {
+  const std::uint32_t total = total_kept(kept, components);
+  const std::uint32_t records = total < capacity ? total : capacity;
+  for (std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < records;
+       k += gridDim.x * blockDim.x) {
+    top[k] = 0;
+    merged[k] = 0;
+  }
+}
+
+// The peaks of the records' objects of at most blend::kMaxArea pixels, a band a thread as the
+// count: the first launch (kSeparate false) keeps each object's top peak, the second tests each
+// other peak against it and flags the object merged where they are separated. An object's
+// pixels are told by the mask and the label (the labelling leaves the background's labels
+// as they were).
+template <bool kSeparate>
+__global__ void __launch_bounds__(256)
+    blend_kernel(Frame f, const std::uint32_t* npix, const std::uint32_t* kept,
+                 std::uint32_t min_area, std::uint32_t capacity, float threshold, bool sigma_units,
+                 unsigned long long* top, std::uint32_t* merged) {
+  const BandWalk walk = BandWalk::of(f.width, f.height);
+  IdLookup ids;
+  for (long long t = BandWalk::first(); t < walk.total; t += BandWalk::stride()) {
+    int x0, y0;
+    walk.origin(t, x0, y0);
+    for_band_pixels(f, x0, y0, [&](int dx, int dy, std::uint32_t l) {
+      ids.find(l, npix, kept, min_area, capacity);
+      if (ids.id == 0 || npix[l] > blend::kMaxArea) return;
+      const int x = x0 + dx, y = y0 + dy;
+      const float z = blend_z(f, x, y, sigma_units);
+      if (!blend::may_peak(z, threshold)) return;
+      const auto z_at = [&](int nx, int ny) { return blend_z(f, nx, ny, sigma_units); };
+      const auto inside = [&](int nx, int ny) {
+        return f.mask[ny * f.mask_pitch + nx] != 0 && f.labels[ny * f.label_pitch + nx] == l;
+      };
+      if (!blend::is_peak(x, y, z, f.width, f.height, z_at, inside)) return;
+      const std::uint32_t index =
+          static_cast<std::uint32_t>(y) * static_cast<std::uint32_t>(f.width) +
+          static_cast<std::uint32_t>(x);
+      const unsigned long long key = blend::peak_key(z, index);
+      const std::uint32_t record = ids.id - 1;
+      if (!kSeparate) {
+        atomicMax(&top[record], key);
+        return;
+      }
+      const unsigned long long best = top[record];
+      if (best == key || merged[record] != 0) return;
+      const std::uint32_t at = blend::key_index(best);
+      const int tx = static_cast<int>(at % static_cast<std::uint32_t>(f.width));
+      const int ty = static_cast<int>(at / static_cast<std::uint32_t>(f.width));
+      if (blend::separated(x, y, tx, ty, blend::separating_level(z, threshold), z_at, inside)) {
+        atomicOr(&merged[record], 1u);
+      }
+    });
+  }
+}
+
 // Copies `bytes` (a multiple of sizeof(Word)) from `from` to `to` with the block's threads,
 // word by word: consecutive threads, consecutive words.
 template <class Word>
@@ -972,7 +1042,7 @@ __device__ __forceinline__ void block_copy(void* to, const void* from, std::size
 // read and written a field at a time by each thread, every load and store would touch its own
 // sector, eight times the traffic (and the LSU queue stalled on it).
 __global__ void __launch_bounds__(kCatalogueThreads)
-    catalogue_kernel(const DeviceSums* sums, const std::uint32_t* kept,
+    catalogue_kernel(const DeviceSums* sums, const std::uint32_t* merged, const std::uint32_t* kept,
                      const std::uint32_t* components, std::uint32_t capacity, int width, int height,
                      std::byte* result) {
   static_assert(sizeof(DeviceSums) % 8 == 0 && sizeof(DetectedObject) % 4 == 0);
@@ -995,7 +1065,10 @@ __global__ void __launch_bounds__(kCatalogueThreads)
     block_copy<unsigned long long>(in, sums + base, n * sizeof(DeviceSums));
     __syncthreads();
     const std::uint32_t i = threadIdx.x;
-    if (i < n) out[i] = finalize_object(to_object(in[i], width), base + i + 1, width, height);
+    if (i < n) {
+      out[i] = finalize_object(to_object(in[i], width), base + i + 1, width, height);
+      if (merged[base + i] != 0) out[i].flags |= kObjectMerged;
+    }
     __syncthreads();
     block_copy<std::uint32_t>(records + base, out, n * sizeof(DetectedObject));
     __syncthreads();  // `in` and `out` free for the next step
@@ -1097,6 +1170,9 @@ void DetectBuffers::allocate(const DetectParams& params, const FrameShape& shape
   npix_.allocate(components_ * sizeof(std::uint32_t), 1);
   kept_.allocate(components_ * sizeof(std::uint32_t), 1);
   sums_.allocate(static_cast<std::size_t>(max_objects_) * sizeof(DeviceSums), 1);
+  blend_.allocate(
+      static_cast<std::size_t>(max_objects_) * (sizeof(unsigned long long) + sizeof(std::uint32_t)),
+      1);
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   check(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device),
@@ -1145,6 +1221,11 @@ void DetectBuffers::set_lines(const LineBank& lines) {
   }
   check(cudaMemcpy(line_bank_.data(), host.data(), host.size(), cudaMemcpyHostToDevice),
         "line bank (cudaMemcpy)");
+}
+
+DetectBuffers::BlendRecords DetectBuffers::blend_records() noexcept {
+  auto* top = reinterpret_cast<unsigned long long*>(blend_.data());
+  return {top, reinterpret_cast<std::uint32_t*>(top + max_objects_)};
 }
 
 cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageView in, ImageView out,
@@ -1247,6 +1328,13 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
                                                      s.large_runs, sums);
   sums_kernel<true><<<std::min(run_blocks, kLargeBlocksPerSm * b.sm_count_), 256, 0, stream>>>(
       f, npix, kept, min_area, capacity, s.any_large, s.large_runs, sums);
+  const DetectBuffers::BlendRecords blend = b.blend_records();
+  clear_blend_kernel<<<kClearBlocks, 256, 0, stream>>>(blend.top, blend.merged, kept, s.components,
+                                                       capacity);
+  blend_kernel<false><<<band_blocks, 256, 0, stream>>>(f, npix, kept, min_area, capacity, threshold,
+                                                       sigma_units, blend.top, blend.merged);
+  blend_kernel<true><<<band_blocks, 256, 0, stream>>>(f, npix, kept, min_area, capacity, threshold,
+                                                      sigma_units, blend.top, blend.merged);
   STARSIFT_CUDA_TRY(cudaPeekAtLastError());
   const dim3 block(32, 8);
   const dim3 grid = grid2d(w, h, block);
@@ -1279,8 +1367,9 @@ cudaError_t launch_detect_catalogue(const DetectParams& p, DetectBuffers& b, voi
   const int blocks = std::min((b.max_objects_ + kCatalogueThreads - 1) / kCatalogueThreads,
                               kCatalogueBlocksPerSm * b.sm_count_);
   catalogue_kernel<<<blocks, kCatalogueThreads, 0, stream>>>(
-      sums, kept, s.components, static_cast<std::uint32_t>(b.max_objects_), b.shape_.width,
-      b.shape_.height, static_cast<std::byte*>(result));
+      sums, b.blend_records().merged, kept, s.components,
+      static_cast<std::uint32_t>(b.max_objects_), b.shape_.width, b.shape_.height,
+      static_cast<std::byte*>(result));
   return cudaPeekAtLastError();
 }
 

@@ -16,7 +16,7 @@ inline constexpr std::string_view kCatalogueKind = "catalogue";
 
 // DetectedObject::flags.
 inline constexpr std::uint32_t kObjectTouchesEdge = 1u << 0;   // a pixel on the frame's border
-inline constexpr std::uint32_t kObjectMerged = 1u << 1;        // reserved: blended objects
+inline constexpr std::uint32_t kObjectMerged = 1u << 1;        // two or more sources (blend.hpp)
 inline constexpr std::uint32_t kObjectSingular = 1u << 2;      // degenerate second moments (a
                                                                // line or one pixel): 1/12 added
 inline constexpr std::uint32_t kObjectNoFlux = 1u << 3;        // flux <= 0, or weighted moments

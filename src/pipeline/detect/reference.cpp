@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "pipeline/detect/background_mesh.hpp"
+#include "pipeline/detect/blend.hpp"
 #include "pipeline/detect/labels.hpp"
 #include "pipeline/error.hpp"
 
@@ -239,6 +240,7 @@ DetectCounts DetectState::measure(std::span<DetectedObject> records) {
       add_pixel(sums_[l[x]], x, y, residual_.at(x, y), s * s);
     }
   }
+  mark_blends(components);
   // Objects below min-area are dropped; the others keep their raster order, numbered anew.
   dense_.assign(components + 1, 0);
   DetectCounts counts;
@@ -248,6 +250,7 @@ DetectCounts DetectState::measure(std::span<DetectedObject> records) {
     dense_[c] = ++kept;
     if (kept <= records.size()) {
       records[kept - 1] = finalize_object(sums_[c], kept, w, h);
+      if (blend_merged_[c]) records[kept - 1].flags |= kObjectMerged;
       ++counts.objects;
     } else {
       ++counts.overflow;
@@ -255,6 +258,53 @@ DetectCounts DetectState::measure(std::span<DetectedObject> records) {
   }
   for (std::uint32_t& l : labels_) l = dense_[l];
   return counts;
+}
+
+void DetectState::mark_blends(std::uint32_t components) {
+  const int w = shape_.width, h = shape_.height;
+  const bool sigma_units = params_.threshold_mode == DetectThreshold::Sigma;
+  const auto threshold = static_cast<float>(params_.threshold);
+  const auto min_area = static_cast<std::uint32_t>(params_.min_area);
+  const auto z_at = [&](int x, int y) {
+    const float r = residual_.at(x, y);
+    return sigma_units ? r / sigma_.at(x, y) : r;
+  };
+  blend_top_.assign(components + 1, 0);
+  blend_merged_.assign(components + 1, 0);
+  blend_peaks_.clear();
+  // 1. The peaks, and each object's top.
+  for (int y = 0; y < h; ++y) {
+    const std::uint32_t* l = labels_.data() + static_cast<std::size_t>(y) * w;
+    for (int x = 0; x < w; ++x) {
+      const std::uint32_t c = l[x];
+      if (c == 0 || sums_[c].npix < min_area || sums_[c].npix > blend::kMaxArea) continue;
+      const float z = z_at(x, y);
+      if (!blend::may_peak(z, threshold)) continue;
+      const auto inside = [&](int nx, int ny) {
+        return labels_[static_cast<std::size_t>(ny) * w + nx] == c;
+      };
+      if (!blend::is_peak(x, y, z, w, h, z_at, inside)) continue;
+      blend_peaks_.push_back({c, x, y, z});
+      const std::uint64_t key =
+          blend::peak_key(z, static_cast<std::uint32_t>(static_cast<std::size_t>(y) * w + x));
+      blend_top_[c] = std::max(blend_top_[c], key);
+    }
+  }
+  // 2. Each other peak against its object's top.
+  for (const BlendPeak& p : blend_peaks_) {
+    if (blend_merged_[p.component]) continue;
+    const std::uint64_t top = blend_top_[p.component];
+    const std::uint32_t index = blend::key_index(top);
+    const int tx = static_cast<int>(index % static_cast<std::uint32_t>(w));
+    const int ty = static_cast<int>(index / static_cast<std::uint32_t>(w));
+    if (tx == p.x && ty == p.y) continue;
+    const auto inside = [&](int nx, int ny) {
+      return labels_[static_cast<std::size_t>(ny) * w + nx] == p.component;
+    };
+    if (blend::separated(p.x, p.y, tx, ty, blend::separating_level(p.z, threshold), z_at, inside)) {
+      blend_merged_[p.component] = 1;
+    }
+  }
 }
 
 void DetectState::write_output(ConstImageView in, ImageView out,

@@ -70,6 +70,9 @@ class DetectState {
   void estimate_background(ThreadPool& pool);
   void filter_and_threshold(ThreadPool& pool);
   DetectCounts measure(std::span<DetectedObject> records);
+  // blend_merged_[c]: whether component c (of `components`, labels_ not yet renumbered) is
+  // merged (blend.hpp).
+  void mark_blends(std::uint32_t components);
   void write_output(ConstImageView in, ImageView out, std::span<const DetectedObject> records);
 
   DetectParams params_;
@@ -86,9 +89,17 @@ class DetectState {
   std::vector<std::uint32_t> parent_;  // label_reference()'s scratch
   std::vector<ObjectSums> sums_;
   std::vector<std::uint32_t> dense_;  // component id -> catalogue id (0: dropped)
-  std::vector<float> tile_values_;    // the background's clipping scratch
-  std::vector<ClippedStats> grid_;    // the background's tiles
-  std::vector<float> tile_mean_;      // grid_ rounded to float: what the blend reads
+  struct BlendPeak {
+    std::uint32_t component;
+    int x, y;
+    float z;
+  };
+  std::vector<BlendPeak> blend_peaks_;      // mark_blends()' scratch
+  std::vector<std::uint64_t> blend_top_;    // per component: its top peak's key, 0 none
+  std::vector<std::uint8_t> blend_merged_;  // per component
+  std::vector<float> tile_values_;          // the background's clipping scratch
+  std::vector<ClippedStats> grid_;          // the background's tiles
+  std::vector<float> tile_mean_;            // grid_ rounded to float: what the blend reads
   std::vector<float> tile_sigma_;
   std::vector<int> col_tile_;  // each column's place in the mesh (mesh_locate())
   std::vector<float> col_weight_;
