@@ -232,12 +232,28 @@ DetectCounts DetectState::measure(std::span<DetectedObject> records) {
   const std::uint32_t components =
       label_reference(mask_.data(), w, w, h, params_.connectivity, labels_.data(), w, parent_);
   sums_.assign(components + 1, ObjectSums{});
+  blend_peaks_.clear();
+  const bool sigma_units = params_.threshold_mode == DetectThreshold::Sigma;
+  const auto threshold = static_cast<float>(params_.threshold);
+  const auto z_at = [&](int x, int y) {
+    const float r = residual_.at(x, y);
+    return sigma_units ? r / sigma_.at(x, y) : r;
+  };
   for (int y = 0; y < h; ++y) {
     const std::uint32_t* l = labels_.data() + static_cast<std::size_t>(y) * w;
     for (int x = 0; x < w; ++x) {
-      if (l[x] == 0) continue;
+      const std::uint32_t c = l[x];
+      if (c == 0) continue;
       const float s = sigma_.at(x, y);
-      add_pixel(sums_[l[x]], x, y, residual_.at(x, y), s * s);
+      add_pixel(sums_[c], x, y, residual_.at(x, y), s * s);
+      // The merged flag's peaks (blend.hpp), kept whatever the object's size: known only at
+      // the end.
+      const float z = z_at(x, y);
+      if (!blend::may_peak(z, threshold)) continue;
+      const auto inside = [&](int nx, int ny) {
+        return labels_[static_cast<std::size_t>(ny) * w + nx] == c;
+      };
+      if (blend::is_peak(x, y, z, w, h, z_at, inside)) blend_peaks_.push_back({c, x, y, z});
     }
   }
   mark_blends(components);
@@ -261,7 +277,7 @@ DetectCounts DetectState::measure(std::span<DetectedObject> records) {
 }
 
 void DetectState::mark_blends(std::uint32_t components) {
-  const int w = shape_.width, h = shape_.height;
+  const int w = shape_.width;
   const bool sigma_units = params_.threshold_mode == DetectThreshold::Sigma;
   const auto threshold = static_cast<float>(params_.threshold);
   const auto min_area = static_cast<std::uint32_t>(params_.min_area);
@@ -269,32 +285,21 @@ void DetectState::mark_blends(std::uint32_t components) {
     const float r = residual_.at(x, y);
     return sigma_units ? r / sigma_.at(x, y) : r;
   };
+  const auto examined = [&](std::uint32_t c) {
+    return sums_[c].npix >= min_area && sums_[c].npix <= blend::kMaxArea;
+  };
   blend_top_.assign(components + 1, 0);
   blend_merged_.assign(components + 1, 0);
-  blend_peaks_.clear();
-  // 1. The peaks, and each object's top.
-  for (int y = 0; y < h; ++y) {
-    const std::uint32_t* l = labels_.data() + static_cast<std::size_t>(y) * w;
-    for (int x = 0; x < w; ++x) {
-      const std::uint32_t c = l[x];
-      if (c == 0 || sums_[c].npix < min_area || sums_[c].npix > blend::kMaxArea) continue;
-      const float z = z_at(x, y);
-      if (!blend::may_peak(z, threshold)) continue;
-      const auto inside = [&](int nx, int ny) {
-        return labels_[static_cast<std::size_t>(ny) * w + nx] == c;
-      };
-      if (!blend::is_peak(x, y, z, w, h, z_at, inside)) continue;
-      blend_peaks_.push_back({c, x, y, z});
-      const std::uint64_t key =
-          blend::peak_key(z, static_cast<std::uint32_t>(static_cast<std::size_t>(y) * w + x));
-      blend_top_[c] = std::max(blend_top_[c], key);
-    }
-  }
-  // 2. Each other peak against its object's top.
+  // 1. Each examined object's top.
   for (const BlendPeak& p : blend_peaks_) {
-    if (blend_merged_[p.component]) continue;
-    const std::uint64_t top = blend_top_[p.component];
-    const std::uint32_t index = blend::key_index(top);
+    if (!examined(p.component)) continue;
+    const auto index = static_cast<std::uint32_t>(static_cast<std::size_t>(p.y) * w + p.x);
+    blend_top_[p.component] = std::max(blend_top_[p.component], blend::peak_key(p.z, index));
+  }
+  // 2. Each other peak against it.
+  for (const BlendPeak& p : blend_peaks_) {
+    if (!examined(p.component) || blend_merged_[p.component]) continue;
+    const std::uint32_t index = blend::key_index(blend_top_[p.component]);
     const int tx = static_cast<int>(index % static_cast<std::uint32_t>(w));
     const int ty = static_cast<int>(index / static_cast<std::uint32_t>(w));
     if (tx == p.x && ty == p.y) continue;

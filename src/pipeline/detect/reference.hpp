@@ -71,7 +71,7 @@ class DetectState {
   void filter_and_threshold(ThreadPool& pool);
   DetectCounts measure(std::span<DetectedObject> records);
   // blend_merged_[c]: whether component c (of `components`, labels_ not yet renumbered) is
-  // merged (blend.hpp).
+  // merged (blend.hpp), from the peaks measure() collects with the sums.
   void mark_blends(std::uint32_t components);
   void write_output(ConstImageView in, ImageView out, std::span<const DetectedObject> records);
 
@@ -94,7 +94,7 @@ class DetectState {
     int x, y;
     float z;
   };
-  std::vector<BlendPeak> blend_peaks_;      // mark_blends()' scratch
+  std::vector<BlendPeak> blend_peaks_;      // every object's peaks (blend.hpp)
   std::vector<std::uint64_t> blend_top_;    // per component: its top peak's key, 0 none
   std::vector<std::uint8_t> blend_merged_;  // per component
   std::vector<float> tile_values_;          // the background's clipping scratch
