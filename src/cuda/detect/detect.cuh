@@ -75,12 +75,7 @@ class DetectBuffers {
   DeviceImage npix_;    // uint32 per component
   DeviceImage kept_;    // uint32 per component: kept components up to it
   DeviceImage sums_;    // per catalogue record
-  DeviceImage blend_;   // per catalogue record: its top peak's key, then its merged flag
-  struct BlendRecords {
-    unsigned long long* top;
-    std::uint32_t* merged;
-  };
-  BlendRecords blend_records() noexcept;
+  DeviceImage merged_;  // per catalogue record: its merged flag (blend.hpp)
   DeviceImage label_scratch_;
   std::size_t label_scratch_bytes_ = 0;
   int line_length_ = 0;  // the line channel: 0 off

@@ -968,29 +968,25 @@ __device__ __forceinline__ float blend_z(const Frame& f, int x, int y, bool sigm
   return sigma_units ? r / sigma_at(f, x, y) : r;
 }
 
-// The frame's records' top peaks and merged flags, cleared.
-__global__ void clear_blend_kernel(unsigned long long* top, std::uint32_t* merged,
-                                   const std::uint32_t* kept, const std::uint32_t* components,
-                                   std::uint32_t capacity) {
+// The frame's records' merged flags, cleared.
+__global__ void clear_merged_kernel(std::uint32_t* merged, const std::uint32_t* kept,
+                                    const std::uint32_t* components, std::uint32_t capacity) {
   const std::uint32_t total = total_kept(kept, components);
   const std::uint32_t records = total < capacity ? total : capacity;
   for (std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < records;
        k += gridDim.x * blockDim.x) {
-    top[k] = 0;
     merged[k] = 0;
   }
 }
 
 // The peaks of the records' objects of at most blend::kMaxArea pixels, a band a thread as the
-// count: the first launch (kSeparate false) keeps each object's top peak, the second tests each
-// other peak against it and flags the object merged where they are separated. An object's
-// pixels are told by the mask and the label (the labelling leaves the background's labels
-// as they were).
-template <bool kSeparate>
+// count, each tested against its object's top (the record's peak pixel, from the sums); the
+// object is flagged merged where one is separated. An object's pixels are told by the mask and
+// the label (the labelling leaves the background's labels as they were).
 __global__ void __launch_bounds__(256)
     blend_kernel(Frame f, const std::uint32_t* npix, const std::uint32_t* kept,
                  std::uint32_t min_area, std::uint32_t capacity, float threshold, bool sigma_units,
-                 unsigned long long* top, std::uint32_t* merged) {
+                 const DeviceSums* sums, std::uint32_t* merged) {
   const BandWalk walk = BandWalk::of(f.width, f.height);
   IdLookup ids;
   for (long long t = BandWalk::first(); t < walk.total; t += BandWalk::stride()) {
@@ -999,7 +995,14 @@ __global__ void __launch_bounds__(256)
     for_band_pixels(f, x0, y0, [&](int dx, int dy, std::uint32_t l) {
       ids.find(l, npix, kept, min_area, capacity);
       if (ids.id == 0 || npix[l] > blend::kMaxArea) return;
+      const std::uint32_t record = ids.id - 1;
+      const std::uint32_t top =
+          0xffffffffu - static_cast<std::uint32_t>(sums[record].peak & 0xffffffffu);
       const int x = x0 + dx, y = y0 + dy;
+      const std::uint32_t index =
+          static_cast<std::uint32_t>(y) * static_cast<std::uint32_t>(f.width) +
+          static_cast<std::uint32_t>(x);
+      if (index == top || merged[record] != 0) return;
       const float z = blend_z(f, x, y, sigma_units);
       if (!blend::may_peak(z, threshold)) return;
       const auto z_at = [&](int nx, int ny) { return blend_z(f, nx, ny, sigma_units); };
@@ -1007,20 +1010,8 @@ __global__ void __launch_bounds__(256)
         return f.mask[ny * f.mask_pitch + nx] != 0 && f.labels[ny * f.label_pitch + nx] == l;
       };
       if (!blend::is_peak(x, y, z, f.width, f.height, z_at, inside)) return;
-      const std::uint32_t index =
-          static_cast<std::uint32_t>(y) * static_cast<std::uint32_t>(f.width) +
-          static_cast<std::uint32_t>(x);
-      const unsigned long long key = blend::peak_key(z, index);
-      const std::uint32_t record = ids.id - 1;
-      if (!kSeparate) {
-        atomicMax(&top[record], key);
-        return;
-      }
-      const unsigned long long best = top[record];
-      if (best == key || merged[record] != 0) return;
-      const std::uint32_t at = blend::key_index(best);
-      const int tx = static_cast<int>(at % static_cast<std::uint32_t>(f.width));
-      const int ty = static_cast<int>(at / static_cast<std::uint32_t>(f.width));
+      const int tx = static_cast<int>(top % static_cast<std::uint32_t>(f.width));
+      const int ty = static_cast<int>(top / static_cast<std::uint32_t>(f.width));
       if (blend::separated(x, y, tx, ty, blend::separating_level(z, threshold), z_at, inside)) {
         atomicOr(&merged[record], 1u);
       }
@@ -1170,9 +1161,7 @@ void DetectBuffers::allocate(const DetectParams& params, const FrameShape& shape
   npix_.allocate(components_ * sizeof(std::uint32_t), 1);
   kept_.allocate(components_ * sizeof(std::uint32_t), 1);
   sums_.allocate(static_cast<std::size_t>(max_objects_) * sizeof(DeviceSums), 1);
-  blend_.allocate(
-      static_cast<std::size_t>(max_objects_) * (sizeof(unsigned long long) + sizeof(std::uint32_t)),
-      1);
+  merged_.allocate(static_cast<std::size_t>(max_objects_) * sizeof(std::uint32_t), 1);
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   check(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device),
@@ -1221,11 +1210,6 @@ void DetectBuffers::set_lines(const LineBank& lines) {
   }
   check(cudaMemcpy(line_bank_.data(), host.data(), host.size(), cudaMemcpyHostToDevice),
         "line bank (cudaMemcpy)");
-}
-
-DetectBuffers::BlendRecords DetectBuffers::blend_records() noexcept {
-  auto* top = reinterpret_cast<unsigned long long*>(blend_.data());
-  return {top, reinterpret_cast<std::uint32_t*>(top + max_objects_)};
 }
 
 cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageView in, ImageView out,
@@ -1328,13 +1312,10 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
                                                      s.large_runs, sums);
   sums_kernel<true><<<std::min(run_blocks, kLargeBlocksPerSm * b.sm_count_), 256, 0, stream>>>(
       f, npix, kept, min_area, capacity, s.any_large, s.large_runs, sums);
-  const DetectBuffers::BlendRecords blend = b.blend_records();
-  clear_blend_kernel<<<kClearBlocks, 256, 0, stream>>>(blend.top, blend.merged, kept, s.components,
-                                                       capacity);
-  blend_kernel<false><<<band_blocks, 256, 0, stream>>>(f, npix, kept, min_area, capacity, threshold,
-                                                       sigma_units, blend.top, blend.merged);
-  blend_kernel<true><<<band_blocks, 256, 0, stream>>>(f, npix, kept, min_area, capacity, threshold,
-                                                      sigma_units, blend.top, blend.merged);
+  auto* merged = reinterpret_cast<std::uint32_t*>(b.merged_.data());
+  clear_merged_kernel<<<kClearBlocks, 256, 0, stream>>>(merged, kept, s.components, capacity);
+  blend_kernel<<<band_blocks, 256, 0, stream>>>(f, npix, kept, min_area, capacity, threshold,
+                                                sigma_units, sums, merged);
   STARSIFT_CUDA_TRY(cudaPeekAtLastError());
   const dim3 block(32, 8);
   const dim3 grid = grid2d(w, h, block);
@@ -1367,7 +1348,7 @@ cudaError_t launch_detect_catalogue(const DetectParams& p, DetectBuffers& b, voi
   const int blocks = std::min((b.max_objects_ + kCatalogueThreads - 1) / kCatalogueThreads,
                               kCatalogueBlocksPerSm * b.sm_count_);
   catalogue_kernel<<<blocks, kCatalogueThreads, 0, stream>>>(
-      sums, b.blend_records().merged, kept, s.components,
+      sums, reinterpret_cast<const std::uint32_t*>(b.merged_.data()), kept, s.components,
       static_cast<std::uint32_t>(b.max_objects_), b.shape_.width, b.shape_.height,
       static_cast<std::byte*>(result));
   return cudaPeekAtLastError();

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The merged flag (kObjectMerged): whether an object holds more than one source. One
-// definition for the CPU reference and the CUDA kernels, which add nothing to the frame's
-// passes but two walks over the pixels of the objects.
+// definition for the CPU reference and the CUDA kernels, which add one walk over the objects'
+// pixels after the sums.
 //
 // z is a pixel's value above the background over its noise (sigma mode) or the value above the
 // background itself (absolute mode): the units `threshold` is in. A pixel of an object is a
 // *peak* when z >= 2 threshold and no neighbour of the same object (of its 8) is higher, nor as
 // high and before it in raster order (a flat top gives one peak). The object's *top* is its
-// highest peak, the first in raster order on a tie. The object is merged when some other peak
-// c is separated from the top: the digital straight line from c to the top (Bresenham's, both
+// brightest pixel, the record's peak (the highest value above the background, the first in
+// raster order on a tie). The object is merged when some peak c other than the top is
+// separated from it: the digital straight line from c to the top (Bresenham's, both
 // ends left out) leaves the object, or comes down to z(c) - dip(c) or below, dip(c) being the
 // larger of `threshold` and kDipFraction z(c). A dip that deep does not come from the noise
 // of one source's profile: two stars whose light overlaps, a mover over a star, two crossing
@@ -54,22 +55,6 @@ STARSIFT_HD bool is_peak(int x, int y, float z, int width, int height, ZAt&& z_a
     }
   }
   return true;
-}
-
-// A peak's key: the highest z wins, then the first in raster order. z >= 2 threshold > 0, so
-// its bits order as the floats do.
-STARSIFT_HD std::uint64_t peak_key(float z, std::uint32_t raster_index) {
-  std::uint32_t bits = 0;
-#if defined(__CUDA_ARCH__)
-  bits = __float_as_uint(z);
-#else
-  __builtin_memcpy(&bits, &z, sizeof bits);
-#endif
-  return static_cast<std::uint64_t>(bits) << 32 | (0xffffffffu - raster_index);
-}
-
-STARSIFT_HD std::uint32_t key_index(std::uint64_t key) {
-  return 0xffffffffu - static_cast<std::uint32_t>(key);
 }
 
 // Whether the line from (x0, y0) to (x1, y1), both ends left out, leaves the object or comes

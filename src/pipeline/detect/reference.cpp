@@ -277,36 +277,25 @@ DetectCounts DetectState::measure(std::span<DetectedObject> records) {
 }
 
 void DetectState::mark_blends(std::uint32_t components) {
-  const int w = shape_.width;
   const bool sigma_units = params_.threshold_mode == DetectThreshold::Sigma;
   const auto threshold = static_cast<float>(params_.threshold);
   const auto min_area = static_cast<std::uint32_t>(params_.min_area);
+  const int w = shape_.width;
   const auto z_at = [&](int x, int y) {
     const float r = residual_.at(x, y);
     return sigma_units ? r / sigma_.at(x, y) : r;
   };
-  const auto examined = [&](std::uint32_t c) {
-    return sums_[c].npix >= min_area && sums_[c].npix <= blend::kMaxArea;
-  };
-  blend_top_.assign(components + 1, 0);
   blend_merged_.assign(components + 1, 0);
-  // 1. Each examined object's top.
+  // Each peak of an examined object against the object's top: its peak pixel.
   for (const BlendPeak& p : blend_peaks_) {
-    if (!examined(p.component)) continue;
-    const auto index = static_cast<std::uint32_t>(static_cast<std::size_t>(p.y) * w + p.x);
-    blend_top_[p.component] = std::max(blend_top_[p.component], blend::peak_key(p.z, index));
-  }
-  // 2. Each other peak against it.
-  for (const BlendPeak& p : blend_peaks_) {
-    if (!examined(p.component) || blend_merged_[p.component]) continue;
-    const std::uint32_t index = blend::key_index(blend_top_[p.component]);
-    const int tx = static_cast<int>(index % static_cast<std::uint32_t>(w));
-    const int ty = static_cast<int>(index / static_cast<std::uint32_t>(w));
-    if (tx == p.x && ty == p.y) continue;
+    const ObjectSums& object = sums_[p.component];
+    if (object.npix < min_area || object.npix > blend::kMaxArea) continue;
+    if (blend_merged_[p.component] || (p.x == object.xpeak && p.y == object.ypeak)) continue;
     const auto inside = [&](int nx, int ny) {
       return labels_[static_cast<std::size_t>(ny) * w + nx] == p.component;
     };
-    if (blend::separated(p.x, p.y, tx, ty, blend::separating_level(p.z, threshold), z_at, inside)) {
+    if (blend::separated(p.x, p.y, object.xpeak, object.ypeak,
+                         blend::separating_level(p.z, threshold), z_at, inside)) {
       blend_merged_[p.component] = 1;
     }
   }

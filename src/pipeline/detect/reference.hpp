@@ -95,7 +95,6 @@ class DetectState {
     float z;
   };
   std::vector<BlendPeak> blend_peaks_;      // every object's peaks (blend.hpp)
-  std::vector<std::uint64_t> blend_top_;    // per component: its top peak's key, 0 none
   std::vector<std::uint8_t> blend_merged_;  // per component
   std::vector<float> tile_values_;          // the background's clipping scratch
   std::vector<ClippedStats> grid_;          // the background's tiles
