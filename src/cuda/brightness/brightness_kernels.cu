@@ -1012,7 +1012,12 @@ __device__ void locate(const unsigned int* histogram, int bins, unsigned int ran
     const int end = min(bins, begin + per_slice);
     unsigned int sum = 0;
     for (int i = begin + lane; i < end; i += 32) sum += __ldcg(histogram + i);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    // Turing (sm_75) has no __reduce_add_sync: a butterfly of shuffles (integers: the same sum).
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(kFullWarp, sum, o);
+#else
     sum = __reduce_add_sync(kFullWarp, sum);
+#endif
     if (lane == 0) slice_total[warp] = sum;
   }
   __syncthreads();
