@@ -233,12 +233,8 @@ DetectCounts DetectState::measure(std::span<DetectedObject> records) {
       label_reference(mask_.data(), w, w, h, params_.connectivity, labels_.data(), w, parent_);
   sums_.assign(components + 1, ObjectSums{});
   blend_peaks_.clear();
-  const bool sigma_units = params_.threshold_mode == DetectThreshold::Sigma;
   const auto threshold = static_cast<float>(params_.threshold);
-  const auto z_at = [&](int x, int y) {
-    const float r = residual_.at(x, y);
-    return sigma_units ? r / sigma_.at(x, y) : r;
-  };
+  const auto z_at = [this](int x, int y) { return blend_z(x, y); };
   for (int y = 0; y < h; ++y) {
     const std::uint32_t* l = labels_.data() + static_cast<std::size_t>(y) * w;
     for (int x = 0; x < w; ++x) {
@@ -276,15 +272,16 @@ DetectCounts DetectState::measure(std::span<DetectedObject> records) {
   return counts;
 }
 
+float DetectState::blend_z(int x, int y) const {
+  const float r = residual_.at(x, y);
+  return params_.threshold_mode == DetectThreshold::Sigma ? r / sigma_.at(x, y) : r;
+}
+
 void DetectState::mark_blends(std::uint32_t components) {
-  const bool sigma_units = params_.threshold_mode == DetectThreshold::Sigma;
   const auto threshold = static_cast<float>(params_.threshold);
   const auto min_area = static_cast<std::uint32_t>(params_.min_area);
   const int w = shape_.width;
-  const auto z_at = [&](int x, int y) {
-    const float r = residual_.at(x, y);
-    return sigma_units ? r / sigma_.at(x, y) : r;
-  };
+  const auto z_at = [this](int x, int y) { return blend_z(x, y); };
   blend_merged_.assign(components + 1, 0);
   // Each peak of an examined object against the object's top: its peak pixel.
   for (const BlendPeak& p : blend_peaks_) {

@@ -73,6 +73,9 @@ class DetectState {
   // blend_merged_[c]: whether component c (of `components`, labels_ not yet renumbered) is
   // merged (blend.hpp), from the peaks measure() collects with the sums.
   void mark_blends(std::uint32_t components);
+  // z of pixel (x, y) (blend.hpp): the value above the background over its noise, or the value
+  // above the background in absolute mode.
+  float blend_z(int x, int y) const;
   void write_output(ConstImageView in, ImageView out, std::span<const DetectedObject> records);
 
   DetectParams params_;
