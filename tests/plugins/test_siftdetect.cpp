@@ -3,8 +3,8 @@
 // of the synthetic sky confirmed as tracks after `confirm` frames, messages (rate-limited),
 // the JSON lines file (one valid line per frame, a file per pattern), caps of the output
 // modes, refused values, the whole science chain in a pipeline, a broken trail merged
-// into one object (merge-streaks) with its labels renumbered to match, and the overlay's
-// ellipses and tails drawn once a mover is confirmed.
+// into one object (merge-streaks) with its labels renumbered to match, two overlapping stars
+// flagged merged, and the overlay's ellipses and tails drawn once a mover is confirmed.
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
@@ -321,6 +321,46 @@ TEST_CASE("siftdetect merge-streaks makes a broken trail one object", "[plugin][
   CHECK(m.flux == Approx(pieces[0].flux + pieces[1].flux).epsilon(1e-5));
   CHECK(m.length == Approx(length).epsilon(0.05));
   CHECK(std::fabs(m.theta - std::atan2(dy, dx)) < 0.01);
+}
+
+TEST_CASE("siftdetect flags two overlapping stars merged, in its catalogue and its JSON line",
+          "[plugin][detect]") {
+  init_gstreamer();
+  // Two stars 6 px apart whose light joins them into one object, and a star on its own.
+  const int w = 256, h = 192;
+  TestImage frame = make_frame(PixelFormat::Gray16, w, h, 0);
+  std::mt19937 rng(5);
+  std::normal_distribution<double> noise(0.0, 10.0);
+  const double stars[3][3] = {{80.2, 90.6, 400.0}, {86.1, 91.3, 300.0}, {180.4, 60.2, 400.0}};
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      double v = 1000.0 + noise(rng);
+      for (const auto& s : stars) {
+        const double r2 = (x - s[0]) * (x - s[0]) + (y - s[1]) * (y - s[1]);
+        v += s[2] * std::exp(-r2 / (2 * 1.5 * 1.5));
+      }
+      frame.view().row_as<std::uint16_t>(y)[x] = static_cast<std::uint16_t>(std::lround(v));
+    }
+  }
+  const std::string json = temp_path("merged.jsonl");
+  std::remove(json.c_str());
+  {
+    Harness harness("siftdetect", {{"backend", "cpu"}, {"json-file", json.c_str()}});
+    gst_harness_set_src_caps_str(harness.get(), caps_string(PixelFormat::Gray16, w, h).c_str());
+    const auto [out, objects] = push_and_pull(harness.get(), to_buffer(frame));
+    gst_buffer_unref(out);
+    REQUIRE(objects.size() == 2);
+    // Raster order: the pair's object first (its first pixel is higher in the frame).
+    const DetectedObject& pair = objects[0].x < 130.0f ? objects[0] : objects[1];
+    const DetectedObject& single = objects[0].x < 130.0f ? objects[1] : objects[0];
+    CHECK((pair.flags & starsift::kObjectMerged) != 0);
+    CHECK((single.flags & starsift::kObjectMerged) == 0);
+  }
+  const auto lines = read_lines(json);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].find("\"flags\":2") != std::string::npos);
+  CHECK(lines[0].find("\"flags\":0") != std::string::npos);
+  std::remove(json.c_str());
 }
 
 TEST_CASE("siftdetect output=labels numbers the pixels like the merged catalogue",
