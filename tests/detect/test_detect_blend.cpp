@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "detect/blob_frame.hpp"
 #include "pipeline/detect/blend.hpp"
 #include "pipeline/detect/reference.hpp"
 #include "support/test_image.hpp"
@@ -17,29 +18,6 @@ using namespace starsift;
 using namespace starsift::test;
 
 namespace {
-
-struct Blob {
-  double x, y, sigma, peak;
-};
-
-// A GRAY32F significance image (background: none): Gaussian blobs on `floor`, plus noise.
-TestImage blobs(int w, int h, const std::vector<Blob>& list, double noise, std::uint32_t seed,
-                double floor = 0.0) {
-  TestImage img(w, h, PixelFormat::Gray32F);
-  std::mt19937 rng(seed);
-  std::normal_distribution<double> n(0.0, noise);
-  for (int y = 0; y < h; ++y) {
-    for (int x = 0; x < w; ++x) {
-      double v = floor + (noise > 0 ? n(rng) : 0.0);
-      for (const Blob& b : list) {
-        const double r2 = (x - b.x) * (x - b.x) + (y - b.y) * (y - b.y);
-        v += b.peak * std::exp(-r2 / (2 * b.sigma * b.sigma));
-      }
-      img.view().row_as<float>(y)[x] = static_cast<float>(v);
-    }
-  }
-  return img;
-}
 
 std::vector<DetectedObject> detect(const TestImage& in,
                                    DetectThreshold mode = DetectThreshold::Sigma,
@@ -71,15 +49,15 @@ TEST_CASE("two overlapping stars are one object, flagged merged; one star is not
     // 6 px apart at sigma 1.5: the light between them stays above the threshold (one object),
     // but comes down to about a third of the fainter peak.
     const auto pair =
-        detect(blobs(64, 48, {{24.2, 20.6, 1.5, 40}, {30.1, 21.3, 1.5, 30}}, 1.0, seed));
+        detect(blob_frame(64, 48, {{24.2, 20.6, 1.5, 40}, {30.1, 21.3, 1.5, 30}}, 1.0, seed));
     REQUIRE(pair.size() == 1);
     CHECK(merged(pair[0]));
-    const auto single = detect(blobs(64, 48, {{24.2, 20.6, 2.0, 60}}, 1.0, seed));
+    const auto single = detect(blob_frame(64, 48, {{24.2, 20.6, 2.0, 60}}, 1.0, seed));
     REQUIRE(single.size() == 1);
     CHECK_FALSE(merged(single[0]));
     // Two sources 2 px apart make one peak between them: nothing tells them apart.
     const auto close =
-        detect(blobs(64, 48, {{24.0, 20.0, 1.5, 40}, {26.0, 20.0, 1.5, 40}}, 1.0, seed));
+        detect(blob_frame(64, 48, {{24.0, 20.0, 1.5, 40}, {26.0, 20.0, 1.5, 40}}, 1.0, seed));
     REQUIRE(close.size() == 1);
     CHECK_FALSE(merged(close[0]));
   }
@@ -88,11 +66,11 @@ TEST_CASE("two overlapping stars are one object, flagged merged; one star is not
 TEST_CASE("the merged flag in absolute units, and for objects apart", "[detect][blend]") {
   // Two separate objects: neither merged. In absolute mode z is the value above the
   // background, and the same pair at 100 times the scale is merged at 100 times the threshold.
-  const auto apart = detect(blobs(96, 48, {{20, 20, 1.5, 40}, {70, 24, 1.5, 30}}, 0.0, 1));
+  const auto apart = detect(blob_frame(96, 48, {{20, 20, 1.5, 40}, {70, 24, 1.5, 30}}, 0.0, 1));
   REQUIRE(apart.size() == 2);
   CHECK_FALSE(merged(apart[0]));
   CHECK_FALSE(merged(apart[1]));
-  const auto pair = detect(blobs(64, 48, {{24, 20, 1.5, 4000}, {30, 21, 1.5, 3000}}, 0.0, 1),
+  const auto pair = detect(blob_frame(64, 48, {{24, 20, 1.5, 4000}, {30, 21, 1.5, 3000}}, 0.0, 1),
                            DetectThreshold::Absolute, 300.0);
   REQUIRE(pair.size() == 1);
   CHECK(merged(pair[0]));
@@ -101,14 +79,15 @@ TEST_CASE("the merged flag in absolute units, and for objects apart", "[detect][
 TEST_CASE("objects larger than blend::kMaxArea are not examined", "[detect][blend]") {
   // Two well separated peaks on a plateau above the threshold that joins them into one object
   // of 300 x 300 pixels.
-  const TestImage in = blobs(300, 300, {{100, 150, 1.5, 40}, {200, 150, 1.5, 40}}, 0.0, 1, 10.0);
+  const TestImage in =
+      blob_frame(300, 300, {{100, 150, 1.5, 40}, {200, 150, 1.5, 40}}, 0.0, 1, 10.0);
   const auto objects = detect(in);
   REQUIRE(objects.size() == 1);
   REQUIRE(objects[0].npix > blend::kMaxArea);
   CHECK_FALSE(merged(objects[0]));
   // The same peaks on a plateau of 200 x 200 (40 000 pixels) are examined, and merged.
   const TestImage smaller =
-      blobs(200, 200, {{50, 100, 1.5, 40}, {150, 100, 1.5, 40}}, 0.0, 1, 10.0);
+      blob_frame(200, 200, {{50, 100, 1.5, 40}, {150, 100, 1.5, 40}}, 0.0, 1, 10.0);
   const auto examined = detect(smaller);
   REQUIRE(examined.size() == 1);
   CHECK(merged(examined[0]));
@@ -166,7 +145,7 @@ TEST_CASE("a crowded field: merged objects hold two stars or more, single stars 
     std::vector<Blob> stars;
     for (int i = 0; i < w * h * 6 / 1000; ++i)
       stars.push_back({u(rng) * w, u(rng) * h, 0.8 + u(rng) * 2, 4 + 40 * u(rng)});
-    const auto objects = detect(blobs(w, h, stars, 1.0, 3));
+    const auto objects = detect(blob_frame(w, h, stars, 1.0, 3));
     std::size_t flagged = 0;
     for (const DetectedObject& o : objects) {
       int inside = 0;

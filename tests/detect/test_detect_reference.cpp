@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "detect/blob_frame.hpp"
 #include "pipeline/chain/chain_config.hpp"
 #include "pipeline/chain/chain_stages.hpp"
 #include "pipeline/detect/detect_stage.hpp"
@@ -25,28 +26,6 @@ using namespace starsift::test;
 using Catch::Matchers::Contains;
 
 namespace {
-
-// A GRAY32F significance image: Gaussian blobs of the given peaks on zero, plus noise.
-struct Blob {
-  double x, y, sigma, peak;
-};
-TestImage blob_frame(int w, int h, const std::vector<Blob>& blobs, double noise,
-                     std::uint32_t seed) {
-  TestImage img(w, h, PixelFormat::Gray32F);
-  std::mt19937 rng(seed);
-  std::normal_distribution<double> n(0.0, noise);
-  for (int y = 0; y < h; ++y) {
-    for (int x = 0; x < w; ++x) {
-      double v = noise > 0 ? n(rng) : 0.0;
-      for (const Blob& b : blobs) {
-        const double r2 = (x - b.x) * (x - b.x) + (y - b.y) * (y - b.y);
-        v += b.peak * std::exp(-r2 / (2 * b.sigma * b.sigma));
-      }
-      img.view().row_as<float>(y)[x] = static_cast<float>(v);
-    }
-  }
-  return img;
-}
 
 DetectParams significance_params(double threshold) {
   DetectParams p;
