@@ -25,6 +25,14 @@ std::vector<TestImage> sky_frames(int count, int width, int height);
 // round star below them too, numbered after the pieces.
 TestImage broken_trail_frame(int w, int h, bool star = false);
 
+// A GRAY16 frame of round Gaussian stars on a flat sky: each pixel sky + a normal variate of sd
+// `noise` (`seed`'s stream in raster order) + the stars, rounded.
+struct Star {
+  double x, y, peak, sigma;
+};
+TestImage star_frame(int w, int h, double sky, double noise, std::uint32_t seed,
+                     const std::vector<Star>& stars);
+
 // Pushes `in` and pulls its output buffer (the caller unrefs it) with the catalogue on it.
 struct Detected {
   GstBuffer* buffer;

@@ -257,16 +257,7 @@ TEST_CASE("siftdetect background=auto thresholds in the caps' significance scale
   // threshold; read as a plain frame, the mesh measures a noise of ~100 levels and the blob is
   // a ~27 sigma object.
   const int w = 128, h = 96;
-  TestImage frame = make_frame(PixelFormat::Gray16, w, h, 0);
-  std::mt19937 rng(5);
-  std::normal_distribution<double> noise(0.0, 102.4);
-  for (int y = 0; y < h; ++y) {
-    for (int x = 0; x < w; ++x) {
-      const double r2 = (x - 60.3) * (x - 60.3) + (y - 40.7) * (y - 40.7);
-      const double v = 32768.0 + noise(rng) + 1024.0 * std::exp(-r2 / (2 * 2.0 * 2.0));
-      frame.view().row_as<std::uint16_t>(y)[x] = static_cast<std::uint16_t>(std::lround(v));
-    }
-  }
+  const TestImage frame = star_frame(w, h, 32768.0, 102.4, 5, {{60.3, 40.7, 1024.0, 2.0}});
   auto objects_found = [&](const std::string& caps) {
     GstElement* element = make_element("siftdetect", {{"backend", "cpu"}});
     Harness harness(element);
@@ -328,20 +319,9 @@ TEST_CASE("siftdetect flags two overlapping stars merged, in its catalogue and i
   init_gstreamer();
   // Two stars 6 px apart whose light joins them into one object, and a star on its own.
   const int w = 256, h = 192;
-  TestImage frame = make_frame(PixelFormat::Gray16, w, h, 0);
-  std::mt19937 rng(5);
-  std::normal_distribution<double> noise(0.0, 10.0);
-  const double stars[3][3] = {{80.2, 90.6, 400.0}, {86.1, 91.3, 300.0}, {180.4, 60.2, 400.0}};
-  for (int y = 0; y < h; ++y) {
-    for (int x = 0; x < w; ++x) {
-      double v = 1000.0 + noise(rng);
-      for (const auto& s : stars) {
-        const double r2 = (x - s[0]) * (x - s[0]) + (y - s[1]) * (y - s[1]);
-        v += s[2] * std::exp(-r2 / (2 * 1.5 * 1.5));
-      }
-      frame.view().row_as<std::uint16_t>(y)[x] = static_cast<std::uint16_t>(std::lround(v));
-    }
-  }
+  const TestImage frame =
+      star_frame(w, h, 1000.0, 10.0, 5,
+                 {{80.2, 90.6, 400.0, 1.5}, {86.1, 91.3, 300.0, 1.5}, {180.4, 60.2, 400.0, 1.5}});
   const std::string json = temp_path("merged.jsonl");
   std::remove(json.c_str());
   {
