@@ -999,18 +999,19 @@ __global__ void __launch_bounds__(256)
       if (!blend::may_peak(z, threshold)) return;
       ids.find(l, npix, kept, min_area, capacity);
       if (ids.id == 0 || npix[l] > blend::kMaxArea) return;
+      // The neighbours next (a flat top's pixels end at the first one), then the record.
+      const auto z_at = [&](int nx, int ny) { return blend_z(f, nx, ny, sigma_units); };
+      const auto inside = [&](int nx, int ny) {
+        return f.mask[ny * f.mask_pitch + nx] != 0 && f.labels[ny * f.label_pitch + nx] == l;
+      };
+      if (!blend::is_peak(x, y, z, f.width, f.height, z_at, inside)) return;
       const std::uint32_t record = ids.id - 1;
       const std::uint32_t index =
           static_cast<std::uint32_t>(y) * static_cast<std::uint32_t>(f.width) +
           static_cast<std::uint32_t>(x);
       const std::uint32_t top =
           0xffffffffu - static_cast<std::uint32_t>(sums[record].peak & 0xffffffffu);
-      if (index == top) return;
-      const auto z_at = [&](int nx, int ny) { return blend_z(f, nx, ny, sigma_units); };
-      const auto inside = [&](int nx, int ny) {
-        return f.mask[ny * f.mask_pitch + nx] != 0 && f.labels[ny * f.label_pitch + nx] == l;
-      };
-      if (!blend::is_peak(x, y, z, f.width, f.height, z_at, inside) || merged[record] != 0) return;
+      if (index == top || merged[record] != 0) return;
       const int tx = static_cast<int>(top % static_cast<std::uint32_t>(f.width));
       const int ty = static_cast<int>(top / static_cast<std::uint32_t>(f.width));
       if (blend::separated(x, y, tx, ty, blend::separating_level(z, threshold), z_at, inside)) {
