@@ -76,6 +76,7 @@ class DetectBuffers {
   DeviceImage kept_;    // uint32 per component: kept components up to it
   DeviceImage sums_;    // per catalogue record
   DeviceImage merged_;  // per catalogue record: its merged flag (blend.hpp)
+  DeviceImage z_;       // float per pixel: Frame::z
   DeviceImage label_scratch_;
   std::size_t label_scratch_bytes_ = 0;
   int line_length_ = 0;  // the line channel: 0 off

@@ -49,6 +49,11 @@ struct Frame {
   const unsigned long long* sigma_max;
   float* capped;             // the line channel's input, or nullptr when it is off
   std::size_t capped_pitch;  // elements
+  // The merged flag's z (pipeline/detect/blend.hpp) of every pixel the mask sets, written where
+  // the mask is: the value above the background over its noise (absolute thresholds: the value
+  // above the background). Elsewhere it holds an earlier frame's.
+  float* z;
+  std::size_t z_pitch;  // elements
 };
 
 // detect_sigma_floor() of the tiles' largest sigma.

@@ -505,8 +505,12 @@ __global__ void __launch_bounds__(kLineW* kLineThreadsY)
 #pragma unroll
   for (int i = 0; i < kLineRows; ++i) {
     const int y = by + threadIdx.y + i * kLineThreadsY;
-    // Only set: the point channel's pixels stay.
-    if (y < f.height && best[i] > threshold) f.mask[y * f.mask_pitch + x] = 1;
+    // Only set: the point channel's pixels stay. Their z for the merged flag (the line channel
+    // runs in sigma units).
+    if (y < f.height && best[i] > threshold) {
+      f.mask[y * f.mask_pitch + x] = 1;
+      f.z[y * f.z_pitch + x] = residual_at(f, x, y) / sigma_at(f, x, y);
+    }
   }
 }
 
@@ -961,13 +965,6 @@ __global__ void __launch_bounds__(256)
 
 // ---- The merged flag (pipeline/detect/blend.hpp) -------------------------------------------
 
-// z of pixel (x, y): the value above the background over its noise, or (absolute thresholds)
-// the value above the background; the reference's float operations.
-__device__ __forceinline__ float blend_z(const Frame& f, int x, int y, bool sigma_units) {
-  const float r = residual_at(f, x, y);
-  return sigma_units ? r / sigma_at(f, x, y) : r;
-}
-
 // The frame's records' merged flags, cleared.
 __global__ void clear_merged_kernel(std::uint32_t* merged, const std::uint32_t* kept,
                                     const std::uint32_t* components, std::uint32_t capacity) {
@@ -982,10 +979,11 @@ __global__ void clear_merged_kernel(std::uint32_t* merged, const std::uint32_t* 
 // The peaks of the records' objects of at most blend::kMaxArea pixels, a band a thread as the
 // count, each tested against its object's top (the record's peak pixel, from the sums); the
 // object is flagged merged where one is separated. An object's pixels are told by the mask and
-// the label (the labelling leaves the background's labels as they were).
+// the label (the labelling leaves the background's labels as they were); their z is what the
+// mask passes wrote where they set the mask.
 __global__ void __launch_bounds__(256)
     blend_kernel(Frame f, const std::uint32_t* npix, const std::uint32_t* kept,
-                 std::uint32_t min_area, std::uint32_t capacity, float threshold, bool sigma_units,
+                 std::uint32_t min_area, std::uint32_t capacity, float threshold,
                  const DeviceSums* sums, std::uint32_t* merged) {
   const BandWalk walk = BandWalk::of(f.width, f.height);
   IdLookup ids;
@@ -995,12 +993,13 @@ __global__ void __launch_bounds__(256)
     for_band_pixels(f, x0, y0, [&](int dx, int dy, std::uint32_t l) {
       // The pixel's own z first: most object pixels end there, before any lookup by label.
       const int x = x0 + dx, y = y0 + dy;
-      const float z = blend_z(f, x, y, sigma_units);
+      const float z = f.z[y * f.z_pitch + x];
       if (!blend::may_peak(z, threshold)) return;
       ids.find(l, npix, kept, min_area, capacity);
       if (ids.id == 0 || npix[l] > blend::kMaxArea) return;
       // The neighbours next (a flat top's pixels end at the first one), then the record.
-      const auto z_at = [&](int nx, int ny) { return blend_z(f, nx, ny, sigma_units); };
+      // Read only where the mask is set (inside()), which the mask passes wrote.
+      const auto z_at = [&](int nx, int ny) { return f.z[ny * f.z_pitch + nx]; };
       const auto inside = [&](int nx, int ny) {
         return f.mask[ny * f.mask_pitch + nx] != 0 && f.labels[ny * f.label_pitch + nx] == l;
       };
@@ -1164,6 +1163,7 @@ void DetectBuffers::allocate(const DetectParams& params, const FrameShape& shape
   kept_.allocate(components_ * sizeof(std::uint32_t), 1);
   sums_.allocate(static_cast<std::size_t>(max_objects_) * sizeof(DeviceSums), 1);
   merged_.allocate(static_cast<std::size_t>(max_objects_) * sizeof(std::uint32_t), 1);
+  z_.allocate(sizeof(float) * static_cast<std::size_t>(shape.width), shape.height);
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   check(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device),
@@ -1250,6 +1250,8 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
   if (p.line_length != b.line_length_) return cudaErrorInvalidValue;
   f.capped = b.line_length_ > 0 ? reinterpret_cast<float*>(b.capped_.data()) : nullptr;
   f.capped_pitch = b.capped_.pitch() / sizeof(float);
+  f.z = reinterpret_cast<float*>(b.z_.data());
+  f.z_pitch = b.z_.pitch() / sizeof(float);
 
   if (f.has_background) {
     const bool integer = in.format != PixelFormat::Gray32F;
@@ -1316,8 +1318,8 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
       f, npix, kept, min_area, capacity, s.any_large, s.large_runs, sums);
   auto* merged = reinterpret_cast<std::uint32_t*>(b.merged_.data());
   clear_merged_kernel<<<kClearBlocks, 256, 0, stream>>>(merged, kept, s.components, capacity);
-  blend_kernel<<<band_blocks, 256, 0, stream>>>(f, npix, kept, min_area, capacity, threshold,
-                                                sigma_units, sums, merged);
+  blend_kernel<<<band_blocks, 256, 0, stream>>>(f, npix, kept, min_area, capacity, threshold, sums,
+                                                merged);
   STARSIFT_CUDA_TRY(cudaPeekAtLastError());
   const dim3 block(32, 8);
   const dim3 grid = grid2d(w, h, block);

@@ -98,6 +98,10 @@ __global__ void __launch_bounds__(kMaskW* kMaskThreadsY)
     if (f.has_background) sigma = floored(blend_y(sigma_x, threadIdx.x + r, y), floor);
     const float sig = sigma_units ? sum / (sigma * norm) : sum;
     f.mask[y * f.mask_pitch + x] = sig > threshold ? 1 : 0;
+    if (sig > threshold) {
+      const float residual = tile[(ly + r) * sw + threadIdx.x + r];
+      f.z[y * f.z_pitch + x] = sigma_units ? residual / sigma : residual;
+    }
     if (f.capped) f.capped[y * f.capped_pitch + x] = capped_significance(sig);
   }
 }
@@ -284,6 +288,7 @@ __global__ void __launch_bounds__(32 * kStripWarps)
     }
     std::uint32_t bits = 0;
     float sig[4];
+    float sigmas[4];
 #pragma unroll
     for (int c = 0; c < 4; ++c) {
       float sum;
@@ -300,6 +305,7 @@ __global__ void __launch_bounds__(32 * kStripWarps)
       }
       const float sigma =
           kBackground ? floored(StripMesh::blend(mesh.sigma, c, wy), floor) : f.noise;
+      sigmas[c] = sigma;
       bool above;
       if (!sigma_units) {
         sig[c] = sum;
@@ -315,6 +321,16 @@ __global__ void __launch_bounds__(32 * kStripWarps)
     if (!writes) continue;
     *reinterpret_cast<std::uint32_t*>(f.mask + static_cast<std::size_t>(y) * f.mask_pitch + x0) =
         bits;
+    if (bits != 0) {
+      // The merged flag's z of the pixels set: the centre row's residuals over their noise.
+      float* z = f.z + static_cast<std::size_t>(y) * f.z_pitch;
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        if ((bits >> (8 * c) & 1u) == 0) continue;
+        const float residual = window[Radius][c + Radius];
+        z[x0 + c] = sigma_units ? ieee_quotient(residual, sigmas[c]) : residual;
+      }
+    }
     if (f.capped) {
       float* out = f.capped + static_cast<std::size_t>(y) * f.capped_pitch;
 #pragma unroll
