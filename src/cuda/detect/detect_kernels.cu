@@ -519,14 +519,16 @@ __global__ void __launch_bounds__(kLineW* kLineThreadsY)
 // The foreground of the run of kRun pixels at (x0, y), a bit per pixel: one aligned 16-byte
 // load of the mask (x0 is a multiple of 16, the pitch too, and the padding past the width is
 // 0), so that an empty run costs no label reads and a run's labels are read only where set.
+// The set bytes of a mask word as four bits, byte i as bit i: __vsetne4 gives 1 in each byte
+// that is not 0, then the four bytes' low bits side by side.
+__device__ __forceinline__ std::uint32_t mask_bits4(std::uint32_t w) {
+  const std::uint32_t b = __vsetne4(w, 0u);
+  return (b | b >> 7 | b >> 14 | b >> 21) & 0xfu;
+}
+
 __device__ __forceinline__ std::uint32_t run_pixels(const Frame& f, int x0, int y) {
   const uint4 m = *reinterpret_cast<const uint4*>(f.mask + y * f.mask_pitch + x0);
-  // __vsetne4: 1 in each byte that is not 0; then the four bytes' low bits side by side.
-  auto bits4 = [](std::uint32_t w) {
-    const std::uint32_t b = __vsetne4(w, 0u);
-    return (b | b >> 7 | b >> 14 | b >> 21) & 0xfu;
-  };
-  return bits4(m.x) | bits4(m.y) << 4 | bits4(m.z) << 8 | bits4(m.w) << 12;
+  return mask_bits4(m.x) | mask_bits4(m.y) << 4 | mask_bits4(m.z) << 8 | mask_bits4(m.w) << 12;
 }
 
 // Calls visit(dx, dy, label) for each foreground pixel of the band at (x0, y0), in raster
@@ -677,19 +679,20 @@ __device__ __forceinline__ std::uint32_t total_kept(const std::uint32_t* kept,
   return kept[*components];
 }
 
-// Clears the records the frame will fill (its kept objects, up to the capacity): every field's
-// empty value is 0, so as 8-byte words, coalesced.
-__global__ void clear_sums_kernel(DeviceSums* sums, const std::uint32_t* kept,
-                                  const std::uint32_t* components, std::uint32_t capacity) {
+// Clears the records the frame will fill (its kept objects, up to the capacity) and their merged
+// words: every field's empty value is 0, so as 8-byte words, coalesced; one launch for both.
+__global__ void clear_sums_kernel(DeviceSums* sums, std::uint32_t* merged,
+                                  const std::uint32_t* kept, const std::uint32_t* components,
+                                  std::uint32_t capacity) {
   static_assert(sizeof(DeviceSums) % 8 == 0, "cleared as 8-byte words");
   const std::uint32_t total = total_kept(kept, components);
-  const std::size_t words =
-      static_cast<std::size_t>(total < capacity ? total : capacity) * (sizeof(DeviceSums) / 8);
+  const std::uint32_t records = total < capacity ? total : capacity;
+  const std::size_t words = static_cast<std::size_t>(records) * (sizeof(DeviceSums) / 8);
   auto* w = reinterpret_cast<unsigned long long*>(sums);
-  for (std::size_t k = blockIdx.x * blockDim.x + threadIdx.x; k < words;
-       k += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    w[k] = 0;
-  }
+  const std::size_t first = blockIdx.x * blockDim.x + threadIdx.x;
+  const std::size_t step = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t k = first; k < words; k += step) w[k] = 0;
+  for (std::size_t k = first; k < records; k += step) merged[k] = 0;
 }
 
 // A record's DeviceSums as ObjectSums (finalize_object()'s input).
@@ -965,58 +968,57 @@ __global__ void __launch_bounds__(256)
 
 // ---- The merged flag (pipeline/detect/blend.hpp) -------------------------------------------
 
-// The frame's records' merged flags, cleared.
-__global__ void clear_merged_kernel(std::uint32_t* merged, const std::uint32_t* kept,
-                                    const std::uint32_t* components, std::uint32_t capacity) {
-  const std::uint32_t total = total_kept(kept, components);
-  const std::uint32_t records = total < capacity ? total : capacity;
-  for (std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < records;
-       k += gridDim.x * blockDim.x) {
-    merged[k] = 0;
-  }
-}
+// The peaks of the records' objects of at most blend::kMaxArea pixels, each tested against its
+// object's top (the record's peak pixel, from the sums); the object is flagged merged where one
+// is separated. A thread takes four pixels of a row (one word of the mask), so that the tests'
+// dependent loads (z, the label, its pixel count, the neighbours) of every object pixel are in
+// flight at once: a band a thread, as the count walks, left each thread a star's pixels one
+// after another. Most pixels end at their own z or at the first neighbour of a flat top; the
+// lookups by label come after the peak test. An object's pixels are told by the mask and the
+// label (the labelling leaves the background's labels as they were); their z is what the mask
+// passes wrote where they set the mask.
+constexpr int kBlendBlockX = 32;
+constexpr int kBlendBlockY = 8;
+constexpr int kBlendPixels = 4;  // a mask word
 
-// The peaks of the records' objects of at most blend::kMaxArea pixels, a band a thread as the
-// count, each tested against its object's top (the record's peak pixel, from the sums); the
-// object is flagged merged where one is separated. An object's pixels are told by the mask and
-// the label (the labelling leaves the background's labels as they were); their z is what the
-// mask passes wrote where they set the mask.
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(kBlendBlockX* kBlendBlockY)
     blend_kernel(Frame f, const std::uint32_t* npix, const std::uint32_t* kept,
                  std::uint32_t min_area, std::uint32_t capacity, float threshold,
                  const DeviceSums* sums, std::uint32_t* merged) {
-  const BandWalk walk = BandWalk::of(f.width, f.height);
-  IdLookup ids;
-  for (long long t = BandWalk::first(); t < walk.total; t += BandWalk::stride()) {
-    int x0, y0;
-    walk.origin(t, x0, y0);
-    for_band_pixels(f, x0, y0, [&](int dx, int dy, std::uint32_t l) {
-      // The pixel's own z first: most object pixels end there, before any lookup by label.
-      const int x = x0 + dx, y = y0 + dy;
-      const float z = f.z[y * f.z_pitch + x];
-      if (!blend::may_peak(z, threshold)) return;
-      ids.find(l, npix, kept, min_area, capacity);
-      if (ids.id == 0 || npix[l] > blend::kMaxArea) return;
-      // The neighbours next (a flat top's pixels end at the first one), then the record.
-      // Read only where the mask is set (inside()), which the mask passes wrote.
-      const auto z_at = [&](int nx, int ny) { return f.z[ny * f.z_pitch + nx]; };
-      const auto inside = [&](int nx, int ny) {
-        return f.mask[ny * f.mask_pitch + nx] != 0 && f.labels[ny * f.label_pitch + nx] == l;
-      };
-      if (!blend::is_peak(x, y, z, f.width, f.height, z_at, inside)) return;
-      const std::uint32_t record = ids.id - 1;
-      const std::uint32_t index =
-          static_cast<std::uint32_t>(y) * static_cast<std::uint32_t>(f.width) +
-          static_cast<std::uint32_t>(x);
-      const std::uint32_t top =
-          0xffffffffu - static_cast<std::uint32_t>(sums[record].peak & 0xffffffffu);
-      if (index == top || merged[record] != 0) return;
-      const int tx = static_cast<int>(top % static_cast<std::uint32_t>(f.width));
-      const int ty = static_cast<int>(top / static_cast<std::uint32_t>(f.width));
-      if (blend::separated(x, y, tx, ty, blend::separating_level(z, threshold), z_at, inside)) {
-        atomicOr(&merged[record], 1u);
-      }
-    });
+  const int x0 = static_cast<int>(blockIdx.x * kBlendBlockX + threadIdx.x) * kBlendPixels;
+  const int y = static_cast<int>(blockIdx.y * kBlendBlockY + threadIdx.y);
+  if (x0 >= f.width || y >= f.height) return;
+  // The mask's rows are pitched in whole words (the mask passes write words at multiples of 4);
+  // bytes past the width are left out.
+  std::uint32_t bits = mask_bits4(*reinterpret_cast<const std::uint32_t*>(
+      f.mask + static_cast<std::size_t>(y) * f.mask_pitch + x0));
+  if (f.width - x0 < kBlendPixels) bits &= (1u << (f.width - x0)) - 1u;
+  for (; bits != 0; bits &= bits - 1) {
+    const int x = x0 + __ffs(bits) - 1;
+    const float z = f.z[static_cast<std::size_t>(y) * f.z_pitch + x];
+    if (!blend::may_peak(z, threshold)) continue;
+    const std::uint32_t l = f.labels[static_cast<std::size_t>(y) * f.label_pitch + x];
+    if (npix[l] > blend::kMaxArea) continue;
+    // Read only where the mask is set (inside()), which the mask passes wrote.
+    const auto z_at = [&](int nx, int ny) { return f.z[ny * f.z_pitch + nx]; };
+    const auto inside = [&](int nx, int ny) {
+      return f.mask[ny * f.mask_pitch + nx] != 0 && f.labels[ny * f.label_pitch + nx] == l;
+    };
+    if (!blend::is_peak(x, y, z, f.width, f.height, z_at, inside)) continue;
+    const std::uint32_t id = catalogue_id(l, npix, kept, min_area);
+    if (id == 0 || id > capacity) continue;
+    const std::uint32_t record = id - 1;
+    const std::uint32_t index =
+        static_cast<std::uint32_t>(y) * static_cast<std::uint32_t>(f.width) +
+        static_cast<std::uint32_t>(x);
+    const std::uint32_t top =
+        0xffffffffu - static_cast<std::uint32_t>(sums[record].peak & 0xffffffffu);
+    if (index == top || merged[record] != 0) continue;
+    const int tx = static_cast<int>(top % static_cast<std::uint32_t>(f.width));
+    const int ty = static_cast<int>(top / static_cast<std::uint32_t>(f.width));
+    if (blend::separated(x, y, tx, ty, blend::separating_level(z, threshold), z_at, inside)) {
+      atomicOr(&merged[record], 1u);
+    }
   }
 }
 
@@ -1309,17 +1311,18 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
                                                                s.scan_totals, s.any_large);
   kept_scan_kernel<<<kScanBlocks, kScanThreads, 0, stream>>>(npix, s.components, min_area,
                                                              s.scan_totals, kept);
-  clear_sums_kernel<<<kClearBlocks, 256, 0, stream>>>(sums, kept, s.components,
-                                                      static_cast<std::uint32_t>(b.max_objects_));
   const auto capacity = static_cast<std::uint32_t>(b.max_objects_);
+  auto* merged = reinterpret_cast<std::uint32_t*>(b.merged_.data());
+  clear_sums_kernel<<<kClearBlocks, 256, 0, stream>>>(sums, merged, kept, s.components, capacity);
   sums_kernel<false><<<run_blocks, 256, 0, stream>>>(f, npix, kept, min_area, capacity, s.any_large,
                                                      s.large_runs, sums);
   sums_kernel<true><<<std::min(run_blocks, kLargeBlocksPerSm * b.sm_count_), 256, 0, stream>>>(
       f, npix, kept, min_area, capacity, s.any_large, s.large_runs, sums);
-  auto* merged = reinterpret_cast<std::uint32_t*>(b.merged_.data());
-  clear_merged_kernel<<<kClearBlocks, 256, 0, stream>>>(merged, kept, s.components, capacity);
-  blend_kernel<<<band_blocks, 256, 0, stream>>>(f, npix, kept, min_area, capacity, threshold, sums,
-                                                merged);
+  const dim3 blend_block(kBlendBlockX, kBlendBlockY);
+  const dim3 blend_grid((w + kBlendBlockX * kBlendPixels - 1) / (kBlendBlockX * kBlendPixels),
+                        (h + kBlendBlockY - 1) / kBlendBlockY);
+  blend_kernel<<<blend_grid, blend_block, 0, stream>>>(f, npix, kept, min_area, capacity, threshold,
+                                                       sums, merged);
   STARSIFT_CUDA_TRY(cudaPeekAtLastError());
   const dim3 block(32, 8);
   const dim3 grid = grid2d(w, h, block);
