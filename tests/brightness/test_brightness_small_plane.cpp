@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The CUDA kernels' small plane (brightness_kernels.cu: tent_tables, reduce_rows,
-// reduce_columns, upsample_rows, SmallSource) replayed on the host in the kernels' order, from
+// add_halves, upsample_rows, SmallSource) replayed on the host in the kernels' order, from
 // the tables of
 // tent_axis.hpp, and held against LuminanceBlur bit for bit. The GPU tests hold the kernels
 // themselves against LuminanceBlur; this one shows, with no GPU, that their order of sums and
@@ -65,7 +65,7 @@ std::vector<float> replay(const FrameShape& shape, double sigma, ConstImageView 
   for (const int b : y.run_begin) REQUIRE(b >= 0);
   const auto max = static_cast<float>(brightness_sample_max(shape));
 
-  // reduce_rows_kernel: per sample, the run before it (to_right), then its own (to_left).
+  // reduce_rows_kernel across: per sample, the run before it (to_right), then its own (to_left).
   std::vector<float> rows(static_cast<std::size_t>(sw) * height);
   std::vector<float> lum(static_cast<std::size_t>(width));
   for (int r = 0; r < height; ++r) {
@@ -84,23 +84,23 @@ std::vector<float> replay(const FrameShape& shape, double sigma, ConstImageView 
       rows[static_cast<std::size_t>(r) * sw + i] = before + sum(at(i), at(i + 1), false);
     }
   }
-  // reduce_columns_kernel.
+  // reduce_rows_kernel down: per sample, the run before's rows times to_right plus its own
+  // run's times to_left, each summed from 0 (the small plane's two halves, added where the
+  // blur reads them).
   std::vector<float> small(static_cast<std::size_t>(sw) * sh);
   for (int j = 0; j < sh; ++j) {
     for (int i = 0; i < sw; ++i) {
-      float s = 0.0f;
       const auto at = [&](int k) { return y.run_begin[static_cast<std::size_t>(k)]; };
-      if (j > 0) {
-        for (int r = at(j - 1); r < at(j); ++r) {
-          s += y.entries[static_cast<std::size_t>(r)].to_right *
-               rows[static_cast<std::size_t>(r) * sw + i];
+      const auto sum = [&](int run, bool right) {
+        float s = 0.0f;
+        for (int r = at(run); r < at(run + 1); ++r) {
+          const tent_axis::Entry& e = y.entries[static_cast<std::size_t>(r)];
+          s += (right ? e.to_right : e.to_left) * rows[static_cast<std::size_t>(r) * sw + i];
         }
-      }
-      for (int r = at(j); r < at(j + 1); ++r) {
-        s += y.entries[static_cast<std::size_t>(r)].to_left *
-             rows[static_cast<std::size_t>(r) * sw + i];
-      }
-      small[static_cast<std::size_t>(j) * sw + i] = s;
+        return s;
+      };
+      const float before = j > 0 ? sum(j - 1, true) : 0.0f;
+      small[static_cast<std::size_t>(j) * sw + i] = before + sum(j, false);
     }
   }
   // The blur of the small plane, the CPU's choice of path (the launcher makes the same).

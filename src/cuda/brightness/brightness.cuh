@@ -13,13 +13,16 @@
 // |                |                   |                             | shares in parallel; only |
 // |                |                   |                             | when BrightnessTables    |
 // |                |                   |                             | records other sizes      |
-// | reduce_rows    | the frame         | rows: height x n_x floats   | Y bit for bit the        |
-// |                |                   |                             | reference's, reduced     |
-// |                |                   |                             | across by the tents      |
-// | reduce_columns | rows              | the small plane             | reduced down             |
-// | small_blur     | the small plane,  | its rows at the frame's     | sigma_s, reflect-101;    |
-// |                | the x tents       | width: n_y x width floats   | the CPU's path: the      |
-// |                |                   |                             | exact sums, one kernel   |
+// | reduce_rows    | the frame         | the small plane's two       | Y bit for bit the        |
+// |                |                   | halves: n_y x n_x floats    | reference's, reduced     |
+// |                |                   | each (run r's rows towards  | across by the tents,     |
+// |                |                   | sample r, run r - 1's)      | then down in shared      |
+// |                |                   |                             | memory: a block a few    |
+// |                |                   |                             | runs of rows             |
+// | small_blur     | the halves (their | its rows at the frame's     | sigma_s, reflect-101;    |
+// |                | sum: the small    | width: n_y x width floats   | the CPU's path: the      |
+// |                | plane), the x     |                             | exact sums, one kernel   |
+// |                | tents             |                             |                          |
 // |                |                   |                             | up to radius 32 (16 x 16 |
 // |                |                   |                             | tiles and their apron in |
 // |                |                   |                             | shared memory: ~560      |
@@ -34,7 +37,9 @@
 // |                |                   |                             | Separable, or its        |
 // |                |                   |                             | recursion where          |
 // |                |                   |                             | gauss_cpu_recursive(),   |
-// |                |                   |                             | into a plane, then:      |
+// |                |                   |                             | into a plane (the halves |
+// |                |                   |                             | added by add_halves      |
+// |                |                   |                             | first), then:            |
 // | upsample_rows  | it blurred        | its rows at the frame's     | across, as LuminanceBlur |
 // |                |                   | width: n_y x width floats   | after launch_gauss only  |
 // | histogram      | the frame, the    | the histogram (scratch);    | percentile only: v       |

@@ -460,24 +460,44 @@ __device__ void stage_chunk(const typename F::Raw (&raw)[kSpanChunk][kGroup], fl
 // keeps twice the bytes in flight (a warp a row waited on DRAM with 32 % of its bandwidth in
 // use).
 constexpr int kRowsPerWarp = 2;
+constexpr int kPassRows = kBlockY * kRowsPerWarp;  // the rows a block's warps reduce at once
+// The rows a block keeps reduced across: its runs of rows (reduce_runs()) hold at most this.
+constexpr int kBlockRows = kPassRows + kPassRows / 2;
 
-// Each row of the frame reduced across by the tents into row y of `rows`, Y computed as the
-// luminance kernel computes it. A block's warps take the same 31 samples of kRowsPerWarp rows
-// each: the block keeps the tents' weights of the pixels of runs r0 - 1 .. r0 + 30 (r0 its
-// first sample) in shared memory, the same for every row; a warp reads a row's pixels a pixel a
-// lane, coalesced, and keeps their Y in shared memory; lane l then adds up run r0 - 1 + l's
-// products Y to_left (towards the sample of its run) and Y to_right (towards the next), and
-// sample r0 - 1 + l (lane 1 on) adds the run before's to_right sum, from the lane before, to
-// its own run's to_left sum: LuminanceBlur's products and order, each operation rounded on its
-// own. Each pixel is read and its Y computed once (a run in 32 twice).
+// The runs of rows a block of reduce_rows_kernel takes: about a pass of rows, and at most
+// kBlockRows of them. A run holds at most ceil(spacing) + 2 rows: one for a quotient p / spacing
+// rounded across a run's edge, one for the last row, which the last run holds too.
+int reduce_runs(double spacing) {
+  const int run_rows = static_cast<int>(std::ceil(spacing));
+  int runs = std::max(1, kPassRows / run_rows);
+  while (runs > 1 && runs * (run_rows + 2) > kBlockRows) --runs;
+  return runs;
+}
+
+// The frame reduced onto the small plane by the tents, in the small plane's two halves:
+// `left` row r holds run r's rows times their to_left (towards sample r), `right` row r run
+// r - 1's rows times their to_right (towards r; row 0: 0), each summed from 0 in the rows'
+// order, so that sample (i, r) is right + left (small_sample(); LuminanceBlur's order).
+// A block takes `runs` consecutive runs of rows (reduce_runs()) and the same 31 samples
+// across. Across: the block keeps the tents' weights of the pixels of runs r0 - 1 .. r0 + 30
+// (r0 its first sample) in shared memory, the same for every row; a warp reads a row's pixels
+// a pixel a lane, coalesced, and keeps their Y in shared memory; lane l then adds up run
+// r0 - 1 + l's products Y to_left (towards the sample of its run) and Y to_right (towards the
+// next), and sample r0 - 1 + l (lane 1 on) adds the run before's to_right sum, from the lane
+// before, to its own run's to_left sum: LuminanceBlur's products and order, each operation
+// rounded on its own. Each pixel is read and its Y computed once (a run in 32 twice). Down: the
+// rows reduced across stay in shared memory, and a thread a run, sample and side adds them up.
+// The rows never go through global memory, and no second kernel waits for them.
 template <class F>
 __global__ void __launch_bounds__(kBlockX* kBlockY)
-    reduce_rows_kernel(Frame f, float max, TentAxis x, Plane rows) {
+    reduce_rows_kernel(Frame f, float max, TentAxis x, TentAxis y, int runs, Plane left,
+                       Plane right) {
   static_assert(kBlockX == 32, "a warp its rows");
   allow_dependent_grid();
   __shared__ float lum_spans[kBlockY][kSpanSlots];
   __shared__ float weights_left[kSpanSlots];
   __shared__ float weights_right[kSpanSlots];
+  __shared__ float reduced[kBlockRows][kBlockX];  // a row's sample first_run + l at [row][l]
   const int lane = static_cast<int>(threadIdx.x);
   const int warp = static_cast<int>(threadIdx.y);
   const int first_run = static_cast<int>(blockIdx.x) * kSamplesPerWarp - 1;  // lane 0's
@@ -489,19 +509,20 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
     weights_left[span_slot(q)] = __ldg(x.to_left + begin + q);
     weights_right[span_slot(q)] = __ldg(x.to_right + begin + q);
   }
+  const int run_down = static_cast<int>(blockIdx.y) * runs;  // the block's first run down
+  const int runs_here = min(runs, y.samples - run_down);
+  const int row_begin = __ldg(y.run_begin + run_down);
+  const int row_end = __ldg(y.run_begin + run_down + runs_here);
   __syncthreads();
-  const int y0 = (static_cast<int>(blockIdx.y) * kBlockY + warp) * kRowsPerWarp;
-  if (y0 >= f.height) return;  // the whole warp; from here warps meet only in __syncwarp
-  const int rows_here = min(kRowsPerWarp, f.height - y0);
   float* const lum_span = lum_spans[warp];
   const bool has_run = run >= 0 && run < x.samples;
   const int run_pixels = has_run ? x.run_begin[run + 1] - x.run_begin[run] : 0;
   const int run_first = has_run ? x.run_begin[run] - begin : 0;  // in the span
-  const auto row_of = [&](int r) {
-    return f.in + static_cast<std::ptrdiff_t>(y0 + r) * f.in_stride;
+  const auto row_of = [&](int row) {
+    return f.in + static_cast<std::ptrdiff_t>(row) * f.in_stride;
   };
-  // The span staged: this lane's run summed, the sample written.
-  const auto finish_row = [&](int y) {
+  // The span staged: this lane's run summed, the sample kept.
+  const auto finish_row = [&](int row) {
     __syncwarp();
     float own = 0.0f;   // this run's to_left sum: towards its sample
     float next = 0.0f;  // its to_right sum: towards the next sample
@@ -514,70 +535,83 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
     }
     // Sample 0's run before is lane 0's of the first warp, run -1: 0, as the CPU starts it.
     const float before = __shfl_up_sync(kFullWarp, next, 1);
-    if (lane >= 1 && run < x.samples) *rows.at(run, y) = __fadd_rn(before, own);
+    // Within kBlockRows by reduce_runs(); the test keeps shared memory safe regardless.
+    if (row - row_begin < kBlockRows) reduced[row - row_begin][lane] = __fadd_rn(before, own);
     __syncwarp();  // the sums have read the span before the next row stages
   };
-  if (end - begin <= 32 * kSpanChunk) {
-    // The span in one chunk (factors up to 8): every row's loads first.
-    const int chunk = begin + lane;
-    typename F::Raw raw[kRowsPerWarp][kSpanChunk][kGroup];
+  // A warp's rows: warp w takes rows w kRowsPerWarp.. of each pass of kPassRows (the loop's
+  // bounds are the warp's: its lanes stay together for the shuffles).
+  for (int y0 = row_begin + warp * kRowsPerWarp; y0 < row_end; y0 += kPassRows) {
+    const int rows_here = min(kRowsPerWarp, row_end - y0);
+    if (end - begin <= 32 * kSpanChunk) {
+      // The span in one chunk (factors up to 8): every row's loads first.
+      const int chunk = begin + lane;
+      typename F::Raw raw[kRowsPerWarp][kSpanChunk][kGroup];
 #pragma unroll
-    for (int r = 0; r < kRowsPerWarp; ++r) {
-      load_chunk<F>(row_of(r), chunk, r < rows_here ? end : 0, raw[r]);
+      for (int r = 0; r < kRowsPerWarp; ++r) {
+        load_chunk<F>(row_of(y0 + r), chunk, r < rows_here ? end : 0, raw[r]);
+      }
+#pragma unroll
+      for (int r = 0; r < kRowsPerWarp; ++r) {
+        if (r >= rows_here) break;
+        stage_chunk<F>(raw[r], max, span_slot(lane), lum_span);
+        finish_row(y0 + r);
+      }
+      continue;
     }
-#pragma unroll
-    for (int r = 0; r < kRowsPerWarp; ++r) {
-      if (r >= rows_here) break;
-      stage_chunk<F>(raw[r], max, span_slot(lane), lum_span);
+    // Larger spans: row by row, chunk by chunk, each chunk's loads issued before the first is
+    // used.
+    for (int r = 0; r < rows_here; ++r) {
+      for (int chunk = begin + lane; chunk < end; chunk += 32 * kSpanChunk) {
+        typename F::Raw raw[kSpanChunk][kGroup];
+        load_chunk<F>(row_of(y0 + r), chunk, end, raw);
+        stage_chunk<F>(raw, max, span_slot(chunk - begin), lum_span);
+      }
       finish_row(y0 + r);
     }
-    return;
   }
-  // Larger spans: row by row, chunk by chunk, each chunk's loads issued before the first is
-  // used.
-  for (int r = 0; r < rows_here; ++r) {
-    for (int chunk = begin + lane; chunk < end; chunk += 32 * kSpanChunk) {
-      typename F::Raw raw[kSpanChunk][kGroup];
-      load_chunk<F>(row_of(r), chunk, end, raw);
-      stage_chunk<F>(raw, max, span_slot(chunk - begin), lum_span);
+  __syncthreads();
+  // Down: thread t adds up run run_down + t / 64's rows, towards its own sample (left) or the
+  // next (right), for sample first_run + t % 32, in the rows' order from 0.
+  const int threads = kBlockX * kBlockY;
+  for (int t = warp * kBlockX + lane; t < runs_here * 2 * kBlockX; t += threads) {
+    const int l = t % kBlockX;
+    const int sample = first_run + l;
+    if (l == 0 || sample >= x.samples) continue;
+    const int j = run_down + t / (2 * kBlockX);
+    const bool towards_next = (t / kBlockX) % 2 != 0;
+    const float* weight = towards_next ? y.to_right : y.to_left;
+    const int stop = min(__ldg(y.run_begin + j + 1), row_begin + kBlockRows);  // as above
+    float sum = 0.0f;
+    for (int row = __ldg(y.run_begin + j); row < stop; ++row) {
+      sum = __fadd_rn(sum, __fmul_rn(__ldg(weight + row), reduced[row - row_begin][l]));
     }
-    finish_row(y0 + r);
+    if (!towards_next) {
+      *left.at(sample, j) = sum;
+    } else if (j + 1 < y.samples) {
+      *right.at(sample, j + 1) = sum;
+    }
+    if (j == 0 && towards_next) *right.at(sample, 0) = 0.0f;  // no run before sample 0
   }
 }
 
-// The reduced rows reduced down by the tents into the small plane: sample (i, r) adds the rows
-// of run r - 1 times to_right, then those of run r times to_left, as LuminanceBlur adds them:
-// one range of rows, run r - 1's then run r's. A warp's lanes read consecutive samples of a
-// row, kSpanChunk rows' loads issued before the first is added (a load then its use, row by
-// row, left each thread waiting on L2 once a row).
+// Sample (i, r) of the small plane from its two halves (reduce_rows_kernel), as
+// LuminanceBlur adds them.
+__device__ __forceinline__ float small_sample(const float* left_row, const float* right_row,
+                                              int i) {
+  return __fadd_rn(__ldg(right_row + i), __ldg(left_row + i));
+}
+
+// The small plane whole, from its halves, where launch_gauss blurs it (sigmas beyond
+// small_blur_kernel's radii).
 __global__ void __launch_bounds__(kBlockX* kBlockY)
-    reduce_columns_kernel(Plane rows, TentAxis y, int small_width, Plane small) {
-  wait_for_prior_grid();  // the reduced rows
+    add_halves_kernel(Plane left, Plane right, int small_width, int small_height, Plane small) {
+  wait_for_prior_grid();  // the halves
   allow_dependent_grid();
   const int i = static_cast<int>(blockIdx.x * kBlockX + threadIdx.x);
   const int r = static_cast<int>(blockIdx.y * kBlockY + threadIdx.y);
-  if (i >= small_width || r >= y.samples) return;
-  const int begin = y.run_begin[r > 0 ? r - 1 : r];
-  const int own = y.run_begin[r];  // the first row of run r: to_left from here on
-  const int end = y.run_begin[r + 1];
-  float sum = 0.0f;
-  for (int chunk = begin; chunk < end; chunk += kSpanChunk) {
-    float weight[kSpanChunk];
-    float value[kSpanChunk];
-#pragma unroll
-    for (int k = 0; k < kSpanChunk; ++k) {
-      const int row = chunk + k;
-      if (row < end) {
-        weight[k] = __ldg((row < own ? y.to_right : y.to_left) + row);
-        value[k] = *rows.at(i, row);
-      }
-    }
-#pragma unroll
-    for (int k = 0; k < kSpanChunk; ++k) {
-      if (chunk + k < end) sum = __fadd_rn(sum, __fmul_rn(weight[k], value[k]));
-    }
-  }
-  *small.at(i, r) = sum;
+  if (i >= small_width || r >= small_height) return;
+  *small.at(i, r) = small_sample(left.at(0, r), right.at(0, r), i);
 }
 
 // The small plane's blur in one kernel where both radii are at most kSmallBlurRadius (sigma
@@ -625,12 +659,12 @@ SmallWeights small_weights(double sigma, int radius) {
 // At least 5 blocks a multiprocessor, so that a 4K frame's tiles (561 at sigma 40) run in one
 // wave.
 __global__ void __launch_bounds__(kSmallThreads, 5)
-    small_blur_kernel(Plane in, int width, int height, SmallWeights wx, SmallWeights wy, TentAxis x,
-                      Plane upsampled) {
+    small_blur_kernel(Plane left, Plane right, int width, int height, SmallWeights wx,
+                      SmallWeights wy, TentAxis x, Plane upsampled) {
   __shared__ float tile[kSmallApron * kSmallPitchMax];  // the input and apron, in_h x pitch
   __shared__ float across[kSmallApron * kSmallTile];    // summed along x, in_h x kSmallTile
   __shared__ float blurred[kSmallTile * kSmallTile];    // the tile's output
-  wait_for_prior_grid();                                // the small plane
+  wait_for_prior_grid();                                // the small plane's halves
   allow_dependent_grid();
   const int rx = wx.radius;
   const int ry = wy.radius;
@@ -652,13 +686,15 @@ __global__ void __launch_bounds__(kSmallThreads, 5)
 #pragma unroll
   for (int a = 0; a < kSteps; ++a) {
     const int ly = first + a * kSmallTile;
-    const float* source =
-        in.at(0, border_index(y0 - ry + min(ly, in_h - 1), height, BorderMode::Reflect101));
+    const int sy = border_index(y0 - ry + min(ly, in_h - 1), height, BorderMode::Reflect101);
+    const float* source_left = left.at(0, sy);
+    const float* source_right = right.at(0, sy);
 #pragma unroll
     for (int b = 0; b < kSteps; ++b) {
       const int ax = lx + b * kSmallTile;
       staged[a][b] = ly < in_h && ax < in_w
-                         ? __ldg(source + border_index(x0 - rx + ax, width, BorderMode::Reflect101))
+                         ? small_sample(source_left, source_right,
+                                        border_index(x0 - rx + ax, width, BorderMode::Reflect101))
                          : 0.0f;
     }
   }
@@ -1142,11 +1178,13 @@ struct Layout {
   void* gauss = nullptr;
   std::size_t gauss_bytes = 0;
   // The small plane's (mode local from sigma 2 kMinSmallSigma), sized for the largest, that
-  // of factor 2: the tables of both axes, the frame's rows reduced across, the small plane,
-  // it blurred, its rows interpolated to the frame's width, and launch_gauss's scratch.
+  // of factor 2: the tables of both axes, the small plane's two halves (reduce_rows_kernel),
+  // the small plane, it blurred, its rows interpolated to the frame's width, and launch_gauss's
+  // scratch.
   TentAxis x_axis{};
   TentAxis y_axis{};
-  Plane rows{};
+  Plane small_left{};
+  Plane small_right{};
   Plane small{};
   Plane small_blurred{};
   Plane upsampled{};  // the blurred small plane's rows at the frame's width
@@ -1220,8 +1258,8 @@ Layout layout_of(const void* base, const BrightnessParams& params,
     };
     l.x_axis = place_axis(width, small_width);
     l.y_axis = place_axis(height, small_height);
-    l.rows = {reinterpret_cast<float*>(place(small_row_floats * sizeof(float) * height)),
-              small_row_floats};
+    l.small_left = {reinterpret_cast<float*>(place(small_plane)), small_row_floats};
+    l.small_right = {reinterpret_cast<float*>(place(small_plane)), small_row_floats};
     l.small = {reinterpret_cast<float*>(place(small_plane)), small_row_floats};
     l.small_blurred = {reinterpret_cast<float*>(place(small_plane)), small_row_floats};
     l.upsampled = {reinterpret_cast<float*>(
@@ -1409,13 +1447,11 @@ cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
                          a.stream>>>(x, y);
     if (a.tables && cudaPeekAtLastError() == cudaSuccess) *a.tables = built;
   }
-  const dim3 across((small_width + kSamplesPerWarp - 1) / kSamplesPerWarp,
-                    (height + kBlockY * kRowsPerWarp - 1) / (kBlockY * kRowsPerWarp));
-  reduce_rows_kernel<F><<<across, a.block, 0, a.stream>>>(a.f, a.k.max, x, l.rows);
-  const dim3 down((small_width + kBlockX - 1) / kBlockX, (small_height + kBlockY - 1) / kBlockY);
-  const cudaError_t reduced = launch_after(a.dependent, reduce_columns_kernel, down, a.block,
-                                           a.stream, l.rows, y, small_width, l.small);
-  if (reduced != cudaSuccess) return reduced;
+  const int runs = reduce_runs(y.spacing);
+  const dim3 reduce_grid((small_width + kSamplesPerWarp - 1) / kSamplesPerWarp,
+                         (small_height + runs - 1) / runs);
+  reduce_rows_kernel<F><<<reduce_grid, a.block, 0, a.stream>>>(a.f, a.k.max, x, y, runs,
+                                                               l.small_left, l.small_right);
   gauss.sigma_x = LuminanceBlur::small_sigma(sigma, x.spacing);
   gauss.sigma_y = LuminanceBlur::small_sigma(sigma, y.spacing);
   // The CPU's choice for the small plane (gauss_cpu_recursive(): the exact sums, the
@@ -1427,13 +1463,18 @@ cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
   if (!recursive && rx <= kSmallBlurRadius && ry <= kSmallBlurRadius) {
     const dim3 tiles((small_width + kSmallStep - 1) / kSmallStep,
                      (small_height + kSmallTile - 1) / kSmallTile);
-    const cudaError_t blurred =
-        launch_after(a.dependent, small_blur_kernel, tiles, dim3(kSmallThreads), a.stream, l.small,
-                     small_width, small_height, small_weights(gauss.sigma_x, rx),
-                     small_weights(gauss.sigma_y, ry), x, l.upsampled);
+    const cudaError_t blurred = launch_after(
+        a.dependent, small_blur_kernel, tiles, dim3(kSmallThreads), a.stream, l.small_left,
+        l.small_right, small_width, small_height, small_weights(gauss.sigma_x, rx),
+        small_weights(gauss.sigma_y, ry), x, l.upsampled);
     if (blurred != cudaSuccess) return blurred;
     return next(SmallSource{l.upsampled, y.left, y.fraction, small_height});
   }
+  const dim3 whole((small_width + kBlockX - 1) / kBlockX, (small_height + kBlockY - 1) / kBlockY);
+  const cudaError_t added =
+      launch_after(a.dependent, add_halves_kernel, whole, a.block, a.stream, l.small_left,
+                   l.small_right, small_width, small_height, l.small);
+  if (added != cudaSuccess) return added;
   const cudaError_t status = launch_gauss(
       gauss, const_view(plane_view(l.small, small_width, small_height)),
       plane_view(l.small_blurred, small_width, small_height), l.small_gauss, l.small_gauss_bytes,

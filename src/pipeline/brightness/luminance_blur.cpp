@@ -35,6 +35,11 @@ STARSIFT_BRIGHTNESS_CLONES void weigh(const float* lum, const float* to_left, co
   }
 }
 
+// sums[x] = a[x] + sums[x]
+STARSIFT_BRIGHTNESS_CLONES void add_to(float* sums, const float* a, int n) {
+  for (int x = 0; x < n; ++x) sums[x] = a[x] + sums[x];
+}
+
 // out[x] = a[x] + t (b[x] - a[x])
 STARSIFT_BRIGHTNESS_CLONES void lerp_rows(const float* a, const float* b, float t, int n,
                                           float* out) {
@@ -124,8 +129,10 @@ void LuminanceBlur::prepare(const FrameShape& shape, double sigma, ConstImageVie
   blurred_.resize(small_size);
   // 1. The small plane: each row of the frame read once (twice where two thread chunks
   // meet), reduced across by the tents, and added to the two small rows whose tents it lies
-  // under.
-  const std::size_t line_floats = 3 * static_cast<std::size_t>(width_) + sw;
+  // under. Small row r is (run r - 1's rows times to_right) + (run r's rows times to_left),
+  // each sum from 0 in the rows' order, as the samples across add their runs (and as the CUDA
+  // kernel, which sums each run's rows in one block, adds them).
+  const std::size_t line_floats = 3 * static_cast<std::size_t>(width_) + 3 * sw;
   lines_.resize(static_cast<std::size_t>(chunks) * line_floats);
   pool.parallel_for(chunks, [&](int chunk_begin, int chunk_end) {
     for (int chunk = chunk_begin; chunk < chunk_end; ++chunk) {
@@ -133,6 +140,8 @@ void LuminanceBlur::prepare(const FrameShape& shape, double sigma, ConstImageVie
       float* towards_left = lum + width_;
       float* towards_right = towards_left + width_;
       float* reduced = towards_right + width_;
+      float* towards_next = reduced + sw;       // run r's rows times to_right: small row r + 1's
+      float* towards_this = towards_next + sw;  // run r - 1's: small row r's
       const int j_begin = static_cast<int>(static_cast<long long>(sh) * chunk / chunks);
       const int j_end = static_cast<int>(static_cast<long long>(sh) * (chunk + 1) / chunks);
       if (j_begin >= j_end) continue;
@@ -164,19 +173,26 @@ void LuminanceBlur::prepare(const FrameShape& shape, double sigma, ConstImageVie
       // Runs r - 1 .. r of rows feed small row r; this chunk's rows j_begin .. j_end - 1.
       const int run_first = std::max(j_begin - 1, 0);
       const int run_last = std::min(j_end - 1, sh - 2);
+      // The chunk's first row holds no run before it that this chunk sums (run -1, or the
+      // run the chunk before sums as its last).
+      bool has_this = false;
       for (int r = run_first; r <= run_last; ++r) {
+        std::fill(towards_next, towards_next + sw, 0.0f);
+        float* const small_row = small_.data() + static_cast<std::size_t>(r) * sw;
         for (int y = y_.run_begin[r]; y < y_.run_begin[r + 1]; ++y) {
           reduce_row(y);
           const auto k = static_cast<std::size_t>(y);
-          if (r >= j_begin) {
-            add_scaled(small_.data() + static_cast<std::size_t>(r) * sw, reduced, y_.to_left[k],
-                       sw);
-          }
-          if (r + 1 < j_end) {
-            add_scaled(small_.data() + static_cast<std::size_t>(r + 1) * sw, reduced,
-                       y_.to_right[k], sw);
-          }
+          if (r >= j_begin) add_scaled(small_row, reduced, y_.to_left[k], sw);
+          if (r + 1 < j_end) add_scaled(towards_next, reduced, y_.to_right[k], sw);
         }
+        if (r >= j_begin && has_this) add_to(small_row, towards_this, sw);
+        std::swap(towards_next, towards_this);
+        has_this = r + 1 < j_end;
+      }
+      // Small row run_last + 1 (the last, whose run is empty) within the chunk: run_last's
+      // sum towards it, plus its own 0.
+      if (has_this && run_last + 1 < j_end) {
+        add_to(small_.data() + static_cast<std::size_t>(run_last + 1) * sw, towards_this, sw);
       }
     }
   });
