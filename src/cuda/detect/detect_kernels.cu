@@ -970,16 +970,21 @@ __global__ void __launch_bounds__(256)
 
 // The peaks of the records' objects of at most blend::kMaxArea pixels, each tested against its
 // object's top (the record's peak pixel, from the sums); the object is flagged merged where one
-// is separated. A thread takes four pixels of a row (one word of the mask), so that the tests'
-// dependent loads (z, the label, its pixel count, the neighbours) of every object pixel are in
-// flight at once: a band a thread, as the count walks, left each thread a star's pixels one
-// after another. Most pixels end at their own z or at the first neighbour of a flat top; the
-// lookups by label come after the peak test. An object's pixels are told by the mask and the
-// label (the labelling leaves the background's labels as they were); their z is what the mask
-// passes wrote where they set the mask.
+// is separated. A thread takes sixteen pixels of a row (one 16-byte word of the mask); their z
+// are four vector loads, issued together, so that most pixels are settled in registers. A pixel
+// whose z is below may_peak(), or whose left neighbour in the row is set and as high (or right
+// neighbour set and higher), is no peak: is_peak()'s own test of those neighbours, which are in
+// the object wherever set (a row's adjacent pixels are connected under both connectivities).
+// Only the rest (a flat top's first pixel in each row, or a peak) load their other neighbours,
+// and only peaks look their label up. A band a thread, as the count walks, left each thread a
+// star's pixels one after another behind a chain of dependent loads; a word of four a thread
+// left the pass bound by its blocks' turnover (20 waves of blocks, each waiting on its loads).
+// An object's pixels are told by the mask and the label (the labelling leaves the background's
+// labels as they were); their z is what the mask passes wrote where they set the mask, and the
+// vectors' other lanes, read but not used, hold earlier frames'.
 constexpr int kBlendBlockX = 32;
 constexpr int kBlendBlockY = 8;
-constexpr int kBlendPixels = 4;  // a mask word
+constexpr int kBlendPixels = 16;  // a 16-byte word of the mask
 
 __global__ void __launch_bounds__(kBlendBlockX* kBlendBlockY)
     blend_kernel(Frame f, const std::uint32_t* npix, const std::uint32_t* kept,
@@ -988,16 +993,39 @@ __global__ void __launch_bounds__(kBlendBlockX* kBlendBlockY)
   const int x0 = static_cast<int>(blockIdx.x * kBlendBlockX + threadIdx.x) * kBlendPixels;
   const int y = static_cast<int>(blockIdx.y * kBlendBlockY + threadIdx.y);
   if (x0 >= f.width || y >= f.height) return;
-  // The mask's rows are pitched in whole words (the mask passes write words at multiples of 4);
-  // bytes past the width are left out.
-  std::uint32_t bits = mask_bits4(*reinterpret_cast<const std::uint32_t*>(
-      f.mask + static_cast<std::size_t>(y) * f.mask_pitch + x0));
+  // The planes' rows are pitched in whole 16-byte words (cudaMallocPitch; the count reads the
+  // mask so too); pixels past the width are left out.
+  const std::size_t row = static_cast<std::size_t>(y);
+  std::uint32_t bits = run_pixels(f, x0, y);
   if (f.width - x0 < kBlendPixels) bits &= (1u << (f.width - x0)) - 1u;
-  for (; bits != 0; bits &= bits - 1) {
-    const int x = x0 + __ffs(bits) - 1;
-    const float z = f.z[static_cast<std::size_t>(y) * f.z_pitch + x];
-    if (!blend::may_peak(z, threshold)) continue;
-    const std::uint32_t l = f.labels[static_cast<std::size_t>(y) * f.label_pitch + x];
+  if (bits == 0) return;
+  float zs[kBlendPixels];
+#pragma unroll
+  for (int q = 0; q < kBlendPixels / 4; ++q) {
+    if ((bits >> (4 * q) & 0xfu) == 0) continue;  // its lanes are never read
+    const float4 v = *reinterpret_cast<const float4*>(f.z + row * f.z_pitch + x0 + 4 * q);
+    zs[4 * q] = v.x, zs[4 * q + 1] = v.y, zs[4 * q + 2] = v.z, zs[4 * q + 3] = v.w;
+  }
+  // The pixel before the word: its z where set.
+  const bool before_set = x0 > 0 && f.mask[row * f.mask_pitch + x0 - 1] != 0;
+  const float z_before = before_set ? f.z[row * f.z_pitch + x0 - 1] : 0.0f;
+  std::uint32_t candidates = 0;
+#pragma unroll
+  for (int i = 0; i < kBlendPixels; ++i) {
+    if ((bits >> i & 1u) == 0 || !blend::may_peak(zs[i], threshold)) continue;
+    const bool left_set = i > 0 ? (bits >> (i - 1) & 1u) != 0 : before_set;
+    const float left_z = i > 0 ? zs[i > 0 ? i - 1 : 0] : z_before;
+    if (left_set && left_z >= zs[i]) continue;
+    if (i + 1 < kBlendPixels && (bits >> (i + 1) & 1u) != 0 &&
+        zs[i + 1 < kBlendPixels ? i + 1 : i] > zs[i]) {
+      continue;
+    }
+    candidates |= 1u << i;
+  }
+  for (; candidates != 0; candidates &= candidates - 1) {
+    const int x = x0 + __ffs(candidates) - 1;
+    const float z = f.z[row * f.z_pitch + x];
+    const std::uint32_t l = f.labels[row * f.label_pitch + x];
     if (npix[l] > blend::kMaxArea) continue;
     // Read only where the mask is set (inside()), which the mask passes wrote.
     const auto z_at = [&](int nx, int ny) { return f.z[ny * f.z_pitch + nx]; };
@@ -1166,6 +1194,10 @@ void DetectBuffers::allocate(const DetectParams& params, const FrameShape& shape
   sums_.allocate(static_cast<std::size_t>(max_objects_) * sizeof(DeviceSums), 1);
   merged_.allocate(static_cast<std::size_t>(max_objects_) * sizeof(std::uint32_t), 1);
   z_.allocate(sizeof(float) * static_cast<std::size_t>(shape.width), shape.height);
+  // The merged pass reads whole vectors of z, set pixels' lanes only used: cleared once so that
+  // no read is of memory never written.
+  check(cudaMemset(z_.data(), 0, z_.pitch() * static_cast<std::size_t>(shape.height)),
+        "cudaMemset (z)");
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   check(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device),
