@@ -51,7 +51,7 @@ struct Frame {
   std::size_t capped_pitch;  // elements
   // The merged flag's z (pipeline/detect/blend.hpp) of every pixel the mask sets, written where
   // the mask is: the value above the background over its noise (absolute thresholds: the value
-  // above the background). Elsewhere it holds an earlier frame's.
+  // above the background). Elsewhere it holds an earlier frame's, or 0 (cleared when allocated).
   float* z;
   std::size_t z_pitch;  // elements
 };
