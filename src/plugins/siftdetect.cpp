@@ -489,16 +489,8 @@ static void gst_sift_detect_init(GstSiftDetect* self) {
 // otherwise throws starsift::Error and the property keeps its value.
 template <class T>
 static void gst_sift_detect_store(GstSiftDetect* self, T DetectParams::*field, T value) {
-  DetectParams candidate = gst_sift_detect_copy_settings(self).params;
-  candidate.*field = value;
-  candidate.validate();
-  if (const auto shape = starsift::gst::negotiated_input(GST_SIFT_TRANSFORM(self))) {
-    candidate.validate_for(*shape);
-  }
-  {
-    const starsift::gst::ObjectLock lock(self);
-    self->settings.params.*field = value;
-  }
+  starsift::gst::store_checked(GST_SIFT_TRANSFORM(self), self->settings.params,
+                               [&](DetectParams& p) { p.*field = value; });
   starsift::gst::chain_changed(GST_SIFT_TRANSFORM(self));
 }
 

@@ -79,24 +79,12 @@ GST_ELEMENT_REGISTER_DEFINE(siftgauss, "siftgauss", GST_RANK_NONE, GST_TYPE_SIFT
 
 /* helpers */
 
-static starsift::GaussParams gst_sift_gauss_copy_params(GstSiftGauss* self) {
-  const starsift::gst::ObjectLock lock(self);
-  return self->settings.params;
-}
-
 // Checks `candidate` (the current parameters with one property changed) and, if it holds,
 // stores the fields `apply` names; Error otherwise, the property unchanged. The border value
 // is also checked against the negotiated format, when there is one.
 template <class Apply>
 static void gst_sift_gauss_store(GstSiftGauss* self, Apply apply) {
-  starsift::GaussParams candidate = gst_sift_gauss_copy_params(self);
-  apply(candidate);
-  candidate.validate();
-  if (const auto shape = starsift::gst::negotiated_input(GST_SIFT_TRANSFORM(self))) {
-    candidate.validate_for(shape->format);
-  }
-  const starsift::gst::ObjectLock lock(self);
-  apply(self->settings.params);
+  starsift::gst::store_checked(GST_SIFT_TRANSFORM(self), self->settings.params, apply);
 }
 
 /* GstSiftTransform hooks */

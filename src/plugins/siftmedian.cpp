@@ -63,9 +63,11 @@ GST_ELEMENT_REGISTER_DEFINE(siftmedian, "siftmedian", GST_RANK_NONE, GST_TYPE_SI
 
 /* helpers */
 
-static starsift::MedianParams gst_sift_median_copy_params(GstSiftMedian* self) {
-  const starsift::gst::ObjectLock lock(self);
-  return self->settings.params;
+// Stores a property's change (`apply`) when the parameters accept it, the border value also
+// against the negotiated format; starsift::Error otherwise, the property unchanged.
+template <class Apply>
+static void gst_sift_median_store(GstSiftMedian* self, Apply apply) {
+  starsift::gst::store_checked(GST_SIFT_TRANSFORM(self), self->settings.params, apply);
 }
 
 /* GstSiftTransform hooks */
@@ -135,33 +137,23 @@ static void gst_sift_median_set_property(GObject* object, guint prop_id, const G
   try {
     switch (prop_id) {
       case PROP_SIZE: {
-        starsift::MedianParams candidate;
-        candidate.size = g_value_get_int(value);
-        candidate.validate();
-        GST_OBJECT_LOCK(self);
-        self->settings.params.size = candidate.size;
-        GST_OBJECT_UNLOCK(self);
+        const int size = g_value_get_int(value);
+        gst_sift_median_store(self, [size](starsift::MedianParams& p) { p.size = size; });
         break;
       }
-      case PROP_BORDER:
-        GST_OBJECT_LOCK(self);
-        self->settings.params.border = static_cast<starsift::BorderMode>(g_value_get_enum(value));
-        GST_OBJECT_UNLOCK(self);
+      case PROP_BORDER: {
+        const auto border = static_cast<starsift::BorderMode>(g_value_get_enum(value));
+        gst_sift_median_store(self, [border](starsift::MedianParams& p) { p.border = border; });
         break;
+      }
       case PROP_BORDER_VALUE: {
         const double border_value = g_value_get_double(value);
         if (border_value != std::floor(border_value)) {
           throw starsift::Error("border-value " + std::to_string(border_value) + " is not whole",
                                 "whole numbers 0..255 for 8-bit formats, 0..65535 for GRAY16_LE");
         }
-        starsift::MedianParams candidate = gst_sift_median_copy_params(self);
-        candidate.border_value = border_value;
-        if (const auto shape = starsift::gst::negotiated_input(GST_SIFT_TRANSFORM(self))) {
-          candidate.validate_for(shape->format);
-        }
-        GST_OBJECT_LOCK(self);
-        self->settings.params.border_value = border_value;
-        GST_OBJECT_UNLOCK(self);
+        gst_sift_median_store(
+            self, [border_value](starsift::MedianParams& p) { p.border_value = border_value; });
         break;
       }
       default:

@@ -388,20 +388,8 @@ static void gst_sift_whiten_init(GstSiftWhiten* self) {
 // keeps its value. The next frame runs with it.
 template <class T>
 static void gst_sift_whiten_store(GstSiftWhiten* self, T starsift::WhitenParams::*field, T value) {
-  starsift::WhitenParams candidate;
-  {
-    const starsift::gst::ObjectLock lock(self);
-    candidate = self->settings.params;
-  }
-  candidate.*field = value;
-  candidate.validate();
-  if (const auto shape = starsift::gst::negotiated_input(GST_SIFT_TRANSFORM(self))) {
-    candidate.validate_for(*shape);
-  }
-  {
-    const starsift::gst::ObjectLock lock(self);
-    self->settings.params.*field = value;
-  }
+  starsift::gst::store_checked(GST_SIFT_TRANSFORM(self), self->settings.params,
+                               [&](starsift::WhitenParams& p) { p.*field = value; });
   starsift::gst::chain_changed(GST_SIFT_TRANSFORM(self));
 }
 

@@ -90,6 +90,32 @@ class ObjectLock {
   GstObject* object_;
 };
 
+// set_property: stores a property's change to an element's parameters when they accept it.
+// `apply` (the change) on a copy of `params` read under the object lock must pass validate()
+// and, once caps are set, validate_for() of the negotiated shape (or of its format, for
+// parameters checked against the format alone); then `apply` on `params` itself, under the
+// lock. Otherwise throws starsift::Error, `params` unchanged. The caller then calls
+// chain_changed().
+template <class Params, class Apply>
+void store_checked(GstSiftTransform* self, Params& params, Apply&& apply) {
+  Params candidate;
+  {
+    const ObjectLock lock(self);
+    candidate = params;
+  }
+  apply(candidate);
+  candidate.validate();
+  if (const auto shape = negotiated_input(self)) {
+    if constexpr (requires { candidate.validate_for(*shape); }) {
+      candidate.validate_for(*shape);
+    } else {
+      candidate.validate_for(shape->format);
+    }
+  }
+  const ObjectLock lock(self);
+  apply(params);
+}
+
 // set_property: reports a refused value (the property keeps its previous one) in `category`
 // and as a GLib warning naming the element, the property and `why`.
 void warn_refused_value(GObject* object, GstDebugCategory* category, GParamSpec* pspec,
