@@ -12,6 +12,7 @@
 #include "cuda/brightness/brightness_pixel.hpp"
 #include "cuda/brightness/clahe.cuh"
 #include "cuda/common/dependent_launch.cuh"
+#include "cuda/common/launch_limits.cuh"
 #include "pipeline/border.hpp"
 #include "pipeline/brightness/luminance_blur.hpp"
 #include "pipeline/brightness/tent_axis.hpp"
@@ -658,7 +659,7 @@ SmallWeights small_weights(double sigma, int radius) {
 
 // At least 5 blocks a multiprocessor, so that a 4K frame's tiles (561 at sigma 40) run in one
 // wave.
-__global__ void __launch_bounds__(kSmallThreads, 5)
+__global__ void __launch_bounds__(kSmallThreads, blocks_per_sm(5, kSmallThreads))
     small_blur_kernel(Plane left, Plane right, int width, int height, SmallWeights wx,
                       SmallWeights wy, TentAxis x, Plane upsampled) {
   __shared__ float tile[kSmallApron * kSmallPitchMax];  // the input and apron, in_h x pitch

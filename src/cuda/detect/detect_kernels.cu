@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "cuda/common/launch_limits.cuh"
 #include "cuda/cuda_check.hpp"
 #include "cuda/detect/detect.cuh"
 #include "cuda/detect/detect_frame.cuh"
@@ -989,7 +990,8 @@ constexpr int kBlendBlockX = 32;
 constexpr int kBlendBlockY = 4;
 constexpr int kBlendPixels = 16;  // a 16-byte word of the mask
 
-__global__ void __launch_bounds__(kBlendBlockX* kBlendBlockY, 16)
+__global__ void __launch_bounds__(kBlendBlockX* kBlendBlockY,
+                                  blocks_per_sm(16, kBlendBlockX* kBlendBlockY))
     blend_kernel(Frame f, const std::uint32_t* npix, const std::uint32_t* kept,
                  std::uint32_t min_area, std::uint32_t capacity, float threshold,
                  const DeviceSums* sums, std::uint32_t* merged) {
