@@ -189,9 +189,9 @@ void LuminanceBlur::prepare(const FrameShape& shape, double sigma, ConstImageVie
         std::swap(towards_next, towards_this);
         has_this = r + 1 < j_end;
       }
-      // Small row run_last + 1 (the last, whose run is empty) within the chunk: run_last's
-      // sum towards it, plus its own 0.
-      if (has_this && run_last + 1 < j_end) {
+      // Small row run_last + 1 (the last, whose run is empty) when the chunk holds it
+      // (has_this): run_last's sum towards it, plus its own 0.
+      if (has_this) {
         add_to(small_.data() + static_cast<std::size_t>(run_last + 1) * sw, towards_this, sw);
       }
     }
