@@ -14,9 +14,10 @@
 // |                |                   |                             | when BrightnessTables    |
 // |                |                   |                             | records other sizes      |
 // | reduce_rows    | the frame         | the small plane's two       | Y bit for bit the        |
-// |                |                   | halves: n_y x n_x floats    | reference's, reduced     |
-// |                |                   | each (run r's rows towards  | across by the tents,     |
-// |                |                   | sample r, run r - 1's)      | then down in shared      |
+// |                |                   | halves side by side: n_y x  | reference's, reduced     |
+// |                |                   | n_x float pairs (run r's    | across by the tents,     |
+// |                |                   | rows towards sample r, run  | then down in shared      |
+// |                |                   | r - 1's)                    |                          |
 // |                |                   |                             | memory: a block a few    |
 // |                |                   |                             | runs of rows             |
 // | small_blur     | the halves (their | its rows at the frame's     | sigma_s, reflect-101;    |

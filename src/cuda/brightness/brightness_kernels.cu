@@ -64,6 +64,16 @@ struct Plane {
   }
 };
 
+// The small plane's two halves side by side (reduce_rows_kernel): sample (x, y) as x its run
+// before's sum towards it, y its own run's, so that a sample is one 8-byte load.
+struct Halves {
+  float2* data;
+  std::size_t row_pairs;
+  __device__ float2* at(int x, int y) const {
+    return data + static_cast<std::size_t>(y) * row_pairs + x;
+  }
+};
+
 // kGroup integer samples from p as floats, `n` (1..kGroup) of them in the frame (the rest 0):
 // one 32- or 64-bit load where `vector` (p aligned to the group) and the group is whole.
 template <class T>
@@ -475,10 +485,10 @@ int reduce_runs(double spacing) {
   return runs;
 }
 
-// The frame reduced onto the small plane by the tents, in the small plane's two halves:
-// `left` row r holds run r's rows times their to_left (towards sample r), `right` row r run
-// r - 1's rows times their to_right (towards r; row 0: 0), each summed from 0 in the rows'
-// order, so that sample (i, r) is right + left (small_sample(); LuminanceBlur's order).
+// The frame reduced onto the small plane by the tents, in the small plane's two halves
+// (Halves): sample (i, r)'s y holds run r's rows times their to_left (towards sample r), its x
+// run r - 1's rows times their to_right (towards r; row 0: 0), each summed from 0 in the rows'
+// order, so that the sample is x + y (small_sample(); LuminanceBlur's order).
 // A block takes `runs` consecutive runs of rows (reduce_runs()) and the same 31 samples
 // across. Across: the block keeps the tents' weights of the pixels of runs r0 - 1 .. r0 + 30
 // (r0 its first sample) in shared memory, the same for every row; a warp reads a row's pixels
@@ -491,8 +501,7 @@ int reduce_runs(double spacing) {
 // The rows never go through global memory, and no second kernel waits for them.
 template <class F>
 __global__ void __launch_bounds__(kBlockX* kBlockY)
-    reduce_rows_kernel(Frame f, float max, TentAxis x, TentAxis y, int runs, Plane left,
-                       Plane right) {
+    reduce_rows_kernel(Frame f, float max, TentAxis x, TentAxis y, int runs, Halves halves) {
   static_assert(kBlockX == 32, "a warp its rows");
   allow_dependent_grid();
   __shared__ float lum_spans[kBlockY][kSpanSlots];
@@ -588,31 +597,31 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
       sum = __fadd_rn(sum, __fmul_rn(__ldg(weight + row), reduced[row - row_begin][l]));
     }
     if (!towards_next) {
-      *left.at(sample, j) = sum;
+      halves.at(sample, j)->y = sum;
     } else if (j + 1 < y.samples) {
-      *right.at(sample, j + 1) = sum;
+      halves.at(sample, j + 1)->x = sum;
     }
-    if (j == 0 && towards_next) *right.at(sample, 0) = 0.0f;  // no run before sample 0
+    if (j == 0 && towards_next) halves.at(sample, 0)->x = 0.0f;  // no run before sample 0
   }
 }
 
-// Sample (i, r) of the small plane from its two halves (reduce_rows_kernel), as
+// Sample i of a row of the small plane from its two halves (reduce_rows_kernel), as
 // LuminanceBlur adds them.
-__device__ __forceinline__ float small_sample(const float* left_row, const float* right_row,
-                                              int i) {
-  return __fadd_rn(__ldg(right_row + i), __ldg(left_row + i));
+__device__ __forceinline__ float small_sample(const float2* row, int i) {
+  const float2 v = __ldg(row + i);
+  return __fadd_rn(v.x, v.y);
 }
 
 // The small plane whole, from its halves, where launch_gauss blurs it (sigmas beyond
 // small_blur_kernel's radii).
 __global__ void __launch_bounds__(kBlockX* kBlockY)
-    add_halves_kernel(Plane left, Plane right, int small_width, int small_height, Plane small) {
+    add_halves_kernel(Halves halves, int small_width, int small_height, Plane small) {
   wait_for_prior_grid();  // the halves
   allow_dependent_grid();
   const int i = static_cast<int>(blockIdx.x * kBlockX + threadIdx.x);
   const int r = static_cast<int>(blockIdx.y * kBlockY + threadIdx.y);
   if (i >= small_width || r >= small_height) return;
-  *small.at(i, r) = small_sample(left.at(0, r), right.at(0, r), i);
+  *small.at(i, r) = small_sample(halves.at(0, r), i);
 }
 
 // The small plane's blur in one kernel where both radii are at most kSmallBlurRadius (sigma
@@ -660,8 +669,8 @@ SmallWeights small_weights(double sigma, int radius) {
 // At least 5 blocks a multiprocessor, so that a 4K frame's tiles (561 at sigma 40) run in one
 // wave.
 __global__ void __launch_bounds__(kSmallThreads, blocks_per_sm(5, kSmallThreads))
-    small_blur_kernel(Plane left, Plane right, int width, int height, SmallWeights wx,
-                      SmallWeights wy, TentAxis x, Plane upsampled) {
+    small_blur_kernel(Halves halves, int width, int height, SmallWeights wx, SmallWeights wy,
+                      TentAxis x, Plane upsampled) {
   __shared__ float tile[kSmallApron * kSmallPitchMax];  // the input and apron, in_h x pitch
   __shared__ float across[kSmallApron * kSmallTile];    // summed along x, in_h x kSmallTile
   __shared__ float blurred[kSmallTile * kSmallTile];    // the tile's output
@@ -688,15 +697,14 @@ __global__ void __launch_bounds__(kSmallThreads, blocks_per_sm(5, kSmallThreads)
   for (int a = 0; a < kSteps; ++a) {
     const int ly = first + a * kSmallTile;
     const int sy = border_index(y0 - ry + min(ly, in_h - 1), height, BorderMode::Reflect101);
-    const float* source_left = left.at(0, sy);
-    const float* source_right = right.at(0, sy);
+    const float2* source = halves.at(0, sy);
 #pragma unroll
     for (int b = 0; b < kSteps; ++b) {
       const int ax = lx + b * kSmallTile;
-      staged[a][b] = ly < in_h && ax < in_w
-                         ? small_sample(source_left, source_right,
-                                        border_index(x0 - rx + ax, width, BorderMode::Reflect101))
-                         : 0.0f;
+      staged[a][b] =
+          ly < in_h && ax < in_w
+              ? small_sample(source, border_index(x0 - rx + ax, width, BorderMode::Reflect101))
+              : 0.0f;
     }
   }
 #pragma unroll
@@ -1184,8 +1192,7 @@ struct Layout {
   // scratch.
   TentAxis x_axis{};
   TentAxis y_axis{};
-  Plane small_left{};
-  Plane small_right{};
+  Halves small_halves{};
   Plane small{};
   Plane small_blurred{};
   Plane upsampled{};  // the blurred small plane's rows at the frame's width
@@ -1259,8 +1266,7 @@ Layout layout_of(const void* base, const BrightnessParams& params,
     };
     l.x_axis = place_axis(width, small_width);
     l.y_axis = place_axis(height, small_height);
-    l.small_left = {reinterpret_cast<float*>(place(small_plane)), small_row_floats};
-    l.small_right = {reinterpret_cast<float*>(place(small_plane)), small_row_floats};
+    l.small_halves = {reinterpret_cast<float2*>(place(2 * small_plane)), small_row_floats};
     l.small = {reinterpret_cast<float*>(place(small_plane)), small_row_floats};
     l.small_blurred = {reinterpret_cast<float*>(place(small_plane)), small_row_floats};
     l.upsampled = {reinterpret_cast<float*>(
@@ -1451,8 +1457,8 @@ cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
   const int runs = reduce_runs(y.spacing);
   const dim3 reduce_grid((small_width + kSamplesPerWarp - 1) / kSamplesPerWarp,
                          (small_height + runs - 1) / runs);
-  reduce_rows_kernel<F><<<reduce_grid, a.block, 0, a.stream>>>(a.f, a.k.max, x, y, runs,
-                                                               l.small_left, l.small_right);
+  reduce_rows_kernel<F>
+      <<<reduce_grid, a.block, 0, a.stream>>>(a.f, a.k.max, x, y, runs, l.small_halves);
   gauss.sigma_x = LuminanceBlur::small_sigma(sigma, x.spacing);
   gauss.sigma_y = LuminanceBlur::small_sigma(sigma, y.spacing);
   // The CPU's choice for the small plane (gauss_cpu_recursive(): the exact sums, the
@@ -1464,17 +1470,16 @@ cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
   if (!recursive && rx <= kSmallBlurRadius && ry <= kSmallBlurRadius) {
     const dim3 tiles((small_width + kSmallStep - 1) / kSmallStep,
                      (small_height + kSmallTile - 1) / kSmallTile);
-    const cudaError_t blurred = launch_after(
-        a.dependent, small_blur_kernel, tiles, dim3(kSmallThreads), a.stream, l.small_left,
-        l.small_right, small_width, small_height, small_weights(gauss.sigma_x, rx),
-        small_weights(gauss.sigma_y, ry), x, l.upsampled);
+    const cudaError_t blurred =
+        launch_after(a.dependent, small_blur_kernel, tiles, dim3(kSmallThreads), a.stream,
+                     l.small_halves, small_width, small_height, small_weights(gauss.sigma_x, rx),
+                     small_weights(gauss.sigma_y, ry), x, l.upsampled);
     if (blurred != cudaSuccess) return blurred;
     return next(SmallSource{l.upsampled, y.left, y.fraction, small_height});
   }
   const dim3 whole((small_width + kBlockX - 1) / kBlockX, (small_height + kBlockY - 1) / kBlockY);
-  const cudaError_t added =
-      launch_after(a.dependent, add_halves_kernel, whole, a.block, a.stream, l.small_left,
-                   l.small_right, small_width, small_height, l.small);
+  const cudaError_t added = launch_after(a.dependent, add_halves_kernel, whole, a.block, a.stream,
+                                         l.small_halves, small_width, small_height, l.small);
   if (added != cudaSuccess) return added;
   const cudaError_t status = launch_gauss(
       gauss, const_view(plane_view(l.small, small_width, small_height)),
