@@ -856,17 +856,28 @@ struct Stretch {
   const BrightnessStretchRange* range = nullptr;
 };
 
+// Groups a thread of correct_kernel takes, kBlockX groups apart in a row (the warp's loads of
+// each stay consecutive): what a group costs besides its pixels (its place, the rows and
+// fraction of B, the stretch) is shared by them.
+constexpr int kCorrectGroups = 2;
+
 // Bottom rows first: the histogram's pass has just read them, and some are still in L2.
 template <class F, class S>
 __global__ void __launch_bounds__(kBlockX* kBlockY)
     correct_kernel(Frame f, S source, Correction k, Stretch stretch) {
-  const int x0 = (blockIdx.x * kBlockX + threadIdx.x) * kGroup;
+  const int first = (blockIdx.x * kBlockX * kCorrectGroups + threadIdx.x) * kGroup;
   const int y = (gridDim.y - 1 - blockIdx.y) * kBlockY + threadIdx.y;
-  if (x0 >= f.width || y >= f.height) return;
-  const int n = min(kGroup, f.width - x0);
+  if (first >= f.width || y >= f.height) return;
   // The frame's pixels are no kernel's output: loaded while the kernel before drains.
-  typename F::Raw raw[kGroup];
-  F::load(f.in + static_cast<std::ptrdiff_t>(y) * f.in_stride, x0, n, f.vector, raw);
+  const std::byte* in_row = f.in + static_cast<std::ptrdiff_t>(y) * f.in_stride;
+  typename F::Raw raw[kCorrectGroups][kGroup];
+  int n[kCorrectGroups];
+#pragma unroll
+  for (int g = 0; g < kCorrectGroups; ++g) {
+    const int x0 = first + g * kBlockX * kGroup;
+    n[g] = max(0, min(kGroup, f.width - x0));
+    if (n[g] > 0) F::load(in_row, x0, n[g], f.vector, raw[g]);
+  }
   wait_for_prior_grid();  // B, the stretch
   float lo = stretch.lo;
   float scale = stretch.scale;
@@ -874,12 +885,17 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
     lo = stretch.range->lo;
     scale = stretch.range->scale;
   }
-  float lum[kGroup], value[kGroup], stretched[kGroup];
-  values_of<F>(source, k, x0, y, n, raw, lum, value);
+  std::byte* out_row = f.out + static_cast<std::ptrdiff_t>(y) * f.out_stride;
 #pragma unroll
-  for (int i = 0; i < kGroup; ++i) stretched[i] = (value[i] - lo) * scale;
-  F::store(f.out + static_cast<std::ptrdiff_t>(y) * f.out_stride, x0, n, f.vector, raw, lum,
-           stretched, k);
+  for (int g = 0; g < kCorrectGroups; ++g) {
+    if (n[g] == 0) break;  // the groups after it lie past the width too
+    const int x0 = first + g * kBlockX * kGroup;
+    float lum[kGroup], value[kGroup], stretched[kGroup];
+    values_of<F>(source, k, x0, y, n[g], raw[g], lum, value);
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) stretched[i] = (value[i] - lo) * scale;
+    F::store(out_row, x0, n[g], f.vector, raw[g], lum, stretched, k);
+  }
 }
 
 // ---- The percentile: histogram ------------------------------------------------------------
@@ -1406,8 +1422,11 @@ cudaError_t stretch_and_correct(const FrameLaunch& a, const S& source) {
                                                         low_rank, high_rank, a.k.max, l.range);
     }
   }
-  return launch_after(a.dependent, correct_kernel<F, S>, a.grid, a.block, a.stream, a.f, source,
-                      a.k, stretch);
+  const dim3 grid(
+      (a.f.width + kBlockX * kGroup * kCorrectGroups - 1) / (kBlockX * kGroup * kCorrectGroups),
+      a.grid.y);
+  return launch_after(a.dependent, correct_kernel<F, S>, grid, a.block, a.stream, a.f, source, a.k,
+                      stretch);
 }
 
 // Steps 1-2 of mode local for frames of format F, then `next(source)` with the source that
