@@ -4,18 +4,23 @@
 // interpolated back. Its cost per pixel does not grow with sigma: k grows with it, so the
 // small plane's blur stays within the fused path's radii (sigma_small < 4).
 //
-// 1. Down, rows then columns: small sample i of an axis is the cubic B-spline of width 4 k
-//    centred on full-resolution position k i + (k - 1) / 2, over the frame extended by the
+// 1. Down, both axes in one kernel: small sample i of an axis is the cubic B-spline of width
+//    4 k centred on full-resolution position k i + (k - 1) / 2, over the frame extended by the
 //    border mode (so every border mode means what it means on the full frame). The B-spline is
 //    the anti-aliasing filter: its response falls as the fourth power beyond the small grid's
 //    Nyquist frequency (a box's, as the first), and its variance is k^2 / 3.
 // 2. The small plane, which reaches `margin` samples beyond the frame on each side, is blurred
-//    by the fused path's shared-memory tiles with sigma_small = sqrt(sigma^2 - k^2 / 3) / k,
-//    so the variances add up to sigma^2. The margin covers that blur's radius and
-//    the interpolation's reach, so the small plane's own border never reaches a sample that is
-//    read back.
+//    by the rest of the Gaussian, sigma_small = sqrt(sigma^2 - k^2 / 3) / k, so the variances
+//    add up to sigma^2. The margin covers that blur's radius and the interpolation's reach,
+//    so the small plane's own border never reaches a sample that is read back. Large small
+//    planes (k <= 3 on a 4096^2 frame) go through the fused path's block tile, smaller ones
+//    through a kernel of smaller tiles that fill the GPU.
 // 3. Up, both axes in one kernel: Catmull-Rom cubic interpolation, which reproduces
 //    quadratics and so adds no variance of its own.
+//
+// Three launches whatever sigma. No plane of the frame's size goes through global memory: the
+// frame is read (each row by the up to four small rows whose B-splines reach it, from L1 and
+// L2 after the first) and written once.
 //
 // k = max(2, ceil(sigma / 4)), so sigma / k lies in (2, 4] and from sigma 12 in [3, 4]: the
 // small grid samples the blurred frame at least every sigma / 2. Against the exact Gaussian
@@ -30,6 +35,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "cuda/common/launch_limits.cuh"
 #include "cuda/gauss/gauss.cuh"
 #include "cuda/gauss/gauss_internal.cuh"
 #include "cuda/gauss/gauss_io.cuh"
@@ -43,8 +49,6 @@ namespace {
 using gauss_io::Plane;
 
 constexpr int kWarp = 32;
-constexpr int kBlockX = 128;
-constexpr int kBlockY = 2;
 
 // The cubic B-spline of unit knot spacing, support (-2, 2).
 __host__ __device__ inline double bspline3(double t) {
@@ -90,15 +94,6 @@ Axis axis_for(double sigma, int n) {
   return a;
 }
 
-// The down weights of an axis, unnormalised, into shared memory by the whole block.
-__device__ void load_down_weights(const Axis& a, float* w) {
-  const int threads = blockDim.x * blockDim.y;
-  for (int t = threadIdx.y * blockDim.x + threadIdx.x; t < a.taps; t += threads) {
-    w[t] = static_cast<float>(bspline3((a.first_tap + t - a.centre) / static_cast<double>(a.k)));
-  }
-  __syncthreads();
-}
-
 // Catmull-Rom weights of the four samples around fraction f in [0, 1).
 __device__ inline void catmull_rom(float f, float (&w)[4]) {
   const float f2 = f * f, f3 = f2 * f;
@@ -133,130 +128,327 @@ struct Args {
   float border_value;
 };
 
-// Pass 1: each column's small samples, over the frame extended by the border mode. kWords
-// (gray frames whose rows hold whole words): a thread takes four columns, one vector load a
-// tap (GRAY8: 32 bits), which reads the frame with a quarter of the instructions; else one
-// pixel, all its colour channels.
+// Pass 1 (down), both axes in one kernel. A block makes kDownRows small rows of `columns`
+// small samples. Its threads are a band of units (kWords: a word of four gray samples, else a
+// pixel) across by the kDownRows small rows: each thread sums its small row's taps down its
+// unit's column (the taps unrolled, so that their loads are in flight together; the rows the
+// block's small rows share come from L1), into shared memory; then each small sample is summed
+// across from there.
+constexpr int kDownRows = 8;
+constexpr int kDownUnits = 64;  // threads across a block
+constexpr int kDownThreads = kDownUnits * kDownRows;
+// Full-resolution samples a band holds at most. kWords: a word a thread, two at k = 3 and 4,
+// where a thread's fixed work (its place, the tables, the sums across) is otherwise spread
+// over few samples (measured on an H200, 4096^2 GRAY8 at sigma 10: 97 -> 91 us; four words a
+// thread at k = 2 were slower, 109 -> 112 us at sigma 5). Else four pixels a thread, whose
+// three channels' rows fill the shared memory.
+int down_band_most(const Axis& x, bool words) {
+  if (!words) return 4 * kDownUnits;
+  return 4 * kDownUnits * (x.k == 3 || x.k == 4 ? 2 : 1);
+}
+
+// A down block's shape along x, chosen on the host for the axis.
+struct DownShape {
+  int columns = 1;  // small columns a block makes
+  int band = 0;     // full-resolution samples a band holds (kWords: whole words)
+};
+
+DownShape down_shape(const Axis& x, bool words) {
+  // kWords: the band starts at the word holding the first tap, up to 3 samples before it.
+  const int lead = words ? 3 : 0;
+  DownShape d;
+  d.columns = std::max(1, (down_band_most(x, words) - lead - x.taps) / x.k + 1);
+  d.band = lead + x.k * (d.columns - 1) + x.taps;
+  if (words) d.band = (d.band + 3) / 4 * 4;
+  return d;
+}
+
+// Full-resolution rows a down block reads.
+__host__ __device__ int down_span(const Axis& y) {
+  return y.k * (kDownRows - 1) + y.taps;
+}
+
+std::size_t down_shared_bytes(const Axis& x, const Axis& y, int channels, const DownShape& d) {
+  const std::size_t tables = (static_cast<std::size_t>(x.taps) + y.taps + down_span(y) + 3) / 4 * 4;
+  return sizeof(float) * (tables + static_cast<std::size_t>(channels) * kDownRows * d.band);
+}
+
+// The B-spline weights of an axis, unnormalised, by the whole block.
+__device__ void load_down_weights(const Axis& a, float* w) {
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  for (int t = tid; t < a.taps; t += blockDim.x * blockDim.y) {
+    w[t] = static_cast<float>(bspline3((a.first_tap + t - a.centre) / static_cast<double>(a.k)));
+  }
+}
+
+// Three blocks a multiprocessor: 42 registers a thread, room for eight loads in flight.
 template <class Io, bool kWords>
-__global__ void __launch_bounds__(kBlockX* kBlockY) down_rows_kernel(const Args a, Planes out) {
-  extern __shared__ float w[];
-  load_down_weights(a.y, w);
-  constexpr int V = kWords ? 4 : Io::kChannels;  // values a thread sums
-  const int x = (kWords ? 4 : 1) * (blockIdx.x * kBlockX + threadIdx.x);
-  const int s = blockIdx.y * kBlockY + threadIdx.y;
-  if (x >= a.frame.width || s >= a.y.small) return;
-  const bool whole = x + 4 <= a.frame.width;  // kWords: else the frame's last, partial word
-  const auto load = [&](const std::byte* row, float(&v)[V]) {
-    if constexpr (kWords) {
-      using Wd = gauss_io::Word<Io>;
-      if (whole) {
-        Wd::unpack(Wd::load(row, x), v);
-      } else {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) v[i] = Io::load(row, min(x + i, a.frame.width - 1), 0);
-      }
-    } else {
-      Io::load_pixel(row, x, v);
-    }
-  };
-  float sum[V] = {};
-  const int y0 = a.y.k * (s - a.y.margin) + a.y.first_tap;
-  if (y0 >= 0 && y0 + a.y.taps <= a.frame.height) {  // inside the frame: no border rule
-    const std::byte* row = a.frame.in + static_cast<std::ptrdiff_t>(y0) * a.frame.in_stride;
-    for (int t = 0; t < a.y.taps; ++t, row += a.frame.in_stride) {
-      float v[V];
-      load(row, v);
-#pragma unroll
-      for (int i = 0; i < V; ++i) sum[i] = fmaf(w[t], v[i], sum[i]);
-    }
-  } else {
-    for (int t = 0; t < a.y.taps; ++t) {
-      const int sy = border_index(y0 + t, a.frame.height, a.border);
-      float v[V];
-      if (sy < 0) {
-#pragma unroll
-        for (int i = 0; i < V; ++i) v[i] = a.border_value;
-      } else {
-        load(a.frame.in + static_cast<std::ptrdiff_t>(sy) * a.frame.in_stride, v);
-      }
-#pragma unroll
-      for (int i = 0; i < V; ++i) sum[i] = fmaf(w[t], v[i], sum[i]);
-    }
+__global__ void __launch_bounds__(kDownThreads, blocks_per_sm(3, kDownThreads))
+    down_kernel(const Args a, const DownShape shape, Planes out) {
+  constexpr int C = Io::kChannels;
+  constexpr int V = kWords ? 4 : C;  // values a unit holds
+  extern __shared__ float shared[];
+  float* wy = shared;
+  float* wx = wy + a.y.taps;
+  // The frame row of each row the block reads, through the border rule (-1: border_value),
+  // found once here rather than for every tap of every thread (reflect-101 divides).
+  int* row_of = reinterpret_cast<int*>(wx + a.x.taps);
+  const int span = down_span(a.y);
+  // [C][kDownRows][band], from a 16-byte boundary for the words' vector stores.
+  float* reduced = shared + (a.y.taps + a.x.taps + span + 3) / 4 * 4;
+  load_down_weights(a.y, wy);
+  load_down_weights(a.x, wx);
+  const int block_y = a.y.k * (blockIdx.y * kDownRows - a.y.margin) + a.y.first_tap;
+  for (int r = threadIdx.y * blockDim.x + threadIdx.x; r < span; r += kDownThreads) {
+    row_of[r] = border_index(block_y + r, a.frame.height, a.border);
   }
-  if constexpr (kWords) {
-    // The plane's rows are whole 128-byte lines: the word lies in the row's padding at worst.
-    *reinterpret_cast<float4*>(out.data + s * out.stride + x) =
-        make_float4(sum[0] * a.y.norm, sum[1] * a.y.norm, sum[2] * a.y.norm, sum[3] * a.y.norm);
-  } else {
-#pragma unroll
-    for (int c = 0; c < V; ++c) out.data[c * out.plane + s * out.stride + x] = sum[c] * a.y.norm;
-  }
-}
+  __syncthreads();
 
-// Pass 2: each small row's samples along x; columns beyond the frame by the border mode.
-__global__ void __launch_bounds__(kBlockX* kBlockY)
-    down_columns_kernel(const Args a, int channels, Planes in, Planes out) {
-  extern __shared__ float w[];
-  load_down_weights(a.x, w);
-  const int s = blockIdx.x * kBlockX + threadIdx.x;
-  const int row = blockIdx.y * kBlockY + threadIdx.y;
-  if (s >= a.x.small || row >= a.y.small) return;
-  const int x0 = a.x.k * (s - a.x.margin) + a.x.first_tap;
-  const bool inside = x0 >= 0 && x0 + a.x.taps <= a.frame.width;  // no border rule
-  for (int c = 0; c < channels; ++c) {
-    const float* line = in.data + c * in.plane + row * in.stride;
-    float sum = 0.f;
-    if (inside) {
+  const int sx0 = blockIdx.x * shape.columns;
+  const int j = threadIdx.y;  // this thread's small row in the block
+  const int sy = blockIdx.y * kDownRows + j;
+  const int first_x = a.x.k * (sx0 - a.x.margin) + a.x.first_tap;  // the first tap's column
+  const int first_y = block_y + a.y.k * j;
+  const int* rows = row_of + a.y.k * j;  // this small row's taps
+  // kWords: the band starts at the word holding the first tap (floor to a multiple of 4).
+  const int band_x = kWords ? first_x - (((first_x % 4) + 4) % 4) : first_x;
+  const int units = kWords ? shape.band / 4 : shape.band;
+  const int width = a.frame.width;
+  const bool rows_inside = first_y >= 0 && first_y + a.y.taps <= a.frame.height;
+
+  for (int u = threadIdx.x; u < units; u += kDownUnits) {
+    const int x = band_x + (kWords ? 4 * u : u);
+    float acc[V] = {};
+    if (x >= 0 && x + (kWords ? 4 : 1) <= width) {
+      const auto load = [&](const std::byte* row, float(&v)[V]) {
+        if constexpr (kWords) {
+          gauss_io::Word<Io>::unpack(gauss_io::Word<Io>::load(row, x), v);
+        } else {
+          Io::load_pixel(row, x, v);
+        }
+      };
+      if (rows_inside) {  // the common case: loads in flight together
+        const std::byte* row =
+            a.frame.in + static_cast<std::ptrdiff_t>(first_y) * a.frame.in_stride;
+#pragma unroll 8
+        for (int t = 0; t < a.y.taps; ++t) {
+          float v[V];
+          load(row + t * a.frame.in_stride, v);
+          const float w = wy[t];
+#pragma unroll
+          for (int i = 0; i < V; ++i) acc[i] = fmaf(w, v[i], acc[i]);
+        }
+      } else {
 #pragma unroll 4
-      for (int t = 0; t < a.x.taps; ++t) sum = fmaf(w[t], line[x0 + t], sum);
+        for (int t = 0; t < a.y.taps; ++t) {
+          const int ry = rows[t];
+          float v[V];
+          if (ry < 0) {
+#pragma unroll
+            for (int i = 0; i < V; ++i) v[i] = a.border_value;
+          } else {
+            load(a.frame.in + static_cast<std::ptrdiff_t>(ry) * a.frame.in_stride, v);
+          }
+          const float w = wy[t];
+#pragma unroll
+          for (int i = 0; i < V; ++i) acc[i] = fmaf(w, v[i], acc[i]);
+        }
+      }
     } else {
-      for (int t = 0; t < a.x.taps; ++t) {
-        const int sx = border_index(x0 + t, a.frame.width, a.border);
-        sum = fmaf(w[t], sx < 0 ? a.border_value : line[sx], sum);
+      // A unit beyond a side of the frame: each sample's column through the border rule once.
+      constexpr int kColumns = kWords ? 4 : 1;
+      int columns[kColumns];
+#pragma unroll
+      for (int i = 0; i < kColumns; ++i) columns[i] = border_index(x + i, width, a.border);
+      for (int t = 0; t < a.y.taps; ++t) {
+        const int ry = rows[t];
+        const std::byte* row =
+            a.frame.in + static_cast<std::ptrdiff_t>(ry < 0 ? 0 : ry) * a.frame.in_stride;
+        float v[V];
+        if constexpr (kWords) {
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            v[i] = ry < 0 || columns[i] < 0 ? a.border_value : Io::load(row, columns[i], 0);
+          }
+        } else if (ry < 0 || columns[0] < 0) {
+#pragma unroll
+          for (int c = 0; c < C; ++c) v[c] = a.border_value;
+        } else {
+          Io::load_pixel(row, columns[0], v);
+        }
+        const float w = wy[t];
+#pragma unroll
+        for (int i = 0; i < V; ++i) acc[i] = fmaf(w, v[i], acc[i]);
       }
     }
-    out.data[c * out.plane + row * out.stride + s] = sum * a.x.norm;
+    const int column = x - band_x;
+    if constexpr (kWords) {
+      *reinterpret_cast<float4*>(&reduced[j * shape.band + column]) =
+          make_float4(acc[0] * a.y.norm, acc[1] * a.y.norm, acc[2] * a.y.norm, acc[3] * a.y.norm);
+    } else {
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        reduced[(c * kDownRows + j) * shape.band + column] = acc[c] * a.y.norm;
+      }
+    }
+  }
+  __syncthreads();
+
+  if (sy >= a.y.small) return;
+  const int lead = first_x - band_x;
+  for (int i = threadIdx.x; i < shape.columns; i += kDownUnits) {
+    const int sx = sx0 + i;
+    if (sx >= a.x.small) break;
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const float* line = reduced + (c * kDownRows + j) * shape.band + lead + a.x.k * i;
+      float sum = 0.f;
+#pragma unroll 4
+      for (int t = 0; t < a.x.taps; ++t) sum = fmaf(wx[t], line[t], sum);
+      out.data[c * out.plane + sy * out.stride + sx] = sum * a.x.norm;
+    }
   }
 }
 
-// Pass 4: the blurred small plane interpolated back to the frame, both axes in one kernel.
-// A block writes a tile of kUpColumns x kUpRows pixels, each thread four neighbouring
-// columns of four rows: first the small rows under the tile are interpolated across to the
-// tile's columns, into shared memory; then each pixel from four of those rows.
+// Pass 2 for small planes: the rest of the Gaussian (radius <= kMaxFusedRadius), both axes in
+// one kernel over a tile of kBlurTile x kBlurTile samples, channel blockIdx.z. The small plane's
+// own border is replicated: it reaches only the margins, which are never read back.
+constexpr int kBlurApron = kMaxFusedRadius;
+constexpr int kBlurTile = 16;
+// Small planes of at least this many samples are blurred by the fused path instead.
+constexpr long kLargeSmallPlane = 1L << 20;
+
+struct BlurWeights {
+  float w[kMaxFusedRadius + 1];  // centre first
+  int radius = 0;
+};
+
+BlurWeights blur_weights(double sigma) {
+  BlurWeights b{};
+  b.radius = gauss_half_weights(sigma, static_cast<int>(std::ceil(4.0 * sigma)), b.w);
+  return b;
+}
+
+__global__ void __launch_bounds__(256)
+    small_blur_kernel(Planes in, Planes out, int width, int height, BlurWeights wx,
+                      BlurWeights wy) {
+  constexpr int kTile = kBlurTile;
+  constexpr int kSide = kTile + 2 * kBlurApron;
+  __shared__ float tile[kSide][kSide + 1];
+  __shared__ float across[kSide][kTile + 1];
+  __shared__ float weights_x[kBlurApron + 1], weights_y[kBlurApron + 1];
+  const int threads = blockDim.x * blockDim.y;
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  // Indexed by a loop counter: from shared memory, where the parameter's array would be copied
+  // to the stack.
+  if (tid == 0) {
+#pragma unroll
+    for (int i = 0; i <= kBlurApron; ++i) {
+      weights_x[i] = wx.w[i];
+      weights_y[i] = wy.w[i];
+    }
+  }
+  const int x0 = blockIdx.x * kTile, y0 = blockIdx.y * kTile;
+  const float* plane = in.data + blockIdx.z * in.plane;
+  const int h = kTile + 2 * wy.radius, w = kTile + 2 * wx.radius;
+  for (int i = tid; i < h * w; i += threads) {
+    const int ty = i / w, tx = i % w;
+    const int sy = min(max(y0 - wy.radius + ty, 0), height - 1);
+    const int sx = min(max(x0 - wx.radius + tx, 0), width - 1);
+    tile[ty][tx] = plane[sy * in.stride + sx];
+  }
+  __syncthreads();
+  for (int i = tid; i < h * kTile; i += threads) {
+    const int ty = i / kTile, tx = i % kTile;
+    const float* s = &tile[ty][tx + wx.radius];
+    float sum = weights_x[0] * s[0];
+    for (int d = 1; d <= wx.radius; ++d) sum = fmaf(weights_x[d], s[-d] + s[d], sum);
+    across[ty][tx] = sum;
+  }
+  __syncthreads();
+  float* result = out.data + blockIdx.z * out.plane;
+  for (int i = tid; i < kTile * kTile; i += threads) {
+    const int ty = i / kTile, tx = i % kTile;
+    if (y0 + ty >= height || x0 + tx >= width) continue;
+    float sum = weights_y[0] * across[ty + wy.radius][tx];
+    for (int d = 1; d <= wy.radius; ++d) {
+      sum =
+          fmaf(weights_y[d], across[ty + wy.radius - d][tx] + across[ty + wy.radius + d][tx], sum);
+    }
+    result[(y0 + ty) * out.stride + x0 + tx] = sum;
+  }
+}
+
+// Pass 3 (up): the blurred small plane interpolated back to the frame, both axes in one kernel.
+// A block writes a tile of kUpColumns x up_rows<C>() pixels, each thread four neighbouring
+// columns of every eighth row: first the small rows under the tile are interpolated across to
+// the tile's columns, into shared memory, and each of the tile's rows finds its small row and
+// weights once; then each pixel from four of those rows.
 constexpr int kUpColumns = 128;
-constexpr int kUpRows = 32;
 constexpr int kUpThreadsY = 8;
-// Small rows a tile reads: ceil((kUpRows - 1) / k) + 4 at most, with k >= 2.
-constexpr int kUpSmallRows = kUpRows / 2 + 4;
+template <int C>
+constexpr int up_rows() {
+  return C == 1 ? 64 : 32;  // colour: three planes' rows within the static shared memory
+}
+// Small rows a tile reads: ceil((rows - 1) / k) + 4 at most, with k >= 2.
+template <int C>
+constexpr int up_small_rows() {
+  return up_rows<C>() / 2 + 4;
+}
 
 template <class Io>
 __global__ void __launch_bounds__(kWarp* kUpThreadsY)
     up_kernel(const Args a, Planes in, bool words_out) {
   constexpr int C = Io::kChannels;
-  __shared__ float across[C][kUpSmallRows][kUpColumns];
+  constexpr int kRows = up_rows<C>();
+  __shared__ float across[C][up_small_rows<C>()][kUpColumns];
+  __shared__ float4 row_weights[kRows];
+  __shared__ int row_first[kRows];  // the first of the four small rows, from `first`
   const int x0 = blockIdx.x * kUpColumns + threadIdx.x * 4;
-  const int y0 = blockIdx.y * kUpRows;
+  const int y0 = blockIdx.y * kRows;
   float f;
   const int first = small_position(a.y, y0, f) - 1;
-  const int last = small_position(a.y, min(y0 + kUpRows, a.frame.height) - 1, f) + 2;
+  const int last = small_position(a.y, min(y0 + kRows, a.frame.height) - 1, f) + 2;
+  const int tid = threadIdx.y * kWarp + threadIdx.x;
+  if (tid < kRows) {
+    float w[4];
+    row_first[tid] = small_position(a.y, min(y0 + tid, a.frame.height - 1), f) - 1 - first;
+    catmull_rom(f, w);
+    row_weights[tid] = make_float4(w[0], w[1], w[2], w[3]);
+  }
 
-  // The tile's columns on the small grid: the sample before each and its weights.
-  int jx[4];
-  float wx[4][4];
+  // The thread's four columns on the small grid. With k >= 2 their four samples each lie
+  // among the six from the first column's first (they start at most two apart): each column's
+  // weight for each of the six, zero outside its four, so that a small row costs six loads.
+  const int j0 = small_position(a.x, min(x0, a.frame.width - 1), f) - 1;
+  float wx[4][6];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    jx[i] = small_position(a.x, min(x0 + i, a.frame.width - 1), f) - 1;
-    catmull_rom(f, wx[i]);
+    float w[4];
+    const int offset = small_position(a.x, min(x0 + i, a.frame.width - 1), f) - 1 - j0;
+    catmull_rom(f, w);
+#pragma unroll
+    for (int m = 0; m < 6; ++m) {
+      wx[i][m] = 0.f;
+#pragma unroll
+      for (int o = 0; o < 3; ++o) {
+        if (m - o >= 0 && m - o < 4 && offset == o) wx[i][m] = w[m - o];
+      }
+    }
   }
   for (int r = threadIdx.y; r <= last - first; r += kUpThreadsY) {
 #pragma unroll
     for (int c = 0; c < C; ++c) {
-      const float* line = in.data + c * in.plane + (first + r) * in.stride;
+      const float* line = in.data + c * in.plane + (first + r) * in.stride + j0;
+      float s[6];
+#pragma unroll
+      for (int m = 0; m < 6; ++m) s[m] = line[m];
       float v[4];
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        const float* s = line + jx[i];
-        v[i] = fmaf(wx[i][0], s[0], fmaf(wx[i][1], s[1], fmaf(wx[i][2], s[2], wx[i][3] * s[3])));
+        v[i] = wx[i][0] * s[0];
+#pragma unroll
+        for (int m = 1; m < 6; ++m) v[i] = fmaf(wx[i][m], s[m], v[i]);
       }
       *reinterpret_cast<float4*>(&across[c][r][threadIdx.x * 4]) =
           make_float4(v[0], v[1], v[2], v[3]);
@@ -266,12 +458,11 @@ __global__ void __launch_bounds__(kWarp* kUpThreadsY)
 
   if (x0 >= a.frame.width) return;
   const bool whole = words_out && x0 + 4 <= a.frame.width;
-  for (int dy = threadIdx.y; dy < kUpRows; dy += kUpThreadsY) {
+  const int rows = min(kRows, a.frame.height - y0);
+  for (int dy = threadIdx.y; dy < rows; dy += kUpThreadsY) {
     const int y = y0 + dy;
-    if (y >= a.frame.height) break;
-    float wy[4];
-    const int j = small_position(a.y, y, f) - 1 - first;
-    catmull_rom(f, wy);
+    const float4 wy = row_weights[dy];
+    const int j = row_first[dy];
     std::byte* out_row = a.frame.out + static_cast<std::ptrdiff_t>(y) * a.frame.out_stride;
     float v[C][4];
 #pragma unroll
@@ -280,10 +471,10 @@ __global__ void __launch_bounds__(kWarp* kUpThreadsY)
 #pragma unroll
       for (int d = 0; d < 4; ++d)
         r[d] = *reinterpret_cast<const float4*>(&across[c][j + d][threadIdx.x * 4]);
-      v[c][0] = fmaf(wy[0], r[0].x, fmaf(wy[1], r[1].x, fmaf(wy[2], r[2].x, wy[3] * r[3].x)));
-      v[c][1] = fmaf(wy[0], r[0].y, fmaf(wy[1], r[1].y, fmaf(wy[2], r[2].y, wy[3] * r[3].y)));
-      v[c][2] = fmaf(wy[0], r[0].z, fmaf(wy[1], r[1].z, fmaf(wy[2], r[2].z, wy[3] * r[3].z)));
-      v[c][3] = fmaf(wy[0], r[0].w, fmaf(wy[1], r[1].w, fmaf(wy[2], r[2].w, wy[3] * r[3].w)));
+      v[c][0] = fmaf(wy.x, r[0].x, fmaf(wy.y, r[1].x, fmaf(wy.z, r[2].x, wy.w * r[3].x)));
+      v[c][1] = fmaf(wy.x, r[0].y, fmaf(wy.y, r[1].y, fmaf(wy.z, r[2].y, wy.w * r[3].y)));
+      v[c][2] = fmaf(wy.x, r[0].z, fmaf(wy.y, r[1].z, fmaf(wy.z, r[2].z, wy.w * r[3].z)));
+      v[c][3] = fmaf(wy.x, r[0].w, fmaf(wy.y, r[1].w, fmaf(wy.z, r[2].w, wy.w * r[3].w)));
     }
     if constexpr (C == 1) {
       if (whole) {
@@ -315,17 +506,25 @@ std::size_t round_up(std::size_t v, std::size_t to) {
 
 // The planes of a decimation in the scratch; false where they do not fit its frames.
 bool plan_planes(const Args& a, int channels, const gauss_detail::ScratchLayout& scratch,
-                 Planes& wide, Planes& small_a, Planes& small_b) {
-  const std::size_t wide_stride = round_up(static_cast<std::size_t>(a.frame.width), 32);
-  const std::size_t wide_plane = wide_stride * static_cast<std::size_t>(a.y.small);
+                 Planes& small_a, Planes& small_b) {
   const std::size_t small_stride = round_up(static_cast<std::size_t>(a.x.small), 32);
   const std::size_t small_plane = small_stride * static_cast<std::size_t>(a.y.small);
-  const std::size_t wide_bytes = sizeof(float) * wide_plane * channels;
   const std::size_t small_bytes = sizeof(float) * small_plane * channels;
-  if (wide_bytes > scratch.frame_bytes || small_bytes > scratch.frame_bytes) return false;
-  wide = {scratch.frame_a, wide_stride, wide_plane};
+  if (small_bytes > scratch.frame_bytes) return false;
   small_a = {scratch.frame_a, small_stride, small_plane};
   small_b = {scratch.frame_b, small_stride, small_plane};
+  return true;
+}
+
+// Both down shapes (rows read by words or by pixels) within the default shared memory.
+bool down_fits(const Args& a, int channels) {
+  for (bool words : {false, true}) {
+    if (words && channels != 1) continue;
+    if (down_shared_bytes(a.x, a.y, channels, down_shape(a.x, words)) >
+        gauss_detail::kDefaultSharedBytes) {
+      return false;
+    }
+  }
   return true;
 }
 
@@ -333,53 +532,59 @@ template <class Io>
 cudaError_t run_decimated(const Args& a, const gauss_detail::ScratchLayout& scratch,
                           cudaStream_t stream) {
   constexpr int C = Io::kChannels;
-  // Down rows into `wide`, down columns into small_b, blur into small_a (`wide` is read by
-  // then), up into the frame.
-  Planes wide{}, small_a{}, small_b{};
-  if (!plan_planes(a, C, scratch, wide, small_a, small_b)) return cudaErrorInvalidValue;
+  // Down into small_b, blur into small_a, up into the frame.
+  Planes small_a{}, small_b{};
+  if (!plan_planes(a, C, scratch, small_a, small_b)) return cudaErrorInvalidValue;
   // Gray frames whose rows hold whole words of four samples are read and written by words.
   const auto words = [&](const void* data, std::ptrdiff_t stride) {
     return C == 1 && rows_aligned(data, stride, 4 * sizeof_sample<Io>());
   };
   const bool words_in = words(a.frame.in, a.frame.in_stride);
   const bool words_out = words(a.frame.out, a.frame.out_stride);
-  const dim3 block(kBlockX, kBlockY);
-  const auto grid = [&](int nx, int ny) {
-    return dim3((nx + kBlockX - 1) / kBlockX, (ny + kBlockY - 1) / kBlockY);
-  };
+  const DownShape shape = down_shape(a.x, words_in);
+  const dim3 down_grid((a.x.small + shape.columns - 1) / shape.columns,
+                       (a.y.small + kDownRows - 1) / kDownRows);
+  const std::size_t down_bytes = down_shared_bytes(a.x, a.y, C, shape);
   bool by_words = false;
   if constexpr (C == 1) {
     by_words = words_in;
     if (by_words) {
-      down_rows_kernel<Io, true>
-          <<<grid((a.frame.width + 3) / 4, a.y.small), block, sizeof(float) * a.y.taps, stream>>>(
-              a, wide);
+      down_kernel<Io, true>
+          <<<down_grid, dim3(kDownUnits, kDownRows), down_bytes, stream>>>(a, shape, small_b);
     }
   }
   if (!by_words) {
-    down_rows_kernel<Io, false>
-        <<<grid(a.frame.width, a.y.small), block, sizeof(float) * a.y.taps, stream>>>(a, wide);
+    down_kernel<Io, false>
+        <<<down_grid, dim3(kDownUnits, kDownRows), down_bytes, stream>>>(a, shape, small_b);
   }
-  down_columns_kernel<<<grid(a.x.small, a.y.small), block, sizeof(float) * a.x.taps, stream>>>(
-      a, C, wide, small_b);
-  // The small plane's blur, channel by channel, by the fused path (the block tile: its float rows
-  // are whole 128-byte lines): its radius is at most 16. Replicate borders: they reach only the
-  // margins, never read back.
-  GaussParams rest;
-  rest.sigma_x = a.x.sigma_small;
-  rest.sigma_y = a.y.sigma_small;
-  rest.border = BorderMode::Replicate;
-  for (int c = 0; c < C; ++c) {
-    const auto plane = [&](const Planes& p) {
-      return ImageView{reinterpret_cast<std::byte*>(p.data + c * p.plane), a.x.small, a.y.small,
-                       static_cast<std::ptrdiff_t>(p.stride * sizeof(float)), PixelFormat::Gray32F};
-    };
-    const cudaError_t status =
-        gauss_detail::launch_fused_path(rest, const_view(plane(small_b)), plane(small_a), stream);
-    if (status != cudaSuccess) return status;
+  // The small plane's blur. Large planes (k <= 3 on a 4096^2 frame) by the fused path's block
+  // tile (its float rows are whole 128-byte lines), channel by channel; smaller ones, where
+  // its 64 x 64 tiles would leave most of the GPU idle, in 16 x 16 tiles, all channels in one
+  // launch.
+  if (static_cast<long>(a.x.small) * a.y.small >= kLargeSmallPlane) {
+    GaussParams rest;
+    rest.sigma_x = a.x.sigma_small;
+    rest.sigma_y = a.y.sigma_small;
+    rest.border = BorderMode::Replicate;
+    for (int c = 0; c < C; ++c) {
+      const auto plane = [&](const Planes& p) {
+        return ImageView{reinterpret_cast<std::byte*>(p.data + c * p.plane), a.x.small, a.y.small,
+                         static_cast<std::ptrdiff_t>(p.stride * sizeof(float)),
+                         PixelFormat::Gray32F};
+      };
+      const cudaError_t status =
+          gauss_detail::launch_fused_path(rest, const_view(plane(small_b)), plane(small_a), stream);
+      if (status != cudaSuccess) return status;
+    }
+  } else {
+    constexpr int T = kBlurTile;
+    const dim3 grid((a.x.small + T - 1) / T, (a.y.small + T - 1) / T, C);
+    small_blur_kernel<<<grid, dim3(kWarp, 8), 0, stream>>>(small_b, small_a, a.x.small, a.y.small,
+                                                           blur_weights(a.x.sigma_small),
+                                                           blur_weights(a.y.sigma_small));
   }
   const dim3 up((a.frame.width + kUpColumns - 1) / kUpColumns,
-                (a.frame.height + kUpRows - 1) / kUpRows);
+                (a.frame.height + up_rows<C>() - 1) / up_rows<C>());
   up_kernel<Io><<<up, dim3(kWarp, kUpThreadsY), 0, stream>>>(a, small_a, words_out);
   return cudaPeekAtLastError();
 }
@@ -396,8 +601,9 @@ bool decimated_takes(const GaussParams& params, int width, int height, PixelForm
   a.frame.height = height;
   a.x = axis_for(params.sigma_x, width);
   a.y = axis_for(params.sigma_y, height);
-  Planes p[3];
-  return plan_planes(a, format_info(format).color_channels, scratch, p[0], p[1], p[2]);
+  const int channels = format_info(format).color_channels;
+  Planes p[2];
+  return plan_planes(a, channels, scratch, p[0], p[1]) && down_fits(a, channels);
 }
 
 cudaError_t launch_decimated(const GaussParams& params, ConstImageView in, ImageView out,
