@@ -546,28 +546,14 @@ int run(int argc, char** argv) {
                   *bench.target_fraction >= kTargetFraction ? "meets" : "below");
     std::cerr << line;
   }
-  if (!bench.aborted.empty()) {
-    out.set("aborted", bench.aborted);
-    std::cerr << "starsift-bench-brightness: stopped early: " << bench.aborted << "\n";
-  }
-
-  if (!write_json(out, o.json_path, "starsift-bench-brightness")) return 1;
-  if (!bench.aborted.empty()) return 1;
-  if (bench.failures) {
-    std::cerr << "starsift-bench-brightness: " << bench.failures << " case(s) failed\n";
-    return 3;
-  }
-  return 0;
+  return finish_run(out, o.json_path, "starsift-bench-brightness", bench.aborted, bench.failures,
+                    "case(s) failed");
 }
 
 }  // namespace
 }  // namespace starsift::bench
 
 int main(int argc, char** argv) {
-  try {
-    return starsift::bench::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "starsift-bench-brightness: " << e.what() << "\n";
-    return 1;
-  }
+  return starsift::bench::guarded_main("starsift-bench-brightness", starsift::bench::run, argc,
+                                       argv);
 }

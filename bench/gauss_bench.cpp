@@ -826,28 +826,13 @@ int run(int argc, char** argv) {
       .set("npp_masks", std::move(bench.npp_masks))
       .set("cases", std::move(bench.cases));
   if (o.check) out.set("checks", std::move(bench.checks));
-  if (!bench.aborted.empty()) {
-    out.set("aborted", bench.aborted);
-    std::cerr << "starsift-bench-gauss: stopped early: " << bench.aborted << "\n";
-  }
-
-  if (!write_json(out, o.json_path, "starsift-bench-gauss")) return 1;
-  if (!bench.aborted.empty()) return 1;
-  if (bench.failures) {
-    std::cerr << "starsift-bench-gauss: " << bench.failures << " case(s) or check(s) failed\n";
-    return 3;
-  }
-  return 0;
+  return finish_run(out, o.json_path, "starsift-bench-gauss", bench.aborted, bench.failures,
+                    "case(s) or check(s) failed");
 }
 
 }  // namespace
 }  // namespace starsift::bench
 
 int main(int argc, char** argv) {
-  try {
-    return starsift::bench::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "starsift-bench-gauss: " << e.what() << "\n";
-    return 1;
-  }
+  return starsift::bench::guarded_main("starsift-bench-gauss", starsift::bench::run, argc, argv);
 }

@@ -146,4 +146,19 @@ bool write_json(const Json& out, const std::string& path, std::string_view tool)
   return true;
 }
 
+int finish_run(Json& out, const std::string& path, std::string_view tool,
+               const std::string& aborted, int failures, std::string_view failed) {
+  if (!aborted.empty()) {
+    out.set("aborted", aborted);
+    std::cerr << tool << ": stopped early: " << aborted << "\n";
+  }
+  if (!write_json(out, path, tool)) return 1;
+  if (!aborted.empty()) return 1;
+  if (failures) {
+    std::cerr << tool << ": " << failures << " " << failed << "\n";
+    return 3;
+  }
+  return 0;
+}
+
 }  // namespace starsift::bench

@@ -5,6 +5,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <exception>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +51,25 @@ Json pixel_json(ConstImageView v, int x, int y, int bytes);
 // Writes `out` to `path`, or to stdout when `path` is empty, and says on stderr where it went;
 // false, said on stderr after `tool`'s name, when the file cannot be written.
 bool write_json(const Json& out, const std::string& path, std::string_view tool);
+
+// How a kernel benchmark's run ends, the same way in each: a run that stopped early (`aborted`
+// not empty, why) recorded in `out` and said on stderr, `out` written (write_json()), then the
+// exit status: 1 when the JSON could not be written or the run stopped early, 3 when `failures`
+// cases failed (said on stderr as "<tool>: <failures> <failed>"), else 0.
+int finish_run(Json& out, const std::string& path, std::string_view tool,
+               const std::string& aborted, int failures, std::string_view failed);
+
+// A benchmark's main(): run(argc, argv)'s status, or 1 with an exception's message after
+// `tool`'s name on stderr.
+template <class Run>
+int guarded_main(std::string_view tool, Run&& run, int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << tool << ": " << e.what() << "\n";
+    return 1;
+  }
+}
 
 // After a failure: empty when the CUDA context is still usable, else why not (a sticky error
 // ruins it, and every later measurement would fail).

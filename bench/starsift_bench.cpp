@@ -498,28 +498,13 @@ int run(int argc, char** argv) {
   Bench bench(o, lib, static_cast<std::size_t>(device.prop.l2CacheSize));
   bench.run();
   out.set("copy_bandwidth", std::move(bench.copy_bandwidth)).set("cases", std::move(bench.cases));
-  if (!bench.aborted.empty()) {
-    out.set("aborted", bench.aborted);
-    std::cerr << "starsift-bench: stopped early: " << bench.aborted << "\n";
-  }
-
-  if (!write_json(out, o.json_path, "starsift-bench")) return 1;
-  if (!bench.aborted.empty()) return 1;
-  if (bench.failures) {
-    std::cerr << "starsift-bench: " << bench.failures << " case(s) failed or differ from NPP\n";
-    return 3;
-  }
-  return 0;
+  return finish_run(out, o.json_path, "starsift-bench", bench.aborted, bench.failures,
+                    "case(s) failed or differ from NPP");
 }
 
 }  // namespace
 }  // namespace starsift::bench
 
 int main(int argc, char** argv) {
-  try {
-    return starsift::bench::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "starsift-bench: " << e.what() << "\n";
-    return 1;
-  }
+  return starsift::bench::guarded_main("starsift-bench", starsift::bench::run, argc, argv);
 }
