@@ -107,12 +107,8 @@ Border, any width).
 // ---- Option parsing --------------------------------------------------------------------
 
 GaussPath parse_path(std::string_view name) {
-  std::string names;
-  for (const GaussPath p : kPaths) {
-    if (normalized_name(cuda::to_string(p)) == normalized_name(name)) return p;
-    names += (names.empty() ? "" : ", ") + std::string(cuda::to_string(p));
-  }
-  throw Error("--paths: unknown path '" + std::string(name) + "'", names + " or all");
+  return parse_named(
+      name, kPaths, [](GaussPath p) { return cuda::to_string(p); }, "--paths", "path");
 }
 
 Options parse_options(int argc, char** argv) {

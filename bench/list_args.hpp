@@ -74,6 +74,21 @@ inline std::string normalized_name(std::string_view s) {
   return out;
 }
 
+// The value among `values` whose to_string() names it (normalized_name()); throws Error naming
+// `option`, the `what` not known and every name allowed otherwise.
+template <class Values, class ToString>
+auto parse_named(std::string_view name, const Values& values, ToString to_string,
+                 std::string_view option, std::string_view what) {
+  std::string names;
+  for (const auto& v : values) {
+    if (normalized_name(to_string(v)) == normalized_name(name)) return v;
+    names += (names.empty() ? "" : ", ") + std::string(to_string(v));
+  }
+  throw Error(
+      std::string(option) + ": unknown " + std::string(what) + " '" + std::string(name) + "'",
+      names + " or all");
+}
+
 // The options of a command line, one at a time: "--name value" and "--name=value" alike.
 class OptionReader {
  public:

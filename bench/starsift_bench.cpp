@@ -87,12 +87,9 @@ bandwidth (the memory roofline) and NPP's nppiFilterMedian on the same frames.
 // ---- Option parsing --------------------------------------------------------------------
 
 MedianSchedule parse_schedule(std::string_view name) {
-  std::string names;
-  for (const MedianSchedule s : kSchedules) {
-    if (normalized_name(cuda::to_string(s)) == normalized_name(name)) return s;
-    names += (names.empty() ? "" : ", ") + std::string(cuda::to_string(s));
-  }
-  throw Error("--schedules: unknown schedule '" + std::string(name) + "'", names + " or all");
+  return parse_named(
+      name, kSchedules, [](MedianSchedule s) { return cuda::to_string(s); }, "--schedules",
+      "schedule");
 }
 
 Options parse_options(int argc, char** argv) {
