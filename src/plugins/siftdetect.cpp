@@ -185,11 +185,8 @@ static std::optional<starsift::DetectOutput> gst_sift_detect_frame_output(GstSif
 // A one-stage chain: detection with the properties' parameters.
 static std::shared_ptr<const starsift::ChainConfig> gst_sift_detect_describe_chain(
     GstSiftTransform* trans, gboolean) {
-  GstSiftDetect* self = GST_SIFT_DETECT(trans);
-  auto chain = std::make_shared<starsift::ChainConfig>();
-  const starsift::gst::ObjectLock lock(self);
-  chain->stages.push_back({"detect", self->settings.params, {"siftdetect properties"}});
-  return chain;
+  return starsift::gst::one_stage_chain(trans, "detect", GST_SIFT_DETECT(trans)->settings.params,
+                                        "siftdetect properties");
 }
 
 // Every frame as it leaves: its catalogue linked into tracks, then published on the buffer

@@ -92,11 +92,8 @@ static void gst_sift_gauss_store(GstSiftGauss* self, Apply apply) {
 // A one-stage chain: the blur with the properties' parameters.
 static std::shared_ptr<const starsift::ChainConfig> gst_sift_gauss_describe_chain(
     GstSiftTransform* trans, gboolean) {
-  GstSiftGauss* self = GST_SIFT_GAUSS(trans);
-  auto chain = std::make_shared<starsift::ChainConfig>();
-  const starsift::gst::ObjectLock lock(self);
-  chain->stages.push_back({"gauss", self->settings.params, {"siftgauss properties"}});
-  return chain;
+  return starsift::gst::one_stage_chain(trans, "gauss", GST_SIFT_GAUSS(trans)->settings.params,
+                                        "siftgauss properties");
 }
 
 /* GObject vfuncs */

@@ -75,11 +75,8 @@ static void gst_sift_median_store(GstSiftMedian* self, Apply apply) {
 // A one-stage chain: the median with the properties' parameters.
 static std::shared_ptr<const starsift::ChainConfig> gst_sift_median_describe_chain(
     GstSiftTransform* trans, gboolean) {
-  GstSiftMedian* self = GST_SIFT_MEDIAN(trans);
-  auto chain = std::make_shared<starsift::ChainConfig>();
-  const starsift::gst::ObjectLock lock(self);
-  chain->stages.push_back({"median", self->settings.params, {"siftmedian properties"}});
-  return chain;
+  return starsift::gst::one_stage_chain(trans, "median", GST_SIFT_MEDIAN(trans)->settings.params,
+                                        "siftmedian properties");
 }
 
 /* GObject vfuncs */

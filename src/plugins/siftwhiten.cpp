@@ -152,11 +152,8 @@ GST_ELEMENT_REGISTER_DEFINE(siftwhiten, "siftwhiten", GST_RANK_NONE, GST_TYPE_SI
 // A one-stage chain: whitening with the properties' parameters.
 static std::shared_ptr<const starsift::ChainConfig> gst_sift_whiten_describe_chain(
     GstSiftTransform* trans, gboolean) {
-  GstSiftWhiten* self = GST_SIFT_WHITEN(trans);
-  auto chain = std::make_shared<starsift::ChainConfig>();
-  const starsift::gst::ObjectLock lock(self);
-  chain->stages.push_back({"whiten", self->settings.params, {"siftwhiten properties"}});
-  return chain;
+  return starsift::gst::one_stage_chain(trans, "whiten", GST_SIFT_WHITEN(trans)->settings.params,
+                                        "siftwhiten properties");
 }
 
 // Every frame as it leaves: its stats (the stage's result, also on the buffer as a meta)

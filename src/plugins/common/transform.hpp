@@ -90,6 +90,22 @@ class ObjectLock {
   GstObject* object_;
 };
 
+// describe_chain of an element of one filter: the one stage `filter` with `params` as they are
+// now (copied under the object lock), named in messages as from `source` ("siftgauss
+// properties").
+template <class Params>
+std::shared_ptr<const ChainConfig> one_stage_chain(GstSiftTransform* self, const char* filter,
+                                                   const Params& params, const char* source) {
+  Params now;
+  {
+    const ObjectLock lock(self);
+    now = params;
+  }
+  auto chain = std::make_shared<ChainConfig>();
+  chain->stages.push_back({filter, now, {source}});
+  return chain;
+}
+
 // set_property: stores a property's change to an element's parameters when they accept it.
 // `apply` (the change) on a copy of `params` read under the object lock must pass validate()
 // and, once caps are set, validate_for() of the negotiated shape (or of its format, for
