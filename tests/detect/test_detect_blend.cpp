@@ -9,9 +9,9 @@
 #include <random>
 #include <vector>
 
-#include "detect/blob_frame.hpp"
 #include "pipeline/detect/blend.hpp"
 #include "pipeline/detect/reference.hpp"
+#include "support/blob_frame.hpp"
 #include "support/test_image.hpp"
 
 using namespace starsift;

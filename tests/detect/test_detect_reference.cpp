@@ -10,7 +10,6 @@
 #include <random>
 #include <vector>
 
-#include "detect/blob_frame.hpp"
 #include "pipeline/chain/chain_config.hpp"
 #include "pipeline/chain/chain_stages.hpp"
 #include "pipeline/detect/detect_stage.hpp"
@@ -19,6 +18,7 @@
 #include "pipeline/error.hpp"
 #include "pipeline/sky/sky_generator.hpp"
 #include "sky/sky_test_support.hpp"
+#include "support/blob_frame.hpp"
 #include "support/test_image.hpp"
 
 using namespace starsift;

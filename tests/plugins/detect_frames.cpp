@@ -55,20 +55,11 @@ TestImage broken_trail_frame(int w, int h, bool star) {
 }
 
 TestImage star_frame(int w, int h, double sky, double noise, std::uint32_t seed,
-                     const std::vector<Star>& stars) {
+                     const std::vector<Blob>& stars) {
   TestImage frame = make_frame(PixelFormat::Gray16, w, h, 0);
-  std::mt19937 rng(seed);
-  std::normal_distribution<double> normal(0.0, noise);
-  for (int y = 0; y < h; ++y) {
-    for (int x = 0; x < w; ++x) {
-      double v = sky + normal(rng);
-      for (const Star& s : stars) {
-        const double r2 = (x - s.x) * (x - s.x) + (y - s.y) * (y - s.y);
-        v += s.peak * std::exp(-r2 / (2 * s.sigma * s.sigma));
-      }
-      frame.view().row_as<std::uint16_t>(y)[x] = static_cast<std::uint16_t>(std::lround(v));
-    }
-  }
+  draw_blobs(w, h, stars, noise, seed, sky, [&](int x, int y, double v) {
+    frame.view().row_as<std::uint16_t>(y)[x] = static_cast<std::uint16_t>(std::lround(v));
+  });
   return frame;
 }
 

@@ -10,6 +10,7 @@
 
 #include "element_support.hpp"
 #include "pipeline/detect/catalogue.hpp"
+#include "support/blob_frame.hpp"
 
 namespace starsift::test {
 
@@ -25,13 +26,10 @@ std::vector<TestImage> sky_frames(int count, int width, int height);
 // round star below them too, numbered after the pieces.
 TestImage broken_trail_frame(int w, int h, bool star = false);
 
-// A GRAY16 frame of round Gaussian stars on a flat sky: each pixel sky + a normal variate of sd
-// `noise` (`seed`'s stream in raster order) + the stars, rounded.
-struct Star {
-  double x, y, peak, sigma;
-};
+// A GRAY16 frame of round Gaussian stars on a flat sky: draw_blobs() with `sky` as the floor,
+// rounded.
 TestImage star_frame(int w, int h, double sky, double noise, std::uint32_t seed,
-                     const std::vector<Star>& stars);
+                     const std::vector<Blob>& stars);
 
 // Pushes `in` and pulls its output buffer (the caller unrefs it) with the catalogue on it.
 struct Detected {

@@ -257,7 +257,7 @@ TEST_CASE("siftdetect background=auto thresholds in the caps' significance scale
   // threshold; read as a plain frame, the mesh measures a noise of ~100 levels and the blob is
   // a ~27 sigma object.
   const int w = 128, h = 96;
-  const TestImage frame = star_frame(w, h, 32768.0, 102.4, 5, {{60.3, 40.7, 1024.0, 2.0}});
+  const TestImage frame = star_frame(w, h, 32768.0, 102.4, 5, {{60.3, 40.7, 2.0, 1024.0}});
   auto objects_found = [&](const std::string& caps) {
     GstElement* element = make_element("siftdetect", {{"backend", "cpu"}});
     Harness harness(element);
@@ -321,7 +321,7 @@ TEST_CASE("siftdetect flags two overlapping stars merged, in its catalogue and i
   const int w = 256, h = 192;
   const TestImage frame =
       star_frame(w, h, 1000.0, 10.0, 5,
-                 {{80.2, 90.6, 400.0, 1.5}, {86.1, 91.3, 300.0, 1.5}, {180.4, 60.2, 400.0, 1.5}});
+                 {{80.2, 90.6, 1.5, 400.0}, {86.1, 91.3, 1.5, 300.0}, {180.4, 60.2, 1.5, 400.0}});
   const std::string json = temp_path("merged.jsonl");
   std::remove(json.c_str());
   {
