@@ -102,11 +102,7 @@ GST_ELEMENT_REGISTER_DEFINE(siftbrightness, "siftbrightness", GST_RANK_NONE,
 // stretch-max) and stores it; Error otherwise, the property unchanged.
 template <class Apply>
 static void gst_sift_brightness_store(GstSiftBrightness* self, guint prop_id, Apply apply) {
-  starsift::BrightnessParams alone;
-  {
-    const starsift::gst::ObjectLock lock(self);
-    alone = self->settings.params;
-  }
+  starsift::BrightnessParams alone = starsift::gst::locked_copy(self, self->settings.params);
   apply(alone);
   alone.stretch = starsift::BrightnessStretch::None;
   if (prop_id != PROP_LOW_PERCENTILE) alone.low_percentile = 0.0;
@@ -121,13 +117,9 @@ static void gst_sift_brightness_store(GstSiftBrightness* self, guint prop_id, Ap
 // A one-stage chain: the correction with the properties' parameters, the pairs checked now.
 static std::shared_ptr<const starsift::ChainConfig> gst_sift_brightness_describe_chain(
     GstSiftTransform* trans, gboolean) {
-  GstSiftBrightness* self = GST_SIFT_BRIGHTNESS(trans);
   auto chain = std::make_shared<starsift::ChainConfig>();
-  starsift::BrightnessParams params;
-  {
-    const starsift::gst::ObjectLock lock(self);
-    params = self->settings.params;
-  }
+  const starsift::BrightnessParams params =
+      starsift::gst::locked_copy(trans, GST_SIFT_BRIGHTNESS(trans)->settings.params);
   params.validate();
   chain->stages.push_back({"brightness", params, {"siftbrightness properties"}});
   return chain;

@@ -90,19 +90,20 @@ class ObjectLock {
   GstObject* object_;
 };
 
+// A copy of `value`, one of the element's settings, taken under its object lock.
+template <class T>
+T locked_copy(gpointer self, const T& value) {
+  const ObjectLock lock(self);
+  return value;
+}
+
 // describe_chain of an element of one filter: the one stage `filter` with `params` as they are
-// now (copied under the object lock), named in messages as from `source` ("siftgauss
-// properties").
+// now, named in messages as from `source` ("siftgauss properties").
 template <class Params>
 std::shared_ptr<const ChainConfig> one_stage_chain(GstSiftTransform* self, const char* filter,
                                                    const Params& params, const char* source) {
-  Params now;
-  {
-    const ObjectLock lock(self);
-    now = params;
-  }
   auto chain = std::make_shared<ChainConfig>();
-  chain->stages.push_back({filter, now, {source}});
+  chain->stages.push_back({filter, locked_copy(self, params), {source}});
   return chain;
 }
 
@@ -114,11 +115,7 @@ std::shared_ptr<const ChainConfig> one_stage_chain(GstSiftTransform* self, const
 // chain_changed().
 template <class Params, class Apply>
 void store_checked(GstSiftTransform* self, Params& params, Apply&& apply) {
-  Params candidate;
-  {
-    const ObjectLock lock(self);
-    candidate = params;
-  }
+  Params candidate = locked_copy(self, params);
   apply(candidate);
   candidate.validate();
   if (const auto shape = negotiated_input(self)) {
