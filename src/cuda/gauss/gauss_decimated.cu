@@ -528,6 +528,24 @@ bool down_fits(const Args& a, int channels) {
   return true;
 }
 
+// The decimation of a width x height frame for `params` (the frame's pointers not yet set).
+Args args_for(const GaussParams& params, int width, int height) {
+  Args a{};
+  a.frame.width = width;
+  a.frame.height = height;
+  a.x = axis_for(params.sigma_x, width);
+  a.y = axis_for(params.sigma_y, height);
+  a.border = params.border;
+  a.border_value = static_cast<float>(params.border_value);
+  return a;
+}
+
+// Whether the decimation's planes fit `scratch` and its down kernel the shared memory.
+bool fits(const Args& a, int channels, const gauss_detail::ScratchLayout& scratch) {
+  Planes p[2];
+  return plan_planes(a, channels, scratch, p[0], p[1]) && down_fits(a, channels);
+}
+
 template <class Io>
 cudaError_t run_decimated(const Args& a, const gauss_detail::ScratchLayout& scratch,
                           cudaStream_t stream) {
@@ -595,28 +613,16 @@ namespace gauss_detail {
 
 bool decimated_takes(const GaussParams& params, int width, int height, PixelFormat format,
                      const ScratchLayout& scratch) noexcept {
-  if (!decimated_params(params)) return false;
-  Args a{};
-  a.frame.width = width;
-  a.frame.height = height;
-  a.x = axis_for(params.sigma_x, width);
-  a.y = axis_for(params.sigma_y, height);
-  const int channels = format_info(format).color_channels;
-  Planes p[2];
-  return plan_planes(a, channels, scratch, p[0], p[1]) && down_fits(a, channels);
+  return decimated_params(params) &&
+         fits(args_for(params, width, height), format_info(format).color_channels, scratch);
 }
 
 cudaError_t launch_decimated(const GaussParams& params, ConstImageView in, ImageView out,
                              const ScratchLayout& scratch, cudaStream_t stream) {
-  if (!decimated_takes(params, in.width, in.height, in.format, scratch)) {
-    return cudaErrorInvalidValue;
-  }
-  Args a{};
+  if (!decimated_params(params)) return cudaErrorInvalidValue;
+  Args a = args_for(params, in.width, in.height);
+  if (!fits(a, format_info(in.format).color_channels, scratch)) return cudaErrorInvalidValue;
   a.frame = gauss_io::plane_of(in, out);
-  a.x = axis_for(params.sigma_x, in.width);
-  a.y = axis_for(params.sigma_y, in.height);
-  a.border = params.border;
-  a.border_value = static_cast<float>(params.border_value);
   cudaError_t status = cudaSuccess;
   gauss_io::with_format(in.format,
                         [&](auto io) { status = run_decimated<decltype(io)>(a, scratch, stream); });
