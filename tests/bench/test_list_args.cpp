@@ -14,16 +14,10 @@ namespace {
 
 enum class Colour { Red, DarkBlue, Green };
 
+constexpr std::array<std::string_view, 3> kColourNames{"red", "dark-blue", "green"};
+
 std::string_view colour_name(Colour c) {
-  switch (c) {
-    case Colour::Red:
-      return "red";
-    case Colour::DarkBlue:
-      return "dark-blue";
-    case Colour::Green:
-      return "green";
-  }
-  return "?";
+  return kColourNames[static_cast<std::size_t>(c)];
 }
 
 constexpr std::array kColours{Colour::Red, Colour::DarkBlue, Colour::Green};
