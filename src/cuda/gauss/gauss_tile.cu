@@ -48,7 +48,7 @@ constexpr int kColumnRuns = kThreads / kTileW;
 static_assert(kThreads % kTileW == 0);
 // Colour frames (RGBA and its kin) up to this radius: their three float planes fill the shared
 // memory of a few blocks at 64 x 32; beyond it the colour tiles of gauss_direct.cu.
-constexpr int kMaxColourRadius = 4;
+constexpr int kMaxColourRadius = 16;
 
 struct TileArgs {
   gauss_io::Plane plane;
@@ -143,7 +143,7 @@ __device__ __forceinline__ float symmetric_sum(const float* centre, const float*
 }
 
 template <class Io, int R>
-__global__ void __launch_bounds__(kThreads) gauss_tile(const TileArgs a) {
+__device__ __forceinline__ void tile_body(const TileArgs& a) {
   using T = Tile<Io, R>;
   constexpr int C = T::C;
   constexpr bool kGuard = std::is_same_v<Io, gauss_io::Gray32F>;  // floats may be inf
@@ -220,18 +220,36 @@ __global__ void __launch_bounds__(kThreads) gauss_tile(const TileArgs a) {
   }
 }
 
+// Gray frames; colour ones with one block a multiprocessor allowed, so that the larger
+// buckets' row sums stay in registers (without it ptxas kept radius 8 at 64 and spilled).
+template <class Io, int R>
+__global__ void __launch_bounds__(kThreads) gauss_tile(const TileArgs a) {
+  tile_body<Io, R>(a);
+}
+template <class Io, int R>
+__global__ void __launch_bounds__(kThreads, 1) gauss_colour_tile(const TileArgs a) {
+  tile_body<Io, R>(a);
+}
+
 template <class Io, int R>
 cudaError_t launch_as(const TileArgs& args, cudaStream_t stream) {
   using T = Tile<Io, R>;
   constexpr std::size_t smem = T::kSharedBytes;
+  const auto kernel = [] {
+    if constexpr (T::kGray) {
+      return gauss_tile<Io, R>;
+    } else {
+      return gauss_colour_tile<Io, R>;
+    }
+  }();
   if (smem > gauss_detail::kDefaultSharedBytes) {  // opt in, per device (gauss_direct.cu)
     const cudaError_t opted = cudaFuncSetAttribute(
-        gauss_tile<Io, R>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
     if (opted != cudaSuccess) return opted;
   }
   const dim3 grid((args.plane.width + kTileW - 1) / kTileW,
                   (args.plane.height + T::kHeight - 1) / T::kHeight);
-  gauss_tile<Io, R><<<grid, kThreads, smem, stream>>>(args);
+  kernel<<<grid, kThreads, smem, stream>>>(args);
   return cudaPeekAtLastError();
 }
 
@@ -245,6 +263,9 @@ cudaError_t launch_bucket(const TileArgs& args, cudaStream_t stream) {
     if (r <= 12) return launch_as<Io, 12>(args, stream);
     return launch_as<Io, 16>(args, stream);
   } else {
+    if (r <= 4) return launch_as<Io, 4>(args, stream);
+    if (r <= 8) return launch_as<Io, 8>(args, stream);
+    if (r <= 12) return launch_as<Io, 12>(args, stream);
     return launch_as<Io, kMaxColourRadius>(args, stream);
   }
 }
