@@ -325,6 +325,38 @@ TEST_CASE("CUDA Gaussian, auto: a frame too small for the decimated planes recur
   CHECK(a.differing == 0);
 }
 
+// The down kernel's shared memory bounds the decimated path's sigma (docs/gauss.md: 960 on
+// gray frames, 428 on colour ones); beyond it the path refuses and Auto recurses.
+TEST_CASE("CUDA decimated Gaussian: sigma up to its shared memory, then the recursion",
+          "[gauss][cuda]") {
+  struct Case {
+    PixelFormat format;
+    double inside, beyond;
+  };
+  for (const Case& c :
+       {Case{PixelFormat::Rgba, 420.0, 440.0}, Case{PixelFormat::Gray8, 950.0, 1000.0}}) {
+    TestImage in(600, 300, c.format);
+    fill_random(in, 5);
+    DeviceCopy a(in, 0), b(in, 0);
+    Scratch scratch(
+        cuda::gauss_scratch_bytes(cuda::GaussPath::Decimated, in.width, in.height, c.format));
+    GaussParams p;
+    p.sigma_x = p.sigma_y = c.inside;
+    INFO(to_string(c.format) << " sigma " << c.inside << " / " << c.beyond);
+    CHECK(cuda::launch_gauss(p, const_view(a.view()), b.view(), scratch.ptr, scratch.bytes, nullptr,
+                             cuda::GaussPath::Decimated) == cudaSuccess);
+    CHECK(cudaDeviceSynchronize() == cudaSuccess);
+    p.sigma_x = p.sigma_y = c.beyond;
+    CHECK(cuda::launch_gauss(p, const_view(a.view()), b.view(), scratch.ptr, scratch.bytes, nullptr,
+                             cuda::GaussPath::Decimated) == cudaErrorInvalidValue);
+    CHECK(cuda::gauss_auto_path(p) == cuda::GaussPath::Decimated);  // by the parameters alone
+    const Agreement agreement = compare(run_cuda(p, in, cuda::GaussPath::Auto),
+                                        run_cuda(p, in, cuda::GaussPath::Recursive));
+    CHECK(agreement.differing == 0);
+  }
+  cudaGetLastError();
+}
+
 TEST_CASE("CUDA Gaussian refuses what it cannot do", "[gauss][cuda]") {
   TestImage img(40, 40, PixelFormat::Gray8);
   DeviceCopy a(img, 0), b(img, 0);
