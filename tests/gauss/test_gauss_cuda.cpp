@@ -178,6 +178,30 @@ TEST_CASE("CUDA Gaussian, direct paths, against the CPU reference", "[gauss][cud
   REQUIRE(cases > 700);
 }
 
+// The fused path's GRAY8 kernel on the tensor cores (gauss_mma.cu) on a frame of some 800
+// tiles: inner tiles load their input without the border's rule, the edge tiles with it, and
+// the last row and column of tiles are partial.
+TEST_CASE("CUDA Gaussian, GRAY8 frames of many tiles, against the CPU reference", "[gauss][cuda]") {
+  ThreadPool pool;
+  std::uint32_t seed = 900;
+  for (const auto& sigmas : {std::pair{3.0, 3.0}, std::pair{1.0, 4.0}, std::pair{2.0, 0.0}})
+    for (BorderMode border : kBorders) {
+      const GaussParams p = params_of(sigmas, border, PixelFormat::Gray8);
+      TestImage in(2050, 1603, PixelFormat::Gray8, 8);
+      fill_random(in, ++seed);
+      TestImage want(in.width, in.height, in.format);
+      gauss_reference(p, in.cview(), want.view(), pool);
+      bool padding_ok = false;
+      const TestImage got = run_cuda(p, in, cuda::GaussPath::Fused, &padding_ok, true);
+      const Agreement a = compare(got, want);
+      INFO("sigma " << p.sigma_x << "/" << p.sigma_y << " " << to_string(border) << " worst "
+                    << a.worst << " differing " << a.differing << "/" << a.samples);
+      REQUIRE(a.worst <= 1.0);
+      REQUIRE(a.rare_flips(PixelFormat::Gray8));
+      REQUIRE(padding_ok);
+    }
+}
+
 TEST_CASE("CUDA Gaussian, recursive path, against the CPU recursion", "[gauss][cuda]") {
   ThreadPool pool;
   // Long enough lines that the GPU cuts them into several chunks (recursion_for()).

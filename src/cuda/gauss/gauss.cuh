@@ -6,7 +6,8 @@
 // |-----------|-----------------------------------------------------------|---------------|
 // | fused     | both axes in one kernel: the row pass into shared memory,  | ~ radius      |
 // |           | the column pass from there; nothing in global memory       |               |
-// |           | between them. Radii up to kMaxFusedRadius.                 |               |
+// |           | between them. Radii up to kMaxFusedRadius. GRAY8 from      |               |
+// |           | radius 3 on the tensor cores (gauss_mma.cu)                |               |
 // | separable | the row pass into a float frame, the column pass from it   | ~ radius      |
 // |           | (any radius up to GaussParams::kMaxRadius)                 |               |
 // | decimated | the frame reduced by k ~ sigma / 4 (a cubic B-spline), the | flat in sigma |

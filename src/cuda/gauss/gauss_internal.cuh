@@ -40,7 +40,13 @@ cudaError_t launch_tile(const GaussParams& params, ConstImageView in, ImageView 
                         cudaStream_t stream);
 cudaError_t launch_fused(const GaussParams& params, ConstImageView in, ImageView out,
                          cudaStream_t stream);
-// The fused path for any frame: the block tile where it takes the frame, else launch_fused().
+// The fused path on the tensor cores (gauss_mma.cu): GRAY8 frames whose rows (in and out) are
+// aligned to four samples, radius <= 16, on a device whose code has the tensor-core products.
+bool mma_takes(const GaussParams& params, ConstImageView in, ImageView out) noexcept;
+cudaError_t launch_mma(const GaussParams& params, ConstImageView in, ImageView out,
+                       cudaStream_t stream);
+// The fused path for any frame: the tensor cores, else the block tile where they take the
+// frame, else launch_fused().
 cudaError_t launch_fused_path(const GaussParams& params, ConstImageView in, ImageView out,
                               cudaStream_t stream);
 cudaError_t launch_separable(const GaussParams& params, ConstImageView in, ImageView out,

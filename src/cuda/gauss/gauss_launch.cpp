@@ -79,6 +79,7 @@ ScratchLayout scratch_layout(void* base, int width, int height, PixelFormat form
 
 cudaError_t launch_fused_path(const GaussParams& params, ConstImageView in, ImageView out,
                               cudaStream_t stream) {
+  if (mma_takes(params, in, out)) return launch_mma(params, in, out, stream);
   return tile_takes(params, in, out) ? launch_tile(params, in, out, stream)
                                      : launch_fused(params, in, out, stream);
 }
