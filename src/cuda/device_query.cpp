@@ -3,6 +3,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
+#include <mutex>
+#include <optional>
+
 namespace starsift::cuda {
 
 std::string device_unusable_reason(int device_id, std::string* description) {
@@ -32,6 +36,32 @@ std::string device_unusable_reason(int device_id, std::string* description) {
         std::string(prop.name) + ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
   }
   return {};
+}
+
+const DeviceFacts& current_device_facts() {
+  constexpr int kDevices = 64;
+  static std::mutex mutex;
+  static std::array<std::optional<DeviceFacts>, kDevices> known;
+  static const DeviceFacts none;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) {
+    cudaGetLastError();
+    return none;
+  }
+  const std::lock_guard lock(mutex);
+  std::optional<DeviceFacts>& facts = known[static_cast<std::size_t>(device)];
+  if (!facts) {
+    DeviceFacts f;
+    if (cudaDeviceGetAttribute(&f.multiprocessors, cudaDevAttrMultiProcessorCount, device) !=
+            cudaSuccess ||
+        cudaDeviceGetAttribute(&f.major, cudaDevAttrComputeCapabilityMajor, device) !=
+            cudaSuccess) {
+      cudaGetLastError();
+      return none;  // asked again next time
+    }
+    facts = f;
+  }
+  return *facts;
 }
 
 }  // namespace starsift::cuda

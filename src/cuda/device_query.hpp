@@ -11,4 +11,12 @@ namespace starsift::cuda {
 // On success `description` (if given) receives "<name>, sm_<major><minor>".
 std::string device_unusable_reason(int device_id, std::string* description);
 
+// What launchers ask of the current device at every frame, asked of the driver once a device
+// (a per-frame query is a driver call in the hot path); zeros where it cannot be asked.
+struct DeviceFacts {
+  int multiprocessors = 0;
+  int major = 0;  // compute capability
+};
+const DeviceFacts& current_device_facts();
+
 }  // namespace starsift::cuda

@@ -13,6 +13,7 @@
 #include "cuda/brightness/clahe.cuh"
 #include "cuda/common/dependent_launch.cuh"
 #include "cuda/common/launch_limits.cuh"
+#include "cuda/device_query.hpp"
 #include "pipeline/border.hpp"
 #include "pipeline/brightness/luminance_blur.hpp"
 #include "pipeline/brightness/tent_axis.hpp"
@@ -1336,14 +1337,7 @@ bool frame_of(ConstImageView in, ImageView out, Frame& f) {
 }
 
 int histogram_blocks(long long groups) {
-  int device = 0;
-  int sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-      sms < 1) {
-    cudaGetLastError();
-    sms = 1;
-  }
+  const int sms = std::max(1, current_device_facts().multiprocessors);
   const long long wanted = (groups + kHistogramThreads - 1) / kHistogramThreads;
   return static_cast<int>(std::max(1LL, std::min<long long>(wanted, sms * kHistogramBlocksPerSm)));
 }

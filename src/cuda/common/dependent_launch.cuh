@@ -15,6 +15,8 @@
 
 #include <cuda_runtime.h>
 
+#include "cuda/device_query.hpp"
+
 namespace starsift::cuda {
 
 __device__ __forceinline__ void wait_for_prior_grid() {
@@ -32,14 +34,7 @@ __device__ __forceinline__ void allow_dependent_grid() {
 // Whether the current device takes programmatic dependent launches (compute capability 9.0
 // and later); false where it cannot be asked.
 inline bool dependent_launch_supported() {
-  int device = 0;
-  int major = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return major >= 9;
+  return current_device_facts().major >= 9;
 }
 
 // kernel<<<grid, block, 0, stream>>>(args...), allowed to start as the kernel before it in
