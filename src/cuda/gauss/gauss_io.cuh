@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cuda/gauss/gauss.cuh"
 #include "pipeline/gauss/params.hpp"
 #include "pipeline/image.hpp"
 
@@ -26,6 +27,35 @@ struct Plane {
 
 inline Plane plane_of(ConstImageView in, ImageView out) {
   return {in.data, out.data, in.stride, out.stride, in.width, in.height};
+}
+
+// What the fused kernels (block tile, tensor cores) take by value: the frame, both axes'
+// weights (w[0] the centre, zero beyond each radius, so a kernel's bucket radius adds
+// nothing past it), the radii, the border.
+struct FusedArgs {
+  Plane plane;
+  float wx[kMaxFusedRadius + 1];
+  float wy[kMaxFusedRadius + 1];
+  int rx;
+  int ry;
+  BorderMode border;
+  float border_value;
+};
+
+// The arguments of `params` on these frames; nothing where a radius is beyond the fused
+// path's.
+inline bool fused_args(const GaussParams& params, ConstImageView in, ImageView out,
+                       FusedArgs& args) {
+  args = FusedArgs{};
+  args.plane = plane_of(in, out);
+  args.rx = params.effective_radius_x();
+  args.ry = params.effective_radius_y();
+  if (args.rx > kMaxFusedRadius || args.ry > kMaxFusedRadius) return false;
+  args.rx = gauss_half_weights(params.sigma_x, args.rx, args.wx);
+  args.ry = gauss_half_weights(params.sigma_y, args.ry, args.wy);
+  args.border = params.border;
+  args.border_value = static_cast<float>(params.border_value);
+  return true;
 }
 
 template <class S, int Max>

@@ -87,13 +87,7 @@ struct MmaTile {
   static_assert(kInputBytes >= std::size_t{kTile} * kOutPitch, "the staged output fits");
 };
 
-struct MmaArgs {
-  gauss_io::Plane plane;
-  float wx[kMaxFusedRadius + 1];  // zero beyond rx
-  float wy[kMaxFusedRadius + 1];  // zero beyond ry
-  BorderMode border;
-  float border_value;
-};
+using MmaArgs = gauss_io::FusedArgs;
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 constexpr bool kDeviceHasMma = true;
@@ -403,17 +397,10 @@ bool mma_takes(const GaussParams& params, ConstImageView in, ImageView out) noex
 
 cudaError_t launch_mma(const GaussParams& params, ConstImageView in, ImageView out,
                        cudaStream_t stream) {
-  MmaArgs args{};
-  args.plane = gauss_io::plane_of(in, out);
-  const int rx = params.effective_radius_x(), ry = params.effective_radius_y();
-  if (rx > kMaxFusedRadius || ry > kMaxFusedRadius) return cudaErrorInvalidValue;
-  // Zero beyond each radius: the bucket's band holds zeros past it.
-  gauss_half_weights(params.sigma_x, rx, args.wx);
-  gauss_half_weights(params.sigma_y, ry, args.wy);
-  args.border = params.border;
-  args.border_value = static_cast<float>(params.border_value);
+  MmaArgs args;
+  if (!gauss_io::fused_args(params, in, out, args)) return cudaErrorInvalidValue;
   if (!device_runs_mma()) return cudaErrorInvalidDeviceFunction;
-  const int r = std::max(rx, ry);
+  const int r = std::max(args.rx, args.ry);
   if (r <= 4) return launch_as<4>(args, stream);
   if (r <= 8) return launch_as<8>(args, stream);
   if (r <= 12) return launch_as<12>(args, stream);

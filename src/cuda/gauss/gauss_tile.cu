@@ -50,15 +50,7 @@ static_assert(kThreads % kTileW == 0);
 // memory of a few blocks at 64 x 32; beyond it the colour tiles of gauss_direct.cu.
 constexpr int kMaxColourRadius = 16;
 
-struct TileArgs {
-  gauss_io::Plane plane;
-  float wx[kMaxFusedRadius + 1];  // zero beyond rx
-  float wy[kMaxFusedRadius + 1];  // zero beyond ry
-  int rx;
-  int ry;
-  BorderMode border;
-  float border_value;
-};
+using TileArgs = gauss_io::FusedArgs;
 
 // A block's tile for format traits Io at bucket radius R: C float planes of input (the tile and
 // its apron) and of row sums.
@@ -287,16 +279,8 @@ bool tile_takes(const GaussParams& params, ConstImageView in, ImageView out) noe
 
 cudaError_t launch_tile(const GaussParams& params, ConstImageView in, ImageView out,
                         cudaStream_t stream) {
-  TileArgs args{};
-  args.plane = gauss_io::plane_of(in, out);
-  args.rx = params.effective_radius_x();
-  args.ry = params.effective_radius_y();
-  if (args.rx > kMaxFusedRadius || args.ry > kMaxFusedRadius) return cudaErrorInvalidValue;
-  // Zero beyond each radius: the bucket's unrolled taps past it add nothing.
-  args.rx = gauss_half_weights(params.sigma_x, args.rx, args.wx);
-  args.ry = gauss_half_weights(params.sigma_y, args.ry, args.wy);
-  args.border = params.border;
-  args.border_value = static_cast<float>(params.border_value);
+  TileArgs args;
+  if (!gauss_io::fused_args(params, in, out, args)) return cudaErrorInvalidValue;
   cudaError_t status = cudaSuccess;
   gauss_io::with_format(in.format, [&](auto io) {
     using Io = decltype(io);
