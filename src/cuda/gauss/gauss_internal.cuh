@@ -41,7 +41,7 @@ cudaError_t launch_tile(const GaussParams& params, ConstImageView in, ImageView 
 cudaError_t launch_fused(const GaussParams& params, ConstImageView in, ImageView out,
                          cudaStream_t stream);
 // The fused path on the tensor cores (gauss_mma.cu): GRAY8 frames whose rows (in and out) are
-// aligned to four samples, radius <= 16, on a device whose code has the tensor-core products.
+// aligned to four samples, radius 3..16, on a device whose code has the tensor-core products.
 bool mma_takes(const GaussParams& params, ConstImageView in, ImageView out) noexcept;
 cudaError_t launch_mma(const GaussParams& params, ConstImageView in, ImageView out,
                        cudaStream_t stream);

@@ -11,7 +11,7 @@
 // pass, and at sigma 2-3 the SM's issue slots, not the memory, bound them (docs/gauss.md,
 // "Speed"). A tensor-core product does a whole window's taps in one instruction; the band's
 // zeros cost the tensor cores time they have spare. Measured on an H200 (4096^2, against the
-// float tile in the same run): 56 / 61 / 68 us at sigma 2 / 3 / 4 where the tile took 68 / 87 /
+// float tile in the same run): 52 / 60 / 64 us at sigma 2 / 3 / 4 where the tile took 68 / 87 /
 // 114 (bench/results/gauss/h200-mma/). Each block sums one tile: blocks looping over tiles,
 // with or without the next tile's input copied ahead (cp.async), were 5-15 % slower.
 //
