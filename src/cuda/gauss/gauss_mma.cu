@@ -226,127 +226,128 @@ __device__ void load_input(const MmaArgs& a, int x0, int y0, __half* input) {
 
 template <int R>
 __global__ void __launch_bounds__(kThreads) gauss_mma_tile(const MmaArgs a) {
-  if constexpr (kDeviceHasMma) {
-    using T = MmaTile<R>;
-    extern __shared__ uint4 shared_words[];
-    __half* const input = reinterpret_cast<__half*>(shared_words);  // kRows x kCols
-    __half* const sum_hi = input + T::kRows * T::kCols;             // kRows x kSumPitch
-    __half* const sum_lo = sum_hi + T::kRows * kSumPitch;
-    const gauss_io::Plane& p = a.plane;
-    const int lane = threadIdx.x % 32, strip = threadIdx.x / 32;
-    const int g = lane / 4, t = lane % 4;  // the fragments' row group and pair
+  // Older devices: the code compiles (every helper referenced) but the launcher never
+  // launches it (device_runs_mma()).
+  if constexpr (!kDeviceHasMma) return;
+  using T = MmaTile<R>;
+  extern __shared__ uint4 shared_words[];
+  __half* const input = reinterpret_cast<__half*>(shared_words);  // kRows x kCols
+  __half* const sum_hi = input + T::kRows * T::kCols;             // kRows x kSumPitch
+  __half* const sum_lo = sum_hi + T::kRows * kSumPitch;
+  const gauss_io::Plane& p = a.plane;
+  const int lane = threadIdx.x % 32, strip = threadIdx.x / 32;
+  const int g = lane / 4, t = lane % 4;  // the fragments' row group and pair
 
-    // The bands of both passes, each lane's fragments picked: the row pass's B[k][j] =
-    // w(k - j - R), k = 2t, 2t + 1 (and + 8) of column j = g; the column pass's W[i][k] =
-    // w(k - i - R), rows i = g, g + 8 and k = 2t, 2t + 1 (and + 8); each k-step's hi and lo.
-    Band<R>& band = *reinterpret_cast<Band<R>*>(shared_words);
-    build_band<R>(a, band);
-    __syncthreads();
-    std::uint32_t b_hi[T::kRowSteps][2], b_lo[T::kRowSteps][2];
+  // The bands of both passes, each lane's fragments picked: the row pass's B[k][j] =
+  // w(k - j - R), k = 2t, 2t + 1 (and + 8) of column j = g; the column pass's W[i][k] =
+  // w(k - i - R), rows i = g, g + 8 and k = 2t, 2t + 1 (and + 8); each k-step's hi and lo.
+  Band<R>& band = *reinterpret_cast<Band<R>*>(shared_words);
+  build_band<R>(a, band);
+  __syncthreads();
+  std::uint32_t b_hi[T::kRowSteps][2], b_lo[T::kRowSteps][2];
+#pragma unroll
+  for (int s = 0; s < T::kRowSteps; ++s) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int pair = kSlab * s + 2 * t + 8 * h - g - R - Band<R>::kFirst;
+      b_hi[s][h] = band.hi[0][pair];
+      b_lo[s][h] = band.lo[0][pair];
+    }
+  }
+  std::uint32_t w_hi[T::kColSteps][4], w_lo[T::kColSteps][4];
+#pragma unroll
+  for (int s = 0; s < T::kColSteps; ++s) {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int i = g + 8 * (q % 2), k = kSlab * s + 2 * t + 8 * (q / 2);
+      const int pair = k - i - R - Band<R>::kFirst;
+      w_hi[s][q] = band.hi[1][pair];
+      w_lo[s][q] = band.lo[1][pair];
+    }
+  }
+  __syncthreads();  // the band read: the input goes over it
+
+  const int x0 = blockIdx.x * kTile, y0 = blockIdx.y * kTile;
+  load_input<R>(a, x0, y0, input);
+  __syncthreads();
+
+  // 2. Row sums of the strip's 8 columns on every input row, a 16-row slab at a time.
+  const int a_row = lane % 8 + 8 * (lane / 8 % 2), a_col = 8 * (lane / 16);
+#pragma unroll
+  for (int m = 0; m < T::kRows / kSlab; ++m) {
+    // The hi and lo weights' products in two sums: two chains of dependent products, not
+    // one twice as long.
+    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f}, e[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
     for (int s = 0; s < T::kRowSteps; ++s) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int pair = kSlab * s + 2 * t + 8 * h - g - R - Band<R>::kFirst;
-        b_hi[s][h] = band.hi[0][pair];
-        b_lo[s][h] = band.lo[0][pair];
-      }
+      std::uint32_t frag[4];
+      load_matrices<false>(
+          input + (kSlab * m + a_row) * T::kCols + kStrip * strip + kSlab * s + a_col, frag);
+      mma(d, frag, b_hi[s]);
+      mma(e, frag, b_lo[s]);
     }
-    std::uint32_t w_hi[T::kColSteps][4], w_lo[T::kColSteps][4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) d[i] += e[i];
+      // Rows g and g + 8 of the slab, columns 2t and 2t + 1 of the strip.
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const __half2 hi = __floats2half2_rn(d[2 * h], d[2 * h + 1]);
+      const __half2 lo =
+          __floats2half2_rn(d[2 * h] - __low2float(hi), d[2 * h + 1] - __high2float(hi));
+      const int at = (kSlab * m + g + 8 * h) * kSumPitch + kStrip * strip + 2 * t;
+      *reinterpret_cast<__half2*>(sum_hi + at) = hi;
+      *reinterpret_cast<__half2*>(sum_lo + at) = lo;
+    }
+  }
+
+  __syncthreads();
+
+  // 3. Output rows 16 m + g (+ 8), columns 2t, 2t + 1 of the strip, staged as bytes over
+  // the input.
+  auto* const staged = reinterpret_cast<std::uint8_t*>(input);
+  const int b_row = lane % 16;
+  const __half* const b_plane = lane < 16 ? sum_hi : sum_lo;
+#pragma unroll
+  for (int m = 0; m < kTile / kSlab; ++m) {
+    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f}, e[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
     for (int s = 0; s < T::kColSteps; ++s) {
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int i = g + 8 * (q % 2), k = kSlab * s + 2 * t + 8 * (q / 2);
-        const int pair = k - i - R - Band<R>::kFirst;
-        w_hi[s][q] = band.hi[1][pair];
-        w_lo[s][q] = band.lo[1][pair];
-      }
+      // Matrices: hi rows 0-7, hi rows 8-15, lo rows 0-7, lo rows 8-15 of the window.
+      std::uint32_t frag[4];
+      load_matrices<true>(b_plane + (kSlab * m + kSlab * s + b_row) * kSumPitch + kStrip * strip,
+                          frag);
+      const std::uint32_t s_hi[2] = {frag[0], frag[1]}, s_lo[2] = {frag[2], frag[3]};
+      mma(d, w_hi[s], s_hi);
+      mma(e, w_lo[s], s_hi);  // the two corrections in their own sum
+      mma(e, w_hi[s], s_lo);
     }
-    __syncthreads();  // the band read: the input goes over it
-
-    const int x0 = blockIdx.x * kTile, y0 = blockIdx.y * kTile;
-    load_input<R>(a, x0, y0, input);
-    __syncthreads();
-
-    // 2. Row sums of the strip's 8 columns on every input row, a 16-row slab at a time.
-    const int a_row = lane % 8 + 8 * (lane / 8 % 2), a_col = 8 * (lane / 16);
 #pragma unroll
-    for (int m = 0; m < T::kRows / kSlab; ++m) {
-      // The hi and lo weights' products in two sums: two chains of dependent products, not
-      // one twice as long.
-      float d[4] = {0.0f, 0.0f, 0.0f, 0.0f}, e[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int i = 0; i < 4; ++i) d[i] += e[i];
 #pragma unroll
-      for (int s = 0; s < T::kRowSteps; ++s) {
-        std::uint32_t frag[4];
-        load_matrices<false>(
-            input + (kSlab * m + a_row) * T::kCols + kStrip * strip + kSlab * s + a_col, frag);
-        mma(d, frag, b_hi[s]);
-        mma(e, frag, b_lo[s]);
-      }
-#pragma unroll
-      for (int i = 0; i < 4; ++i) d[i] += e[i];
-        // Rows g and g + 8 of the slab, columns 2t and 2t + 1 of the strip.
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const __half2 hi = __floats2half2_rn(d[2 * h], d[2 * h + 1]);
-        const __half2 lo =
-            __floats2half2_rn(d[2 * h] - __low2float(hi), d[2 * h + 1] - __high2float(hi));
-        const int at = (kSlab * m + g + 8 * h) * kSumPitch + kStrip * strip + 2 * t;
-        *reinterpret_cast<__half2*>(sum_hi + at) = hi;
-        *reinterpret_cast<__half2*>(sum_lo + at) = lo;
-      }
+    for (int h = 0; h < 2; ++h) {
+      const std::uint32_t v0 = gauss_io::round_bits(d[2 * h] * kOutScale, 255.0f);
+      const std::uint32_t v1 = gauss_io::round_bits(d[2 * h + 1] * kOutScale, 255.0f);
+      const int at = (kSlab * m + g + 8 * h) * kOutPitch + kStrip * strip + 2 * t;
+      *reinterpret_cast<std::uint16_t*>(staged + at) =
+          static_cast<std::uint16_t>(__byte_perm(v0, v1, 0x0040u));
     }
+  }
+  __syncthreads();
 
-    __syncthreads();
-
-    // 3. Output rows 16 m + g (+ 8), columns 2t, 2t + 1 of the strip, staged as bytes over
-    // the input.
-    auto* const staged = reinterpret_cast<std::uint8_t*>(input);
-    const int b_row = lane % 16;
-    const __half* const b_plane = lane < 16 ? sum_hi : sum_lo;
-#pragma unroll
-    for (int m = 0; m < kTile / kSlab; ++m) {
-      float d[4] = {0.0f, 0.0f, 0.0f, 0.0f}, e[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-      for (int s = 0; s < T::kColSteps; ++s) {
-        // Matrices: hi rows 0-7, hi rows 8-15, lo rows 0-7, lo rows 8-15 of the window.
-        std::uint32_t frag[4];
-        load_matrices<true>(b_plane + (kSlab * m + kSlab * s + b_row) * kSumPitch + kStrip * strip,
-                            frag);
-        const std::uint32_t s_hi[2] = {frag[0], frag[1]}, s_lo[2] = {frag[2], frag[3]};
-        mma(d, w_hi[s], s_hi);
-        mma(e, w_lo[s], s_hi);  // the two corrections in their own sum
-        mma(e, w_hi[s], s_lo);
-      }
-#pragma unroll
-      for (int i = 0; i < 4; ++i) d[i] += e[i];
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const std::uint32_t v0 = gauss_io::round_bits(d[2 * h] * kOutScale, 255.0f);
-        const std::uint32_t v1 = gauss_io::round_bits(d[2 * h + 1] * kOutScale, 255.0f);
-        const int at = (kSlab * m + g + 8 * h) * kOutPitch + kStrip * strip + 2 * t;
-        *reinterpret_cast<std::uint16_t*>(staged + at) =
-            static_cast<std::uint16_t>(__byte_perm(v0, v1, 0x0040u));
-      }
-    }
-    __syncthreads();
-
-    // The tile's rows a word at a time (bytes at the frame's right edge).
-    constexpr int kRowWords = kTile / 4;
-    for (int k = threadIdx.x; k < kTile * kRowWords; k += kThreads) {
-      const int ly = k / kRowWords, lx = 4 * (k - ly * kRowWords);
-      const int y = y0 + ly, x = x0 + lx;
-      if (y >= p.height || x >= p.width) continue;
-      const std::uint8_t* from = staged + ly * kOutPitch + lx;
-      std::byte* out_row = p.out + static_cast<std::ptrdiff_t>(y) * p.out_stride;
-      if (x + 4 <= p.width) {
-        *reinterpret_cast<std::uint32_t*>(out_row + x) =
-            *reinterpret_cast<const std::uint32_t*>(from);
-      } else {
-        for (int i = 0; x + i < p.width; ++i)
-          reinterpret_cast<std::uint8_t*>(out_row)[x + i] = from[i];
-      }
+  // The tile's rows a word at a time (bytes at the frame's right edge).
+  constexpr int kRowWords = kTile / 4;
+  for (int k = threadIdx.x; k < kTile * kRowWords; k += kThreads) {
+    const int ly = k / kRowWords, lx = 4 * (k - ly * kRowWords);
+    const int y = y0 + ly, x = x0 + lx;
+    if (y >= p.height || x >= p.width) continue;
+    const std::uint8_t* from = staged + ly * kOutPitch + lx;
+    std::byte* out_row = p.out + static_cast<std::ptrdiff_t>(y) * p.out_stride;
+    if (x + 4 <= p.width) {
+      *reinterpret_cast<std::uint32_t*>(out_row + x) =
+          *reinterpret_cast<const std::uint32_t*>(from);
+    } else {
+      for (int i = 0; x + i < p.width; ++i)
+        reinterpret_cast<std::uint8_t*>(out_row)[x + i] = from[i];
     }
   }
 }
