@@ -11,7 +11,7 @@
 // pass, and at sigma 2-3 the SM's issue slots, not the memory, bound them (docs/gauss.md,
 // "Speed"). A tensor-core product does a whole window's taps in one instruction; the band's
 // zeros cost the tensor cores time they have spare. Measured on an H200 (4096^2, against the
-// float tile in the same run): 52 / 60 / 64 us at sigma 2 / 3 / 4 where the tile took 68 / 87 /
+// float tile in the same run): 47 / 57 / 62 us at sigma 2 / 3 / 4 where the tile took 68 / 87 /
 // 114 (bench/results/gauss/h200-mma/). Each block sums one tile: blocks looping over tiles,
 // with or without the next tile's input copied ahead (cp.async), were 5-15 % slower.
 //
@@ -192,14 +192,24 @@ __device__ void load_input(const MmaArgs& a, int x0, int y0, __half* input) {
   constexpr int kWords = T::kRows * kRowWords;
   uint2* const to = reinterpret_cast<uint2*>(input);
   if (x0 - R >= 0 && x0 - R + T::kCols <= p.width && y0 - R >= 0 && y0 - R + T::kRows <= p.height) {
-    // A warp a row, a word a lane: no division, the lanes past the row idle.
+    // A warp a row, a word a lane: no division, the lanes past the row idle. All of a lane's
+    // rows are loaded before any is unpacked: with the loop unrolled instead, the compiler kept
+    // the loads one after another behind the shared stores (10-19 % slower).
     static_assert(kRowWords <= 32);
     const int lane = threadIdx.x % 32;
     if (lane >= kRowWords) return;
     const std::byte* const first = p.in + static_cast<std::ptrdiff_t>(y0 - R) * p.in_stride;
-#pragma unroll 4
-    for (int ly = threadIdx.x / 32; ly < T::kRows; ly += kThreads / 32) {
-      to[ly * kRowWords + lane] = halves_of(Wd::load(first + ly * p.in_stride, x0 - R + 4 * lane));
+    constexpr int kWarpRows = T::kRows / (kThreads / 32);
+    static_assert(T::kRows % (kThreads / 32) == 0);
+    const int ly0 = threadIdx.x / 32;
+    std::uint32_t words[kWarpRows];
+#pragma unroll
+    for (int i = 0; i < kWarpRows; ++i) {
+      words[i] = Wd::load(first + (ly0 + i * (kThreads / 32)) * p.in_stride, x0 - R + 4 * lane);
+    }
+#pragma unroll
+    for (int i = 0; i < kWarpRows; ++i) {
+      to[(ly0 + i * (kThreads / 32)) * kRowWords + lane] = halves_of(words[i]);
     }
     return;
   }
