@@ -68,6 +68,47 @@ struct Tile {
   static constexpr std::size_t kSharedBytes = sizeof(float) * C * (kInPlane + kSumPlane);
 };
 
+// Phase 1 for a gray tile whose input rows and columns all lie inside the frame (all but the
+// edges'): a warp a row, a word a lane, without the border's rule; a batch of a lane's rows
+// loaded before any is unpacked and stored, so that the loads are in flight together (a
+// loop's stores to shared memory otherwise held each load behind the one before: 9-17 %
+// faster on GRAY16 and GRAY32F, bench/results/gauss/h200-tile-batched-loads/).
+template <class Io, int R>
+__device__ void load_inner(const TileArgs& a, int x0, int y0, float* input) {
+  using Wd = gauss_io::Word<Io>;
+  using T = Tile<Io, R>;
+  constexpr int kRowWords = T::kInWidth / kWord;
+  static_assert(kRowWords <= 32);
+  constexpr int kWarps = kThreads / 32;
+  constexpr int kWarpRows = (T::kRows + kWarps - 1) / kWarps;
+  // Registers a batch holds: 4 words of 16 bytes (floats), 8 of 8 (GRAY16), all of 4 (GRAY8).
+  constexpr int kBatch = sizeof(typename Wd::W) >= 16 ? 4 : sizeof(typename Wd::W) == 8 ? 8 : 16;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane >= kRowWords) return;
+  const gauss_io::Plane& p = a.plane;
+  const std::byte* const first = p.in + static_cast<std::ptrdiff_t>(y0 - R) * p.in_stride;
+  const int x = x0 - T::kHaloX + kWord * lane;
+#pragma unroll
+  for (int b = 0; b < kWarpRows; b += kBatch) {
+    typename Wd::W words[kBatch];
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      const int ly = warp + kWarps * (b + i);
+      if (b + i < kWarpRows && ly < T::kRows) words[i] = Wd::load(first + ly * p.in_stride, x);
+    }
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      const int ly = warp + kWarps * (b + i);
+      if (b + i < kWarpRows && ly < T::kRows) {
+        float v[kWord];
+        Wd::unpack(words[i], v);
+        reinterpret_cast<float4*>(input)[ly * kRowWords + lane] =
+            make_float4(v[0], v[1], v[2], v[3]);
+      }
+    }
+  }
+}
+
 // Phase 1 for gray frames: a word of four samples a thread and step.
 template <class Io, int R>
 __device__ void load_gray(const TileArgs& a, int x0, int y0, float* input) {
@@ -75,6 +116,11 @@ __device__ void load_gray(const TileArgs& a, int x0, int y0, float* input) {
   using T = Tile<Io, R>;
   const gauss_io::Plane& p = a.plane;
   constexpr int kRowWords = T::kInWidth / kWord;
+  if (x0 - T::kHaloX >= 0 && x0 - T::kHaloX + T::kInWidth <= p.width && y0 - R >= 0 &&
+      y0 - R + T::kRows <= p.height) {
+    load_inner<Io, R>(a, x0, y0, input);
+    return;
+  }
   for (int k = threadIdx.x; k < T::kRows * kRowWords; k += kThreads) {
     const int ly = k / kRowWords, lw = k - ly * kRowWords;
     const int sy = border_index(y0 - R + ly, p.height, a.border);
