@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "cuda/brightness/clahe.cuh"
+#include "cuda/common/launch_limits.cuh"
 #include "cuda/cuda_check.hpp"
 #include "pipeline/border.hpp"
 #include "pipeline/brightness/clahe_layout.hpp"
@@ -30,13 +31,12 @@ constexpr int kBlendThreads = 256;
 constexpr int kBlendBatch = 4;          // rows a blend thread reads before it looks any of them up
 constexpr int kMaxSlicePixels = 65535;  // so no 16-bit count of a slice can overflow
 constexpr int kMaxShared = 128 * 1024;  // the most shared memory a block asks for
-constexpr int kDefaultShared = 48 * 1024;
 // The blend copies its cell's four maps into shared memory up to this size (12 bits; every
 // device gives a block this much without asking). Beyond it the copy, 64 or 128 KiB a block,
 // would leave a multiprocessor one to three blocks: the blend reads the cell's maps packed
 // as quads (section 3) in global memory instead.
 constexpr std::size_t kMaxSharedMaps = 32 * 1024;
-static_assert(kMaxSharedMaps <= kDefaultShared);
+static_assert(kMaxSharedMaps <= kDefaultSharedBytes);
 
 // How a frame's work is cut: computed on the host from the layout, the same for the scratch
 // size and the launch.
@@ -471,13 +471,6 @@ __global__ void __launch_bounds__(kBlendThreads)
 }
 
 // ---- Launch --------------------------------------------------------------------------------
-
-template <class Kernel>
-cudaError_t allow_shared(Kernel kernel, std::size_t bytes) {
-  if (bytes <= kDefaultShared) return cudaSuccess;
-  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(bytes));
-}
 
 template <class T, bool kHold>
 cudaError_t launch(const ClaheLayout& l, const Plan& p, const Frame& f, std::uint16_t* scratch,

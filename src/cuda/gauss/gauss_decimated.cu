@@ -520,8 +520,7 @@ bool plan_planes(const Args& a, int channels, const gauss_detail::ScratchLayout&
 bool down_fits(const Args& a, int channels) {
   for (bool words : {false, true}) {
     if (words && channels != 1) continue;
-    if (down_shared_bytes(a.x, a.y, channels, down_shape(a.x, words)) >
-        gauss_detail::kDefaultSharedBytes) {
+    if (down_shared_bytes(a.x, a.y, channels, down_shape(a.x, words)) > kDefaultSharedBytes) {
       return false;
     }
   }

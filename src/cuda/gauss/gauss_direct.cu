@@ -15,6 +15,7 @@
 // multiplications of the plain sum, and within a rounding of it (gauss.cuh).
 #include <cuda_runtime.h>
 
+#include "cuda/common/launch_limits.cuh"
 #include "cuda/gauss/gauss.cuh"
 #include "cuda/gauss/gauss_internal.cuh"
 #include "cuda/gauss/gauss_io.cuh"
@@ -124,12 +125,8 @@ cudaError_t launch_fused_as(const FusedArgs& args, cudaStream_t stream) {
   const int in_w = kFusedTileW + 2 * args.wx.radius, in_h = TH + 2 * args.wy.radius;
   const std::size_t smem =
       sizeof(float) * C * (static_cast<std::size_t>(in_h) * in_w + in_h * kFusedTileW);
-  // Above 48 KB a kernel must opt in, on the current device (an attribute is per device, so
-  // it is set at each such launch: a host call, no synchronisation).
-  if (smem > gauss_detail::kDefaultSharedBytes) {
-    const cudaError_t opted = cudaFuncSetAttribute(
-        gauss_fused<Io, TH>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-    if (opted != cudaSuccess) return opted;
+  if (const cudaError_t opted = allow_shared(gauss_fused<Io, TH>, smem); opted != cudaSuccess) {
+    return opted;
   }
   const dim3 block(kBlockW, kBlockH);
   const dim3 grid((args.plane.width + kFusedTileW - 1) / kFusedTileW,

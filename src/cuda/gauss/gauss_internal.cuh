@@ -14,9 +14,6 @@
 
 namespace starsift::cuda::gauss_detail {
 
-// Dynamic shared memory a kernel may use without opting in.
-inline constexpr std::size_t kDefaultSharedBytes = 48 * 1024;
-
 // The scratch: the weights of both axes (separable), then two float frames of width *
 // colour channels samples a row, rows row_floats apart.
 struct ScratchLayout {

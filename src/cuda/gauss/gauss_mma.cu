@@ -42,6 +42,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "cuda/common/launch_limits.cuh"
 #include "cuda/gauss/gauss.cuh"
 #include "cuda/gauss/gauss_internal.cuh"
 #include "cuda/gauss/gauss_io.cuh"
@@ -83,7 +84,7 @@ struct MmaTile {
   static constexpr std::size_t kInputBytes = sizeof(__half) * kRows * kCols;
   static constexpr std::size_t kSumBytes = sizeof(__half) * kRows * kSumPitch;  // a plane
   static constexpr std::size_t kSharedBytes = kInputBytes + 2 * kSumBytes;
-  static_assert(kSharedBytes <= gauss_detail::kDefaultSharedBytes);
+  static_assert(kSharedBytes <= kDefaultSharedBytes);
   static_assert(kInputBytes >= std::size_t{kTile} * kOutPitch, "the staged output fits");
 };
 

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cuda/common/launch_limits.cuh"
 #include "cuda/gauss/gauss.cuh"
 #include "cuda/gauss/gauss_internal.cuh"
 #include "cuda/gauss/gauss_io.cuh"
@@ -280,11 +281,7 @@ cudaError_t launch_as(const TileArgs& args, cudaStream_t stream) {
       return gauss_colour_tile<Io, R>;
     }
   }();
-  if (smem > gauss_detail::kDefaultSharedBytes) {  // opt in, per device (gauss_direct.cu)
-    const cudaError_t opted = cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-    if (opted != cudaSuccess) return opted;
-  }
+  if (const cudaError_t opted = allow_shared(kernel, smem); opted != cudaSuccess) return opted;
   const dim3 grid((args.plane.width + kTileW - 1) / kTileW,
                   (args.plane.height + T::kHeight - 1) / T::kHeight);
   kernel<<<grid, kThreads, smem, stream>>>(args);
