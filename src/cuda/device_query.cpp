@@ -3,9 +3,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include <array>
-#include <mutex>
 #include <optional>
+
+#include "cuda/per_device.hpp"
 
 namespace starsift::cuda {
 
@@ -38,30 +38,22 @@ std::string device_unusable_reason(int device_id, std::string* description) {
   return {};
 }
 
-const DeviceFacts& current_device_facts() {
-  constexpr int kDevices = 64;
-  static std::mutex mutex;
-  static std::array<std::optional<DeviceFacts>, kDevices> known;
-  static const DeviceFacts none;
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) {
-    cudaGetLastError();
-    return none;
-  }
-  const std::lock_guard lock(mutex);
-  std::optional<DeviceFacts>& facts = known[static_cast<std::size_t>(device)];
-  if (!facts) {
-    DeviceFacts f;
-    if (cudaDeviceGetAttribute(&f.multiprocessors, cudaDevAttrMultiProcessorCount, device) !=
-            cudaSuccess ||
-        cudaDeviceGetAttribute(&f.major, cudaDevAttrComputeCapabilityMajor, device) !=
-            cudaSuccess) {
-      cudaGetLastError();
-      return none;  // asked again next time
-    }
-    facts = f;
-  }
-  return *facts;
+DeviceFacts current_device_facts() {
+  return once_per_device(
+      [](int device) -> std::optional<DeviceFacts> {
+        DeviceFacts f;
+        const auto ask = [&](int& value, cudaDeviceAttr attribute) {
+          return cudaDeviceGetAttribute(&value, attribute, device) == cudaSuccess;
+        };
+        if (!ask(f.multiprocessors, cudaDevAttrMultiProcessorCount) ||
+            !ask(f.major, cudaDevAttrComputeCapabilityMajor) ||
+            !ask(f.shared_per_block_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin)) {
+          cudaGetLastError();
+          return std::nullopt;
+        }
+        return f;
+      },
+      DeviceFacts{});
 }
 
 }  // namespace starsift::cuda

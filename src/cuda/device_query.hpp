@@ -15,8 +15,9 @@ std::string device_unusable_reason(int device_id, std::string* description);
 // (a per-frame query is a driver call in the hot path); zeros where it cannot be asked.
 struct DeviceFacts {
   int multiprocessors = 0;
-  int major = 0;  // compute capability
+  int major = 0;                   // compute capability
+  int shared_per_block_optin = 0;  // bytes a block may opt in to
 };
-const DeviceFacts& current_device_facts();
+DeviceFacts current_device_facts();
 
 }  // namespace starsift::cuda

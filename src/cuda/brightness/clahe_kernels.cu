@@ -14,6 +14,7 @@
 #include "cuda/brightness/clahe.cuh"
 #include "cuda/common/launch_limits.cuh"
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_query.hpp"
 #include "pipeline/border.hpp"
 #include "pipeline/brightness/clahe_layout.hpp"
 #include "pipeline/error.hpp"
@@ -539,10 +540,9 @@ cudaError_t launch_clahe(const BrightnessParams& params, int bit_depth, ConstIma
       !stride_ok(out.stride, out.row_bytes(), sample_bytes))
     return cudaErrorInvalidValue;
 
-  int device = 0, optin = 0;
-  STARSIFT_CUDA_TRY(cudaGetDevice(&device));
-  STARSIFT_CUDA_TRY(
-      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  // Asked of the runtime once a device (current_device_facts()), not at each frame.
+  const int optin = current_device_facts().shared_per_block_optin;
+  if (optin == 0) return cudaErrorNoDevice;
   const int shared_limit = std::min(optin, kMaxShared);
 
   const Frame f{in.data, out.data, in.stride, out.stride};

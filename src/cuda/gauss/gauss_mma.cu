@@ -39,14 +39,15 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
+#include <optional>
 
 #include "cuda/common/launch_limits.cuh"
 #include "cuda/gauss/gauss.cuh"
 #include "cuda/gauss/gauss_internal.cuh"
 #include "cuda/gauss/gauss_io.cuh"
 #include "cuda/gauss/gauss_words.cuh"
+#include "cuda/per_device.hpp"
 #include "pipeline/border.hpp"
 
 namespace starsift::cuda {
@@ -373,23 +374,15 @@ cudaError_t launch_as(const MmaArgs& args, cudaStream_t stream) {
 // Whether the current device runs the kernels' tensor-core code: an sm_80+ binary (a compute_75
 // PTX JIT-compiled on an sm_80 device has none). Asked once a device.
 bool device_runs_mma() {
-  constexpr int kDevices = 64;
-  static std::atomic<signed char> known[kDevices] = {};  // 0 not asked, 1 yes, -1 no
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) {
-    cudaGetLastError();
-    return false;
-  }
-  signed char v = known[device].load(std::memory_order_relaxed);
-  if (v == 0) {
-    cudaFuncAttributes attributes{};
-    const bool yes = cudaFuncGetAttributes(&attributes, gauss_mma_tile<4>) == cudaSuccess &&
-                     attributes.binaryVersion >= 80;
-    cudaGetLastError();
-    v = yes ? 1 : -1;
-    known[device].store(v, std::memory_order_relaxed);
-  }
-  return v > 0;
+  return once_per_device(
+      [](int) -> std::optional<bool> {
+        cudaFuncAttributes attributes{};
+        const bool yes = cudaFuncGetAttributes(&attributes, gauss_mma_tile<4>) == cudaSuccess &&
+                         attributes.binaryVersion >= 80;
+        cudaGetLastError();
+        return yes;
+      },
+      false);
 }
 
 }  // namespace
