@@ -180,8 +180,12 @@ int main(int argc, char** argv) try {
         const starsift::ConstImageView in{frames[k].data(), size, size,
                                           static_cast<std::ptrdiff_t>(frames[k].pitch()),
                                           shape.format};
-        const starsift::ImageView d_out{out.data(), size, size,
-                                        static_cast<std::ptrdiff_t>(out.pitch()), shape.format};
+        // As the engines hand it: a stage that keeps its frame gets the input as `out`.
+        const starsift::ImageView d_out =
+            stage->keeps_frame()
+                ? starsift::kept_frame_out(in)
+                : starsift::ImageView{out.data(), size, size,
+                                      static_cast<std::ptrdiff_t>(out.pitch()), shape.format};
         cuda::check(cudaEventRecord(start.get(), stream.get()), "record");
         stage->enqueue(in, d_out, stream.get());
         stage->enqueue_result({result.data(), stage->result_layout()->bytes()}, stream.get());

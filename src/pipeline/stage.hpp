@@ -29,6 +29,13 @@ class FilterStage {
   // `in` only: valid before configure(), so caps can be negotiated from it.
   virtual FrameShape output_shape(const FrameShape& in) const { return in; }
 
+  // True when the frame the stage writes is its input, unchanged (detection with `output:
+  // input`). Engines then hand that frame on instead of a copy: `out` may be `in` itself and
+  // such a stage writes nothing into it; a chain whose stages all keep their frames hands back
+  // the submitted frame, and on CUDA downloads none. Like output_shape(), a function of the
+  // parameters only.
+  virtual bool keeps_frame() const { return false; }
+
   // The result the stage hands back with every frame (stage_result.hpp), or nothing. Fixed
   // while the stage lives: the engine sizes its result areas from it at configure.
   virtual std::optional<ResultLayout> result_layout() const { return std::nullopt; }
@@ -83,5 +90,11 @@ class FilterStage {
     (void)stream;
   }
 };
+
+// The `out` an engine hands a stage that keeps its frame: the input's own memory, which the
+// stage does not write.
+inline ImageView kept_frame_out(ConstImageView in) {
+  return {const_cast<std::byte*>(in.data), in.width, in.height, in.stride, in.format};
+}
 
 }  // namespace starsift

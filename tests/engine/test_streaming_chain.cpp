@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The streaming engine on the CPU: frame count and order exact for every depth, under
 // random delays, on both input paths; flush and caps change; per-frame results of fixed and
-// variable length handed back with their own frame; parameter changes in frame order.
+// variable length handed back with their own frame; parameter changes in frame order; a
+// stage that keeps its frame hands on the one it read.
 #include <algorithm>
 
 #include "pipeline/error.hpp"
+#include "support/kept_frame_check.hpp"
 #include "support/streaming_check.hpp"
 
 using namespace starsift;
@@ -116,4 +118,8 @@ TEST_CASE("CPU streaming chain applies parameter changes in frame order", "[engi
                       Catch::Contains("another result"));
   REQUIRE_THROWS_WITH(engine->replace_stage(5, make_median_stage(MedianParams{}, cpu)),
                       Catch::Contains("no stage 5"));
+}
+
+TEST_CASE("CPU streaming chain hands kept frames on without a copy", "[engine][cpu][detect]") {
+  check_kept_frames({Backend::Cpu, 0, "test"});
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The streaming engine on CUDA (pinned slots, a stream per slot): the same schedule as the
-// CPU test, outputs bit-exact with the CPU reference.
+// CPU test, outputs bit-exact with the CPU reference; kept frames neither copied nor
+// downloaded.
+#include "support/kept_frame_check.hpp"
 #include "support/streaming_check.hpp"
 
 using namespace starsift;
@@ -58,4 +60,9 @@ TEST_CASE("CUDA streaming chain applies parameter changes in frame order, graphs
       CHECK(engine->counters().graphed == (graphs == GraphPolicy::Always));
     }
   }
+}
+
+TEST_CASE("CUDA streaming chain hands kept frames on without a copy or a download",
+          "[engine][cuda][detect]") {
+  check_kept_frames(resolve_backend(Backend::Cuda, 0));
 }

@@ -4,7 +4,8 @@
 // the JSON lines file (one valid line per frame, a file per pattern), caps of the output
 // modes, refused values, the whole science chain in a pipeline, a broken trail merged
 // into one object (merge-streaks) with its labels renumbered to match, two overlapping stars
-// flagged merged, and the overlay's ellipses and tails drawn once a mover is confirmed.
+// flagged merged, the overlay's ellipses and tails drawn once a mover is confirmed, and on
+// CUDA the input buffer handed on with its catalogue (output: input: no copy, no download).
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
@@ -20,6 +21,7 @@
 
 #include "detect_frames.hpp"
 #include "element_support.hpp"
+#include "pipeline/backend.hpp"
 #include "pipeline/detect/catalogue.hpp"
 #include "pipeline/detect/overlay_draw.hpp"
 #include "pipeline/detect/params.hpp"
@@ -64,11 +66,13 @@ TEST_CASE("siftdetect publishes the catalogue, tracks and regions on every buffe
   for (int i = 0; i < frames; ++i) {
     GstBuffer* in = to_buffer(inputs[i]);
     GST_BUFFER_PTS(in) = i * kFrame;
+    const GstMemory* sent = gst_buffer_peek_memory(in, 0);
     REQUIRE(gst_harness_push(harness.get(), in) == GST_FLOW_OK);
     GstBuffer* out = gst_harness_pull(harness.get());
     REQUIRE(out != nullptr);
     INFO("frame " << i);
-    // The frame itself passes unchanged (output: input).
+    // The frame itself passes unchanged (output: input): the input's own memory goes on.
+    CHECK(gst_buffer_peek_memory(out, 0) == sent);
     CHECK(from_buffer(out, PixelFormat::Gray16, 256, 192).same_pixels(inputs[i]));
     const auto catalogue = starsift::gst::find_buffer_result(out, starsift::kCatalogueKind);
     REQUIRE(catalogue.has_value());
@@ -132,6 +136,43 @@ TEST_CASE("siftdetect publishes the catalogue, tracks and regions on every buffe
     CHECK(lines[i].back() == '}');
   }
   std::remove(json.c_str());
+}
+
+TEST_CASE("siftdetect backend=cuda hands the input on with its catalogue (where a GPU is usable)",
+          "[plugin][detect][cuda]") {
+  const std::string why = starsift::cuda_unusable_reason(0);
+  if (!why.empty()) {
+    WARN("skipped: CUDA is not usable here (" << why << ")");
+    return;
+  }
+  init_gstreamer();
+  const int frames = 6;
+  const auto inputs = sky_frames(frames, 256, 192);
+  for (const char* depth : {"1", "3"}) {
+    INFO("depth " << depth);
+    Harness harness("siftdetect", {{"backend", "cuda"}, {"depth", depth}});
+    gst_harness_set_src_caps_str(harness.get(), caps_string(PixelFormat::Gray16, 256, 192).c_str());
+    std::vector<const GstMemory*> sent;
+    for (int i = 0; i < frames; ++i) {
+      GstBuffer* in = to_buffer(inputs[i]);
+      GST_BUFFER_PTS(in) = i * kFrame;
+      sent.push_back(gst_buffer_peek_memory(in, 0));
+      REQUIRE(gst_harness_push(harness.get(), in) == GST_FLOW_OK);
+    }
+    gst_harness_push_event(harness.get(), gst_event_new_eos());  // the frames in flight
+    for (int i = 0; i < frames; ++i) {
+      GstBuffer* out = gst_harness_pull(harness.get());
+      REQUIRE(out != nullptr);
+      INFO("frame " << i);
+      CHECK(gst_buffer_peek_memory(out, 0) == sent[i]);
+      CHECK(from_buffer(out, PixelFormat::Gray16, 256, 192).same_pixels(inputs[i]));
+      const auto catalogue = starsift::gst::find_buffer_result(out, starsift::kCatalogueKind);
+      REQUIRE(catalogue.has_value());
+      CHECK(catalogue->as<DetectedObject>().size() == 3);
+      gst_buffer_unref(out);
+    }
+    CHECK(string_property(harness.element(), "active-backend") == "cuda:0");
+  }
 }
 
 TEST_CASE("siftdetect messages are rate-limited", "[plugin][detect]") {

@@ -1364,7 +1364,8 @@ cudaError_t launch_detect(const DetectParams& p, DetectBuffers& b, ConstImageVie
   const dim3 block(32, 8);
   const dim3 grid = grid2d(w, h, block);
   switch (p.output) {
-    case DetectOutput::Input:
+    case DetectOutput::Input:  // engines pass the input itself as `out` (keeps_frame())
+      if (out.data == in.data) break;
       STARSIFT_CUDA_TRY(cudaMemcpy2DAsync(out.data, out.stride, in.data, in.stride, in.row_bytes(),
                                           h, cudaMemcpyDeviceToDevice, stream));
       break;

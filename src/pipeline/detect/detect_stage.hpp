@@ -19,6 +19,7 @@ class DetectStage : public FilterStage {
   FrameShape output_shape(const FrameShape& in) const override {
     return detect_output_shape(params_, in);
   }
+  bool keeps_frame() const override { return params_.output == DetectOutput::Input; }
   std::optional<ResultLayout> result_layout() const override;
 
   // Validates and stores new parameters. Everything but output and max-objects applies from

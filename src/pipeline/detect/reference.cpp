@@ -302,7 +302,8 @@ void DetectState::write_output(ConstImageView in, ImageView out,
                                std::span<const DetectedObject> records) {
   const int w = shape_.width, h = shape_.height;
   switch (params_.output) {
-    case DetectOutput::Input:
+    case DetectOutput::Input:  // engines pass the input itself as `out` (keeps_frame())
+      if (out.data == in.data) return;
       for (int y = 0; y < h; ++y) std::memcpy(out.row(y), in.row(y), in.row_bytes());
       return;
     case DetectOutput::Labels:

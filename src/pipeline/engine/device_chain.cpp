@@ -43,11 +43,12 @@ ImageView DeviceChainFrames::view(int i, const FrameShape& shape) const {
 
 int DeviceChainFrames::enqueue_stages(const std::vector<std::unique_ptr<FilterStage>>& stages,
                                       cudaStream_t stream, const cudaEvent_t* marks) {
-  // Stage i reads frame src and writes frame dst; frame 0 is only ever read after upload.
+  // Stage i reads frame src and writes frame dst; frame 0 is only ever read after upload. A
+  // stage that keeps its frame writes none: the next reads what it read.
   int src = 0;
   auto placement = placements_.cbegin();
   for (std::size_t i = 0; i < stages.size(); ++i) {
-    const int dst = src == 1 ? 2 : 1;
+    const int dst = stages[i]->keeps_frame() ? src : src == 1 ? 2 : 1;
     stages[i]->enqueue(const_view(view(src, shapes_[i])), view(dst, shapes_[i + 1]), stream);
     if (placement != placements_.cend() && placement->stage == i) {
       stages[i]->enqueue_result({results_.data() + placement->offset, placement->layout.bytes()},
@@ -116,9 +117,12 @@ void DeviceChainFrames::enqueue(const std::vector<std::unique_ptr<FilterStage>>&
   } else {
     src = enqueue_stages(stages, stream, marks);
   }
-  cuda::check(cudaMemcpy2DAsync(out.data, out.stride, frames_[src].data(), frames_[src].pitch(),
-                                out.row_bytes(), out.height, cudaMemcpyDeviceToHost, stream),
-              "download (cudaMemcpy2DAsync)");
+  // Frame 0 at the end: every stage kept its frame, which the caller holds already.
+  if (src != 0) {
+    cuda::check(cudaMemcpy2DAsync(out.data, out.stride, frames_[src].data(), frames_[src].pitch(),
+                                  out.row_bytes(), out.height, cudaMemcpyDeviceToHost, stream),
+                "download (cudaMemcpy2DAsync)");
+  }
   if (result_bytes_ > 0) {
     cuda::check(
         cudaMemcpyAsync(results, results_.data(), result_bytes_, cudaMemcpyDeviceToHost, stream),

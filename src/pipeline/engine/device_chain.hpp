@@ -34,10 +34,10 @@ class DeviceChainFrames {
   bool graphed() const noexcept { return static_cast<bool>(graph_); }
 
   // Queues upload of `in` (host, shapes.front()), the stages, and download into `out` (host,
-  // shapes.back()) and of the results into `results` (host, page-locked, the area's size) on
-  // `stream`; returns without waiting. `marks`, when given, holds stages + 3 events recorded
-  // before the upload, after it, after each stage and after the downloads (with a graph, the
-  // stage marks are all recorded after the whole graph).
+  // shapes.back(); none when every stage keeps its frame) and of the results into `results` (host,
+  // page-locked, the area's size) on `stream`; returns without waiting. `marks`, when given, holds
+  // stages + 3 events recorded before the upload, after it, after each stage and after the
+  // downloads (with a graph, the stage marks are all recorded after the whole graph).
   void enqueue(const std::vector<std::unique_ptr<FilterStage>>& stages, ConstImageView in,
                ImageView out, std::byte* results, cudaStream_t stream,
                const cudaEvent_t* marks = nullptr);

@@ -21,10 +21,19 @@ void HostChainFrames::run(const std::vector<std::unique_ptr<FilterStage>>& stage
                           ConstImageView in, ImageView out, std::byte* results,
                           std::span<const ResultPlacement> placements, double* stage_ms) {
   ConstImageView src = in;
+  int spare = 0;  // the scratch frame the next stage that writes one writes (src is not it)
   auto placement = placements.begin();
   for (std::size_t i = 0; i < stages.size(); ++i) {
     const bool last = i + 1 == stages.size();
-    ImageView dst = last ? out : scratch_[i % 2].as(shapes_[i + 1]);
+    ImageView dst;
+    if (stages[i]->keeps_frame() && (!last || src.data == in.data)) {
+      dst = kept_frame_out(src);  // it writes nothing: the frame it read goes on
+    } else if (last) {
+      dst = out;  // a last stage that keeps its frame copies it there
+    } else {
+      dst = scratch_[spare].as(shapes_[i + 1]);
+      spare ^= 1;
+    }
     const auto t0 = std::chrono::steady_clock::now();
     stages[i]->process(src, dst);
     if (placement != placements.end() && placement->stage == i) {

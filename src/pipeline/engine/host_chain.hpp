@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The host side of a chain, for the CPU engine: stage i reads one scratch frame and writes
 // the other, the first reads the input, the last writes the output, and each stage that
-// declares a result writes it right after its frame. Allocated once per shape.
+// declares a result writes it right after its frame. A stage that keeps its frame writes
+// none: the next reads what it read (when every stage keeps its frame, `out` is `in`).
+// Allocated once per shape.
 #pragma once
 
 #include <memory>

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "pipeline/engine/streaming_chain.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -60,6 +61,8 @@ std::vector<FrameShape> StreamingChain::configure_stages(const FrameShape& shape
   device_ = device;
   input_shape_ = shapes.front();
   output_shape_ = shapes.back();
+  keeps_frame_ = std::all_of(stages_.begin(), stages_.end(),
+                             [](const auto& stage) { return stage->keeps_frame(); });
   counters_.stage_ms_last.assign(stages_.size(), 0.0);
   counters_.stage_ms_total.resize(stages_.size(), 0.0);
   plan_results();
@@ -127,6 +130,13 @@ void StreamingChain::replace_stage(std::size_t index, std::unique_ptr<FilterStag
     throw Error("streaming chain: stage '" + std::string(stage->name()) +
                     "' hands back another result than '" + std::string(running.name()) + "'",
                 "a stage with the same result (else a new chain)");
+  }
+  if (stage->keeps_frame() != running.keeps_frame()) {
+    throw Error(
+        "streaming chain: stage '" + std::string(stage->name()) +
+            (stage->keeps_frame() ? "' keeps its frame where '" : "' writes a frame where '") +
+            std::string(running.name()) + "' does not",
+        "a stage that keeps or writes frames as the running one does (else a new chain)");
   }
   if (!shapes_.empty()) {
     const FrameShape& in = shapes_[index];
@@ -218,7 +228,7 @@ class StreamingChainCpu final : public StreamingChain {
     slots_.assign(static_cast<std::size_t>(depth_), Slot{});
     for (auto& slot : slots_) {
       slot.input.allocate(shapes.front());
-      slot.output.allocate(shapes.back());
+      slot.output.allocate(keeps_frame_ ? FrameShape{} : shapes.back());  // none to take
       slot.frames.allocate(shapes);
       slot.stage_ms.assign(stages_.size(), 0.0);
       slot.results.assign(result_bytes_, std::byte{0});
@@ -233,8 +243,6 @@ class StreamingChainCpu final : public StreamingChain {
     check_submit(in, held_output);
     const int index = next_free();
     Slot& slot = slots_[index];
-    slot.target = held_output.data != nullptr ? held_output : slot.output.view;
-    if (held_output.data != nullptr) ++counters_.held_outputs;
     if (in.data == slot.input.view.data || memory == InputMemory::HeldPinned) {
       slot.source = in;  // read in place
       ++counters_.zero_copy;
@@ -242,6 +250,12 @@ class StreamingChainCpu final : public StreamingChain {
       copy_frame(in, slot.input.view);
       slot.source = const_view(slot.input.view);
       ++counters_.copied;
+    }
+    if (keeps_frame_) {
+      slot.target = kept_frame_out(slot.source);  // handed back as it came; nothing writes it
+    } else {
+      slot.target = held_output.data != nullptr ? held_output : slot.output.view;
+      if (held_output.data != nullptr) ++counters_.held_outputs;
     }
     slot.tag = tag;
     slot.edits.swap(pending_);  // the changes made since the last frame go first

@@ -85,7 +85,7 @@ struct FrameResult {
 };
 
 struct FinishedFrame {
-  ConstImageView output;                 // valid until pop()
+  ConstImageView output;                 // valid until pop(); see keeps_frame()
   std::uint64_t tag;                     // what submit() was given
   std::span<const FrameResult> results;  // one per stage that declares a result, in order
 };
@@ -112,6 +112,11 @@ class StreamingChain {
   void set_stage_timing_interval(int interval) noexcept { timing_interval_ = interval; }
   // The frames the chain hands out (the input's shape unless a stage converts).
   const FrameShape& output_shape() const noexcept { return output_shape_; }
+  // True when every stage keeps its frame (FilterStage::keeps_frame()): each frame handed out
+  // is then the one submitted, unchanged (FinishedFrame::output views the caller's held frame
+  // or the slot's copy of it), nothing is written for it and, on CUDA, nothing downloaded;
+  // `held_output` is not used. Set by configure().
+  bool keeps_frame() const noexcept { return keeps_frame_; }
   // The next slot's input memory (pinned on CUDA): a frame written there is submitted
   // without a copy.
   virtual ImageView next_input() = 0;
@@ -138,10 +143,11 @@ class StreamingChain {
   // Applies `change` to stage `index` before the next submitted frame reaches it: frames in
   // flight finish with the stage as it was (CPU: the worker applies it between frames; CUDA:
   // the launches queued already carry their arguments). `change` must keep the stage's
-  // output shape and result layout. An exception from `change` fails the next frame (CPU) or
-  // this call (CUDA); validate first.
+  // output shape, keeps_frame() and result layout. An exception from `change` fails the next frame
+  // (CPU) or this call (CUDA); validate first.
   void update_stage(std::size_t index, std::function<void(FilterStage&)> change);
-  // Replaces stage `index` by `stage` (another filter, same output shape and result layout)
+  // Replaces stage `index` by `stage` (another filter, same output shape, keeps_frame() and
+  // result layout)
   // from the next submitted frame on, configured here for what the running one receives.
   // Throws Error, leaving the chain as it was, when `stage` does not fit.
   void replace_stage(std::size_t index, std::unique_ptr<FilterStage> stage);
@@ -181,6 +187,7 @@ class StreamingChain {
   StreamingCounters counters_;
   FrameShape input_shape_;
   FrameShape output_shape_;
+  bool keeps_frame_ = false;
   GraphPolicy graph_policy_ = GraphPolicy::Auto;
   int timing_interval_ = 16;
 };

@@ -121,7 +121,7 @@ class StreamingChainCuda final : public StreamingChain {
     retired_.clear();
     for (auto& slot : slots_) {
       slot->host_in.allocate(shapes.front());
-      slot->host_out.allocate(shapes.back());
+      slot->host_out.allocate(keeps_frame_ ? FrameShape{} : shapes.back());  // none to take
       slot->frames.allocate(shapes, results_, result_bytes_);
       slot->results.allocate(result_bytes_);
       if (result_bytes_ > 0) std::memset(slot->results.data(), 0, result_bytes_);
@@ -170,9 +170,13 @@ class StreamingChainCuda final : public StreamingChain {
       source = const_view(pinned);
       ++counters_.copied;
     }
-    // The result goes straight into the caller's page-locked frame when it holds one.
-    slot.target = held_output.data != nullptr ? held_output : slot.host_out.view();
-    if (held_output.data != nullptr) ++counters_.held_outputs;
+    if (keeps_frame_) {
+      slot.target = kept_frame_out(source);  // handed back as it came: nothing is downloaded
+    } else {
+      // The result goes straight into the caller's page-locked frame when it holds one.
+      slot.target = held_output.data != nullptr ? held_output : slot.host_out.view();
+      if (held_output.data != nullptr) ++counters_.held_outputs;
+    }
     const cudaStream_t s = slot.stream.get();
     // The marks time each stage; the last one, after the download, says the frame is done.
     // Without stage timing only that one is recorded.

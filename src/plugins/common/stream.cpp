@@ -34,7 +34,8 @@ void add_counters(StreamingCounters& to, const StreamingCounters& from) {
 }  // namespace
 
 // A frame in flight: its output buffer, mapped while the engine may write into it, and the
-// input buffer only when the engine reads it in place.
+// input buffer when the engine reads it in place or it is the output (a chain that keeps
+// its frames: no output buffer).
 struct ElementStream::Pending {
   GstBuffer* out = nullptr;
   std::unique_ptr<MappedFrame> out_map;
@@ -54,10 +55,12 @@ struct ElementStream::Pending {
     if (out != nullptr) gst_buffer_unref(out);
     if (in != nullptr) gst_buffer_unref(in);
   }
-  // Hands the output buffer over (unmapped) and releases the input.
+  // Hands the output buffer over (unmapped) and releases the input; without an output
+  // buffer the input goes on, writable for the metas (its memory shared, not copied).
   GstBuffer* take_output() {
     out_map.reset();
     in_map.reset();
+    if (out == nullptr) return gst_buffer_make_writable(std::exchange(in, nullptr));
     if (in != nullptr) gst_buffer_unref(std::exchange(in, nullptr));
     return std::exchange(out, nullptr);
   }
@@ -125,17 +128,22 @@ GstFlowReturn ElementStream::submit(GstBuffer* buffer) {
       }
     }
     Pending frame;
-    // The output buffer now, from the element's pool (page-locked where a GPU is usable), so
-    // the engine downloads straight into it; the input's metadata is copied over here.
-    const GstFlowReturn ret = prepare_(element_, buffer, &frame.out);
-    if (ret != GST_FLOW_OK || frame.out == nullptr) {
-      gst_buffer_unref(buffer);
-      GST_DEBUG_OBJECT(element_, "no output buffer: %s", gst_flow_get_name(ret));
-      return ret != GST_FLOW_OK ? ret : GST_FLOW_ERROR;
+    // A chain that keeps its frames (detection with output=input) hands the input buffer on:
+    // no output buffer, nothing written or downloaded into one.
+    const bool keeps = engine_->keeps_frame();
+    if (!keeps) {
+      // The output buffer now, from the element's pool (page-locked where a GPU is usable), so
+      // the engine downloads straight into it; the input's metadata is copied over here.
+      const GstFlowReturn ret = prepare_(element_, buffer, &frame.out);
+      if (ret != GST_FLOW_OK || frame.out == nullptr) {
+        gst_buffer_unref(buffer);
+        GST_DEBUG_OBJECT(element_, "no output buffer: %s", gst_flow_get_name(ret));
+        return ret != GST_FLOW_OK ? ret : GST_FLOW_ERROR;
+      }
+      frame.out_map = std::make_unique<MappedFrame>(out_info_, frame.out, GST_MAP_WRITE);
     }
-    frame.out_map = std::make_unique<MappedFrame>(out_info_, frame.out, GST_MAP_WRITE);
     frame.in_map = std::make_unique<MappedFrame>(in_info_, buffer, GST_MAP_READ);
-    if (!frame.in_map->ok() || !frame.out_map->ok()) {
+    if (!frame.in_map->ok() || (!keeps && !frame.out_map->ok())) {
       const bool in_ok = frame.in_map->ok();
       gst_buffer_unref(std::exchange(buffer, nullptr));
       throw Error(std::string("could not map the ") + (in_ok ? "output" : "input") +
@@ -145,17 +153,17 @@ GstFlowReturn ElementStream::submit(GstBuffer* buffer) {
     const PixelFormat out_format = engine_->output_shape().format;
     // Frames from the proposed pool are page-locked and stay alive until their output leaves:
     // the engine reads them in place. Any other input is copied into the engine at submit and
-    // released at once, so upstream's buffers go back to their pool.
+    // released at once, so upstream's buffers go back to their pool (unless it is the output).
     const bool in_place = is_pinned_frame_memory(single_memory(buffer));
-    const ImageView held_output = is_pinned_frame_memory(single_memory(frame.out))
+    const ImageView held_output = !keeps && is_pinned_frame_memory(single_memory(frame.out))
                                       ? frame.out_map->view(out_format)
                                       : ImageView{};
     engine_->submit(frame.in_map->const_view(in_format), next_tag_++,
                     in_place ? InputMemory::HeldPinned : InputMemory::Any, held_output);
-    if (in_place) {
+    if (!in_place) frame.in_map.reset();
+    if (in_place || keeps) {
       frame.in = std::exchange(buffer, nullptr);
     } else {
-      frame.in_map.reset();
       gst_buffer_unref(std::exchange(buffer, nullptr));
     }
     pending_.push_back(std::move(frame));
@@ -183,10 +191,12 @@ GstFlowReturn ElementStream::finish_oldest(GstBuffer** out) {
   try {
     const FinishedFrame done = engine_->wait_oldest();
     Pending& frame = pending_.front();
-    const ImageView to = frame.out_map->view(done.output.format);
-    if (to.data != done.output.data) {
-      for (int y = 0; y < to.height; ++y) {
-        std::memcpy(to.row(y), done.output.row(y), done.output.row_bytes());
+    if (frame.out_map) {  // else the input buffer is the output
+      const ImageView to = frame.out_map->view(done.output.format);
+      if (to.data != done.output.data) {
+        for (int y = 0; y < to.height; ++y) {
+          std::memcpy(to.row(y), done.output.row(y), done.output.row_bytes());
+        }
       }
     }
     GstBuffer* buffer = frame.take_output();
