@@ -221,11 +221,13 @@ int radius_of(const GaussParams& p) {
 
 // Why `path` is not timed on `p`, or empty when it is. `for_check`: the separable cap, a
 // bound on time, does not apply to the single call of --check.
-std::string path_refusal(GaussPath path, const GaussParams& p, const Options& o, bool for_check) {
+std::string path_refusal(GaussPath path, const GaussParams& p, PixelFormat format, const Options& o,
+                         bool for_check) {
   const int r = radius_of(p);
-  if (path == GaussPath::Fused && r > cuda::kMaxFusedRadius) {
-    return "radius " + std::to_string(r) + " > " + std::to_string(cuda::kMaxFusedRadius) +
-           " (kMaxFusedRadius)";
+  const int fused_max = cuda::gauss_max_fused_radius(format);
+  if (path == GaussPath::Fused && r > fused_max) {
+    return "radius " + std::to_string(r) + " > " + std::to_string(fused_max) +
+           " (gauss_max_fused_radius)";
   }
   if (path == GaussPath::Decimated && std::min(p.sigma_x, p.sigma_y) < cuda::kDecimatedMinSigma) {
     char buf[96];
@@ -361,7 +363,8 @@ class Bench {
       const NppResult advanced = run_npp_advanced(fs, params);
       if (!aborted.empty()) return;
       for (const GaussPath path : o_.paths) {
-        if (const std::string why = path_refusal(path, params, o_, false); !why.empty()) {
+        if (const std::string why = path_refusal(path, params, fs.format(), o_, false);
+            !why.empty()) {
           if (!o_.all_paths || path == GaussPath::Separable) {
             std::cerr << "skip " << cuda::to_string(path) << " sigma " << sigma_text(sigma) << " "
                       << to_string(fs.format()) << ": " << why << "\n";
@@ -536,7 +539,7 @@ class Bench {
         .set("width", fs.width())
         .set("height", fs.height())
         .set("path", cuda::to_string(path))
-        .set("auto_path", cuda::to_string(cuda::gauss_auto_path(params)))
+        .set("auto_path", cuda::to_string(cuda::gauss_auto_path(params, fs.in(0), fs.out(0))))
         .set("border", to_string(o_.border))
         .set("bytes_per_pixel", fs.bpp())
         .set("frames", fs.frames())
@@ -658,7 +661,7 @@ class Bench {
     bool any_error = false;
     for (std::size_t k = 0; k < kConcretePaths.size(); ++k) {
       const GaussPath path = kConcretePaths[k];
-      if (!path_refusal(path, params, o_, true).empty()) continue;
+      if (!path_refusal(path, params, fs.format(), o_, true).empty()) continue;
       const ImageView out = view_of(check_outputs_[k], fs);
       cudaError_t s = cuda::launch_gauss(params, fs.in(0), out, scratch_->data(), scratch_->size(),
                                          stream_.get(), path);
@@ -712,7 +715,8 @@ class Bench {
     // NPP's same weights, on the interior: the sums are the same, only rounding and the
     // border differ.
     const npp::GaussEntry* entry = npp_.available() ? npp_.gauss(fs.format()) : nullptr;
-    const std::string auto_name(cuda::to_string(cuda::gauss_auto_path(params)));
+    const std::string auto_name(
+        cuda::to_string(cuda::gauss_auto_path(params, fs.in(0), fs.out(0))));
     const auto auto_output = std::find_if(outputs.begin(), outputs.end(),
                                           [&](const auto& o) { return o.first == auto_name; });
     if (entry && entry->advanced && auto_output != outputs.end() && fs.width() > 2 * r &&

@@ -184,18 +184,28 @@ TEST_CASE("CUDA Gaussian, direct paths, against the CPU reference", "[gauss][cud
 TEST_CASE("CUDA Gaussian, GRAY8 frames of many tiles, against the CPU reference", "[gauss][cuda]") {
   ThreadPool pool;
   std::uint32_t seed = 900;
-  for (const auto& sigmas : {std::pair{3.0, 3.0}, std::pair{1.0, 4.0}, std::pair{2.0, 0.0}})
+  struct Case {
+    std::pair<double, double> sigmas;
+    cuda::GaussPath path;
+  };
+  // Radii 12 / 16 / 8 and, beyond the other fused kernels, 20 and 24 (fused, and Auto's
+  // choice over the decimation).
+  for (const Case& c :
+       {Case{{3.0, 3.0}, cuda::GaussPath::Fused}, Case{{1.0, 4.0}, cuda::GaussPath::Fused},
+        Case{{2.0, 0.0}, cuda::GaussPath::Fused}, Case{{5.0, 5.0}, cuda::GaussPath::Auto},
+        Case{{6.0, 4.5}, cuda::GaussPath::Fused}})
     for (BorderMode border : kBorders) {
-      const GaussParams p = params_of(sigmas, border, PixelFormat::Gray8);
+      const GaussParams p = params_of(c.sigmas, border, PixelFormat::Gray8);
       TestImage in(2050, 1603, PixelFormat::Gray8, 8);
       fill_random(in, ++seed);
       TestImage want(in.width, in.height, in.format);
       gauss_reference(p, in.cview(), want.view(), pool);
       bool padding_ok = false;
-      const TestImage got = run_cuda(p, in, cuda::GaussPath::Fused, &padding_ok, true);
+      const TestImage got = run_cuda(p, in, c.path, &padding_ok, true);
       const Agreement a = compare(got, want);
-      INFO("sigma " << p.sigma_x << "/" << p.sigma_y << " " << to_string(border) << " worst "
-                    << a.worst << " differing " << a.differing << "/" << a.samples);
+      INFO(to_string(c.path) << " sigma " << p.sigma_x << "/" << p.sigma_y << " "
+                             << to_string(border) << " worst " << a.worst << " differing "
+                             << a.differing << "/" << a.samples);
       REQUIRE(a.worst <= 1.0);
       REQUIRE(a.rare_flips(PixelFormat::Gray8));
       REQUIRE(padding_ok);
@@ -385,9 +395,20 @@ TEST_CASE("CUDA Gaussian refuses what it cannot do", "[gauss][cuda]") {
   TestImage img(40, 40, PixelFormat::Gray8);
   DeviceCopy a(img, 0), b(img, 0);
   GaussParams p;
-  p.sigma_x = p.sigma_y = 5.0;  // radius 20: beyond the fused path
+  p.sigma_x = p.sigma_y = 7.0;  // radius 28: beyond the fused path, the tensor cores' too
   CHECK(cuda::launch_gauss(p, const_view(a.view()), b.view(), nullptr, 0, nullptr,
                            cuda::GaussPath::Fused) == cudaErrorInvalidValue);
+  p.sigma_x = p.sigma_y = 5.0;  // radius 20: fused only on the tensor cores (GRAY8)
+  CHECK(cuda::launch_gauss(p, const_view(a.view()), b.view(), nullptr, 0, nullptr,
+                           cuda::GaussPath::Fused) ==
+        (cuda::gauss_max_fused_radius(PixelFormat::Gray8) >= 20 ? cudaSuccess
+                                                                : cudaErrorInvalidValue));
+  {
+    TestImage gray16(40, 40, PixelFormat::Gray16);
+    DeviceCopy c(gray16, 0), d(gray16, 0);
+    CHECK(cuda::launch_gauss(p, const_view(c.view()), d.view(), nullptr, 0, nullptr,
+                             cuda::GaussPath::Fused) == cudaErrorInvalidValue);
+  }
   CHECK(cuda::launch_gauss(p, const_view(a.view()), b.view(), nullptr, 0, nullptr,
                            cuda::GaussPath::Separable) == cudaErrorInvalidValue);  // no scratch
   // Too small a frame for the decimated planes (margins of 12 samples each side).

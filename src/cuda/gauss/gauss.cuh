@@ -63,12 +63,21 @@ enum class GaussPath { Auto, Fused, Separable, Decimated, Recursive };
 std::string_view to_string(GaussPath path) noexcept;
 
 inline constexpr int kMaxFusedRadius = 16;
+// GRAY8 frames the tensor cores take (rows aligned to 4 bytes in and out, code built for sm_80
+// and later): fused up to this radius (sigma 6), where Auto takes them too: beyond it the
+// decimated path is the faster (bench/results/gauss/h200-mma/variants/large-radii/).
+inline constexpr int kMaxTensorFusedRadius = 24;
+// The largest radius the fused path takes for `format` on the current device.
+int gauss_max_fused_radius(PixelFormat format) noexcept;
 // The decimated path's smallest sigma: below it k = 2 is too coarse for the B-spline.
 inline constexpr double kDecimatedMinSigma = 4.0;
 
 // The path Auto takes for these parameters, when the decimated path's planes fit the frame
 // (launch_gauss() takes gauss_exact_path() where they do not).
 GaussPath gauss_auto_path(const GaussParams& params) noexcept;
+// The path Auto takes for these parameters on these frames: fused for the GRAY8 frames the
+// tensor cores take (kMaxTensorFusedRadius), else gauss_auto_path(params).
+GaussPath gauss_auto_path(const GaussParams& params, ConstImageView in, ImageView out) noexcept;
 // The path Auto took before the decimated one: fused, else the recursion, else the separable
 // sums; for callers whose blur must stay within the recursion's error of the CPU's.
 GaussPath gauss_exact_path(const GaussParams& params) noexcept;

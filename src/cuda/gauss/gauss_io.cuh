@@ -34,23 +34,22 @@ inline Plane plane_of(ConstImageView in, ImageView out) {
 // nothing past it), the radii, the border.
 struct FusedArgs {
   Plane plane;
-  float wx[kMaxFusedRadius + 1];
-  float wy[kMaxFusedRadius + 1];
+  float wx[kMaxTensorFusedRadius + 1];
+  float wy[kMaxTensorFusedRadius + 1];
   int rx;
   int ry;
   BorderMode border;
   float border_value;
 };
 
-// The arguments of `params` on these frames; nothing where a radius is beyond the fused
-// path's.
-inline bool fused_args(const GaussParams& params, ConstImageView in, ImageView out,
+// The arguments of `params` on these frames; nothing where a radius is beyond `max_radius`.
+inline bool fused_args(const GaussParams& params, ConstImageView in, ImageView out, int max_radius,
                        FusedArgs& args) {
   args = FusedArgs{};
   args.plane = plane_of(in, out);
   args.rx = params.effective_radius_x();
   args.ry = params.effective_radius_y();
-  if (args.rx > kMaxFusedRadius || args.ry > kMaxFusedRadius) return false;
+  if (args.rx > max_radius || args.ry > max_radius) return false;
   args.rx = gauss_half_weights(params.sigma_x, args.rx, args.wx);
   args.ry = gauss_half_weights(params.sigma_y, args.ry, args.wy);
   args.border = params.border;

@@ -39,6 +39,12 @@ GaussPath gauss_auto_path(const GaussParams& params) noexcept {
   return gauss_detail::decimated_params(params) ? GaussPath::Decimated : exact;
 }
 
+GaussPath gauss_auto_path(const GaussParams& params, ConstImageView in, ImageView out) noexcept {
+  // GRAY8 frames on the tensor cores: exact sums, and faster than the decimation up to their
+  // largest radius (bench/results/gauss/h200-mma/).
+  return gauss_detail::mma_takes(params, in, out) ? GaussPath::Fused : gauss_auto_path(params);
+}
+
 GaussPath gauss_exact_path(const GaussParams& params) noexcept {
   if (params.effective_radius_x() <= kMaxFusedRadius &&
       params.effective_radius_y() <= kMaxFusedRadius) {
@@ -110,7 +116,7 @@ cudaError_t launch_gauss(const GaussParams& params, ConstImageView in, ImageView
     return cudaErrorInvalidValue;
   }
   const bool automatic = path == GaussPath::Auto;
-  if (automatic) path = gauss_auto_path(params);
+  if (automatic) path = gauss_auto_path(params, in, out);
   if (path == GaussPath::Fused) {
     return gauss_detail::launch_fused_path(params, in, out, stream);
   }

@@ -72,7 +72,7 @@ constexpr int round_up(int n, int m) {
 // a word of the input).
 template <int R>
 struct MmaTile {
-  static_assert(R % 4 == 0 && R >= 4 && R <= kMaxFusedRadius);
+  static_assert(R % 4 == 0 && R >= 4 && R <= kMaxTensorFusedRadius);
   static constexpr int kRowSteps = (kStrip + 2 * R + kSlab - 1) / kSlab;  // k-steps, row pass
   static constexpr int kColSteps = (kSlab + 2 * R + kSlab - 1) / kSlab;   // k-steps, columns
   // Input rows: whole slabs for the row pass, and every row the column pass's windows read.
@@ -84,8 +84,7 @@ struct MmaTile {
   static constexpr int kCols = kColsNeeded % 16 == 0 ? kColsNeeded + 8 : round_up(kColsNeeded, 8);
   static constexpr std::size_t kInputBytes = sizeof(__half) * kRows * kCols;
   static constexpr std::size_t kSumBytes = sizeof(__half) * kRows * kSumPitch;  // a plane
-  static constexpr std::size_t kSharedBytes = kInputBytes + 2 * kSumBytes;
-  static_assert(kSharedBytes <= kDefaultSharedBytes);
+  static constexpr std::size_t kSharedBytes = kInputBytes + 2 * kSumBytes;      // 58 KiB at R = 24
   static_assert(kInputBytes >= std::size_t{kTile} * kOutPitch, "the staged output fits");
 };
 
@@ -372,13 +371,17 @@ cudaError_t launch_as(const MmaArgs& args, cudaStream_t stream) {
 }
 
 // Whether the current device runs the kernels' tensor-core code: an sm_80+ binary (a compute_75
-// PTX JIT-compiled on an sm_80 device has none). Asked once a device.
+// PTX JIT-compiled on an sm_80 device has none), the large buckets' shared memory opted in.
+// Asked once a device.
 bool device_runs_mma() {
   return once_per_device(
       [](int) -> std::optional<bool> {
         cudaFuncAttributes attributes{};
-        const bool yes = cudaFuncGetAttributes(&attributes, gauss_mma_tile<4>) == cudaSuccess &&
-                         attributes.binaryVersion >= 80;
+        const bool yes =
+            cudaFuncGetAttributes(&attributes, gauss_mma_tile<4>) == cudaSuccess &&
+            attributes.binaryVersion >= 80 &&
+            allow_shared(gauss_mma_tile<20>, MmaTile<20>::kSharedBytes) == cudaSuccess &&
+            allow_shared(gauss_mma_tile<24>, MmaTile<24>::kSharedBytes) == cudaSuccess;
         cudaGetLastError();
         return yes;
       },
@@ -394,7 +397,7 @@ bool mma_takes(const GaussParams& params, ConstImageView in, ImageView out) noex
   // At radius 2 (sigma 0.5) the float tile is as fast (42 us on a 4096^2 frame, H200): its few
   // taps leave the SM's issue slots free; from radius 3 this kernel is the faster.
   const int radius = std::max(params.effective_radius_x(), params.effective_radius_y());
-  if (radius < 3 || radius > kMaxFusedRadius) return false;
+  if (radius < 3 || radius > kMaxTensorFusedRadius) return false;
   // Words of four samples in and out.
   if (!rows_aligned(in.data, in.stride, 4) || !rows_aligned(out.data, out.stride, 4)) return false;
   return device_runs_mma();
@@ -403,15 +406,24 @@ bool mma_takes(const GaussParams& params, ConstImageView in, ImageView out) noex
 cudaError_t launch_mma(const GaussParams& params, ConstImageView in, ImageView out,
                        cudaStream_t stream) {
   MmaArgs args;
-  if (!gauss_io::fused_args(params, in, out, args)) return cudaErrorInvalidValue;
+  if (!gauss_io::fused_args(params, in, out, kMaxTensorFusedRadius, args)) {
+    return cudaErrorInvalidValue;
+  }
   if (!device_runs_mma()) return cudaErrorInvalidDeviceFunction;
   const int r = std::max(args.rx, args.ry);
   if (r <= 4) return launch_as<4>(args, stream);
   if (r <= 8) return launch_as<8>(args, stream);
   if (r <= 12) return launch_as<12>(args, stream);
-  return launch_as<16>(args, stream);
+  if (r <= 16) return launch_as<16>(args, stream);
+  if (r <= 20) return launch_as<20>(args, stream);
+  return launch_as<24>(args, stream);
 }
 
 }  // namespace gauss_detail
+
+int gauss_max_fused_radius(PixelFormat format) noexcept {
+  return format == PixelFormat::Gray8 && device_runs_mma() ? kMaxTensorFusedRadius
+                                                           : kMaxFusedRadius;
+}
 
 }  // namespace starsift::cuda

@@ -323,7 +323,9 @@ bool tile_takes(const GaussParams& params, ConstImageView in, ImageView out) noe
 cudaError_t launch_tile(const GaussParams& params, ConstImageView in, ImageView out,
                         cudaStream_t stream) {
   TileArgs args;
-  if (!gauss_io::fused_args(params, in, out, args)) return cudaErrorInvalidValue;
+  if (!gauss_io::fused_args(params, in, out, kMaxFusedRadius, args)) {
+    return cudaErrorInvalidValue;
+  }
   cudaError_t status = cudaSuccess;
   gauss_io::with_format(in.format, [&](auto io) {
     using Io = decltype(io);
