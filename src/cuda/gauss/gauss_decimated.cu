@@ -19,8 +19,9 @@
 //    quadratics and so adds no variance of its own.
 //
 // Three launches whatever sigma. No plane of the frame's size goes through global memory: the
-// frame is read (each row by the up to four small rows whose B-splines reach it, from L1 and
-// L2 after the first) and written once.
+// frame is read (gray rows of whole words once a strip of eight small rows, every other frame
+// by each of the four small rows whose B-splines reach a row, from L1 and L2 after the first)
+// and written once.
 //
 // k = max(2, ceil(sigma / 4)), so sigma / k lies in (2, 4] and from sigma 12 in [3, 4]: the
 // small grid samples the blurred frame at least every sigma / 2. Against the exact Gaussian
@@ -36,6 +37,7 @@
 #include <type_traits>
 
 #include "cuda/common/launch_limits.cuh"
+#include "cuda/device_query.hpp"
 #include "cuda/gauss/gauss.cuh"
 #include "cuda/gauss/gauss_internal.cuh"
 #include "cuda/gauss/gauss_io.cuh"
@@ -51,7 +53,7 @@ using gauss_io::Plane;
 constexpr int kWarp = 32;
 
 // The cubic B-spline of unit knot spacing, support (-2, 2).
-__host__ __device__ inline double bspline3(double t) {
+inline double bspline3(double t) {
   t = t < 0 ? -t : t;
   if (t < 1.0) return 2.0 / 3.0 - t * t + 0.5 * t * t * t;
   if (t < 2.0) {
@@ -59,6 +61,17 @@ __host__ __device__ inline double bspline3(double t) {
     return u * u * u / 6.0;
   }
   return 0.0;
+}
+
+// The same in floats, for the kernels' weight tables.
+__device__ inline float bspline3f(float t) {
+  t = fabsf(t);
+  if (t < 1.f) return 2.f / 3.f - t * t + 0.5f * t * t * t;
+  if (t < 2.f) {
+    const float u = 2.f - t;
+    return u * u * u / 6.f;
+  }
+  return 0.f;
 }
 
 // One axis of the decimation.
@@ -128,40 +141,45 @@ struct Args {
   float border_value;
 };
 
-// Pass 1 (down), both axes in one kernel. A block makes kDownRows small rows of `columns`
-// small samples. Its threads are a band of units (kWords: a word of four gray samples, else a
-// pixel) across by the kDownRows small rows: each thread sums its small row's taps down its
-// unit's column (the taps unrolled, so that their loads are in flight together; the rows the
-// block's small rows share come from L1), into shared memory; then each small sample is summed
-// across from there.
-constexpr int kDownRows = 8;
-constexpr int kDownUnits = 64;  // threads across a block
-constexpr int kDownThreads = kDownUnits * kDownRows;
-// Full-resolution samples a band holds at most. kWords: a word a thread, two at k = 3 and 4,
-// where a thread's fixed work (its place, the tables, the sums across) is otherwise spread
-// over few samples (measured on an H200, 4096^2 GRAY8 at sigma 10: 97 -> 91 us; four words a
-// thread at k = 2 were slower, 109 -> 112 us at sigma 5). Else four pixels a thread, whose
-// three channels' rows fill the shared memory.
-int down_band_most(const Axis& x, bool words) {
-  if (!words) return 4 * kDownUnits;
-  return 4 * kDownUnits * (x.k == 3 || x.k == 4 ? 2 : 1);
-}
-
-// A down block's shape along x, chosen on the host for the axis.
+// A down block's shape along x, chosen on the host for the axis: a unit a thread across
+// (words: four gray samples, else a pixel), 64 threads.
+constexpr int kDownUnits = 64;
+constexpr int kDownBand = 4 * kDownUnits;  // full-resolution samples a band holds at most
 struct DownShape {
   int columns = 1;  // small columns a block makes
-  int band = 0;     // full-resolution samples a band holds (kWords: whole words)
+  int band = 0;     // full-resolution samples a band holds (words: whole words)
 };
 
 DownShape down_shape(const Axis& x, bool words) {
-  // kWords: the band starts at the word holding the first tap, up to 3 samples before it.
+  // Words: the band starts at the word holding the first tap, up to 3 samples before it.
   const int lead = words ? 3 : 0;
   DownShape d;
-  d.columns = std::max(1, (down_band_most(x, words) - lead - x.taps) / x.k + 1);
+  d.columns = std::max(1, (kDownBand - lead - x.taps) / x.k + 1);
   d.band = lead + x.k * (d.columns - 1) + x.taps;
   if (words) d.band = (d.band + 3) / 4 * 4;
   return d;
 }
+
+// Tap t of an axis's B-spline, unnormalised, 0 past the last tap; in floats (the host's norm
+// sums the same B-spline in doubles).
+__device__ inline float down_weight(const Axis& a, int t) {
+  return t < a.taps ? bspline3f((a.first_tap + t - a.centre) * a.inv_k) : 0.f;
+}
+
+// An axis's taps by the whole block.
+__device__ void load_down_weights(const Axis& a, float* w) {
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  for (int t = tid; t < a.taps; t += blockDim.x * blockDim.y) w[t] = down_weight(a, t);
+}
+
+// Pass 1 (down) for colour frames and gray rows not aligned to words: both axes in one
+// kernel. A block makes kDownRows small rows of `columns` small samples. Its threads are a
+// band of pixels across by the kDownRows small rows: each thread sums its small row's taps
+// down its pixel's column (the taps unrolled, so that their loads are in flight together; the
+// rows the block's small rows share come from L1), into shared memory; then each small sample
+// is summed across from there.
+constexpr int kDownRows = 8;
+constexpr int kDownThreads = kDownUnits * kDownRows;
 
 // Full-resolution rows a down block reads.
 __host__ __device__ int down_span(const Axis& y) {
@@ -173,20 +191,11 @@ std::size_t down_shared_bytes(const Axis& x, const Axis& y, int channels, const 
   return sizeof(float) * (tables + static_cast<std::size_t>(channels) * kDownRows * d.band);
 }
 
-// The B-spline weights of an axis, unnormalised, by the whole block.
-__device__ void load_down_weights(const Axis& a, float* w) {
-  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-  for (int t = tid; t < a.taps; t += blockDim.x * blockDim.y) {
-    w[t] = static_cast<float>(bspline3((a.first_tap + t - a.centre) / static_cast<double>(a.k)));
-  }
-}
-
 // Three blocks a multiprocessor: 42 registers a thread, room for eight loads in flight.
-template <class Io, bool kWords>
+template <class Io>
 __global__ void __launch_bounds__(kDownThreads, blocks_per_sm(3, kDownThreads))
     down_kernel(const Args a, const DownShape shape, Planes out) {
   constexpr int C = Io::kChannels;
-  constexpr int V = kWords ? 4 : C;  // values a unit holds
   extern __shared__ float shared[];
   float* wy = shared;
   float* wx = wy + a.y.taps;
@@ -194,8 +203,7 @@ __global__ void __launch_bounds__(kDownThreads, blocks_per_sm(3, kDownThreads))
   // found once here rather than for every tap of every thread (reflect-101 divides).
   int* row_of = reinterpret_cast<int*>(wx + a.x.taps);
   const int span = down_span(a.y);
-  // [C][kDownRows][band], from a 16-byte boundary for the words' vector stores.
-  float* reduced = shared + (a.y.taps + a.x.taps + span + 3) / 4 * 4;
+  float* reduced = shared + (a.y.taps + a.x.taps + span + 3) / 4 * 4;  // [C][kDownRows][band]
   load_down_weights(a.y, wy);
   load_down_weights(a.x, wx);
   const int block_y = a.y.k * (blockIdx.y * kDownRows - a.y.margin) + a.y.first_tap;
@@ -210,98 +218,71 @@ __global__ void __launch_bounds__(kDownThreads, blocks_per_sm(3, kDownThreads))
   const int first_x = a.x.k * (sx0 - a.x.margin) + a.x.first_tap;  // the first tap's column
   const int first_y = block_y + a.y.k * j;
   const int* rows = row_of + a.y.k * j;  // this small row's taps
-  // kWords: the band starts at the word holding the first tap (floor to a multiple of 4).
-  const int band_x = kWords ? first_x - (((first_x % 4) + 4) % 4) : first_x;
-  const int units = kWords ? shape.band / 4 : shape.band;
   const int width = a.frame.width;
   const bool rows_inside = first_y >= 0 && first_y + a.y.taps <= a.frame.height;
 
-  for (int u = threadIdx.x; u < units; u += kDownUnits) {
-    const int x = band_x + (kWords ? 4 * u : u);
-    float acc[V] = {};
-    if (x >= 0 && x + (kWords ? 4 : 1) <= width) {
-      const auto load = [&](const std::byte* row, float(&v)[V]) {
-        if constexpr (kWords) {
-          gauss_io::Word<Io>::unpack(gauss_io::Word<Io>::load(row, x), v);
-        } else {
-          Io::load_pixel(row, x, v);
-        }
-      };
+  for (int u = threadIdx.x; u < shape.band; u += kDownUnits) {
+    const int x = first_x + u;
+    float acc[C] = {};
+    if (x >= 0 && x < width) {
       if (rows_inside) {  // the common case: loads in flight together
         const std::byte* row =
             a.frame.in + static_cast<std::ptrdiff_t>(first_y) * a.frame.in_stride;
 #pragma unroll 8
         for (int t = 0; t < a.y.taps; ++t) {
-          float v[V];
-          load(row + t * a.frame.in_stride, v);
+          float v[C];
+          Io::load_pixel(row + t * a.frame.in_stride, x, v);
           const float w = wy[t];
 #pragma unroll
-          for (int i = 0; i < V; ++i) acc[i] = fmaf(w, v[i], acc[i]);
+          for (int i = 0; i < C; ++i) acc[i] = fmaf(w, v[i], acc[i]);
         }
       } else {
 #pragma unroll 4
         for (int t = 0; t < a.y.taps; ++t) {
           const int ry = rows[t];
-          float v[V];
+          float v[C];
           if (ry < 0) {
 #pragma unroll
-            for (int i = 0; i < V; ++i) v[i] = a.border_value;
+            for (int i = 0; i < C; ++i) v[i] = a.border_value;
           } else {
-            load(a.frame.in + static_cast<std::ptrdiff_t>(ry) * a.frame.in_stride, v);
+            Io::load_pixel(a.frame.in + static_cast<std::ptrdiff_t>(ry) * a.frame.in_stride, x, v);
           }
           const float w = wy[t];
 #pragma unroll
-          for (int i = 0; i < V; ++i) acc[i] = fmaf(w, v[i], acc[i]);
+          for (int i = 0; i < C; ++i) acc[i] = fmaf(w, v[i], acc[i]);
         }
       }
     } else {
-      // A unit beyond a side of the frame: each sample's column through the border rule once.
-      constexpr int kColumns = kWords ? 4 : 1;
-      int columns[kColumns];
-#pragma unroll
-      for (int i = 0; i < kColumns; ++i) columns[i] = border_index(x + i, width, a.border);
+      // A pixel beyond a side of the frame: its column through the border rule once.
+      const int column = border_index(x, width, a.border);
       for (int t = 0; t < a.y.taps; ++t) {
         const int ry = rows[t];
         const std::byte* row =
             a.frame.in + static_cast<std::ptrdiff_t>(ry < 0 ? 0 : ry) * a.frame.in_stride;
-        float v[V];
-        if constexpr (kWords) {
-#pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            v[i] = ry < 0 || columns[i] < 0 ? a.border_value : Io::load(row, columns[i], 0);
-          }
-        } else if (ry < 0 || columns[0] < 0) {
+        float v[C];
+        if (ry < 0 || column < 0) {
 #pragma unroll
           for (int c = 0; c < C; ++c) v[c] = a.border_value;
         } else {
-          Io::load_pixel(row, columns[0], v);
+          Io::load_pixel(row, column, v);
         }
         const float w = wy[t];
 #pragma unroll
-        for (int i = 0; i < V; ++i) acc[i] = fmaf(w, v[i], acc[i]);
+        for (int i = 0; i < C; ++i) acc[i] = fmaf(w, v[i], acc[i]);
       }
     }
-    const int column = x - band_x;
-    if constexpr (kWords) {
-      *reinterpret_cast<float4*>(&reduced[j * shape.band + column]) =
-          make_float4(acc[0] * a.y.norm, acc[1] * a.y.norm, acc[2] * a.y.norm, acc[3] * a.y.norm);
-    } else {
 #pragma unroll
-      for (int c = 0; c < C; ++c) {
-        reduced[(c * kDownRows + j) * shape.band + column] = acc[c] * a.y.norm;
-      }
-    }
+    for (int c = 0; c < C; ++c) reduced[(c * kDownRows + j) * shape.band + u] = acc[c] * a.y.norm;
   }
   __syncthreads();
 
   if (sy >= a.y.small) return;
-  const int lead = first_x - band_x;
   for (int i = threadIdx.x; i < shape.columns; i += kDownUnits) {
     const int sx = sx0 + i;
     if (sx >= a.x.small) break;
 #pragma unroll
     for (int c = 0; c < C; ++c) {
-      const float* line = reduced + (c * kDownRows + j) * shape.band + lead + a.x.k * i;
+      const float* line = reduced + (c * kDownRows + j) * shape.band + a.x.k * i;
       float sum = 0.f;
 #pragma unroll 4
       for (int t = 0; t < a.x.taps; ++t) sum = fmaf(wx[t], line[t], sum);
@@ -310,16 +291,211 @@ __global__ void __launch_bounds__(kDownThreads, blocks_per_sm(3, kDownThreads))
   }
 }
 
+// Pass 1 for gray frames read by words of four samples: each frame row loaded and unpacked
+// once. A thread walks down its word's column through the rows a strip of kStripRows small
+// rows reads, (kStripRows + 3) k of them: row k c + p (chunk c, phase p) is tap j k + p of small
+// row c - j, j = 0..3, whose four weights are one vector of the phase table. Phase by phase,
+// the rows of every chunk are loaded together (kStripRows + 3 loads in flight) and added in
+// registers to the small rows they reach. A block is kStripUnits words across by up to
+// kStripMostThreadsY threads down: `strips` strips of small rows, each walked by `sharers`
+// threads that share out its phases (so that a large k spreads over more threads rather than
+// longer walks, where strips alone would leave the GPU idle). Their sums go to shared memory
+// and are added up in phase order; then each small sample is summed across from there, as in
+// down_kernel. (Against down_kernel, which summed each small row's taps a thread, so that each
+// frame row was unpacked by the four small rows it reaches: 1.15-1.25x on an H200.)
+constexpr int kStripRows = 8;
+constexpr int kStripChunks = kStripRows + 3;
+constexpr int kStripUnits = 64;
+constexpr int kStripMostThreadsY = 4;
+
+// How a strip block shares its work: `strips` strips of small rows down, each walked by
+// `sharers` threads a word (strips x sharers threads down the block).
+struct StripShape {
+  int strips = 1;
+  int sharers = 1;
+  __host__ __device__ int threads_y() const { return strips * sharers; }
+};
+
+// Full-resolution rows a strip block reads: 4 k taps at most a small row.
+__host__ __device__ int strip_span(const Axis& y, int strips) {
+  return y.k * (kStripRows * (strips - 1) + kStripChunks);
+}
+
+std::size_t strip_shared_bytes(const Axis& x, const Axis& y, StripShape s, const DownShape& d) {
+  const std::size_t tables =
+      (4 * static_cast<std::size_t>(y.k) + x.taps + strip_span(y, s.strips) + 3) / 4 * 4;
+  return sizeof(float) * (tables + static_cast<std::size_t>(kStripRows) * s.threads_y() * d.band);
+}
+
+// The block's shape: as many threads down as the default shared memory holds (the bands of
+// the largest sigmas hold fewer), and of them as many strips as leave the grid kStripFill
+// blocks a multiprocessor, the rest sharing the strips' phases (measured on an H200, 4096^2
+// GRAY8: at sigma 25 (k = 7) four strips, 66.3 us, against 67.9 with two; at sigma 50 (k = 13)
+// one strip of four sharers, 65.2 us, against 74.2 with four strips). strips == 0 where no
+// shape fits.
+constexpr long kStripFill = 4;
+StripShape strip_shape(const Axis& x, const Axis& y, const DownShape& d, int blocks_across,
+                       int sm_count) {
+  for (int rows = kStripMostThreadsY; rows >= 1; rows /= 2) {
+    if (strip_shared_bytes(x, y, {rows, 1}, d) > kDefaultSharedBytes) continue;
+    for (int strips = rows; strips >= 1; strips /= 2) {
+      const long blocks = static_cast<long>(blocks_across) *
+                          ((y.small + kStripRows * strips - 1) / (kStripRows * strips));
+      if (strips == 1 || blocks >= kStripFill * sm_count) return {strips, rows / strips};
+    }
+  }
+  return {0, 0};
+}
+
+// One thread's phases of a strip down a word column (see above). kInside: the word lies within
+// the frame (one vector load a row), else each sample's column through the border rule.
+// `rows`: the strip's rows through the border rule (-1: border_value); `phase`: the phase
+// table; `partial`: the group's first small row at this word, rows `pitch` floats apart.
+template <class Io, bool kInside>
+__device__ void walk_strip(const Args& a, int x, int first_phase, int phase_step, const int* rows,
+                           const float4* phase, float* partial, int pitch) {
+  using W = gauss_io::Word<Io>;
+  const int k = a.y.k;
+  int columns[4];
+  if constexpr (!kInside) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) columns[i] = border_index(x + i, a.frame.width, a.border);
+  }
+  float acc[kStripRows][4] = {};
+  for (int p = first_phase; p < k; p += phase_step) {
+    int ry[kStripChunks];
+#pragma unroll
+    for (int c = 0; c < kStripChunks; ++c) ry[c] = rows[c * k + p];
+    typename W::W words[kStripChunks];  // kInside: every load issued before the first is used
+    if constexpr (kInside) {
+#pragma unroll
+      for (int c = 0; c < kStripChunks; ++c) {
+        words[c] =
+            W::load(a.frame.in + static_cast<std::ptrdiff_t>(max(ry[c], 0)) * a.frame.in_stride, x);
+      }
+    }
+    const float4 w = phase[p];
+    const float wj[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int c = 0; c < kStripChunks; ++c) {
+      float v[4];
+      if constexpr (kInside) {
+        W::unpack(words[c], v);
+      } else {
+        const std::byte* row =
+            a.frame.in + static_cast<std::ptrdiff_t>(max(ry[c], 0)) * a.frame.in_stride;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) v[i] = columns[i] < 0 ? 0.f : Io::load(row, columns[i], 0);
+      }
+      if (ry[c] < 0 || !kInside) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          if (ry[c] < 0 || (!kInside && columns[i] < 0)) v[i] = a.border_value;
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        if (c - j < 0 || c - j >= kStripRows) continue;  // no such small row in the strip
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[c - j][i] = fmaf(wj[j], v[i], acc[c - j][i]);
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kStripRows; ++r) {
+    *reinterpret_cast<float4*>(partial + r * pitch) =
+        make_float4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
+  }
+}
+
+template <class Io>
+__global__ void __launch_bounds__(kStripUnits* kStripMostThreadsY, 3)
+    down_strips_kernel(const Args a, const DownShape shape, const StripShape strips, Planes out) {
+  extern __shared__ float shared[];
+  const int k = a.y.k;
+  const int span = strip_span(a.y, strips.strips);
+  float4* phase = reinterpret_cast<float4*>(shared);  // [k], at a 16-byte boundary
+  float* wx = shared + 4 * k;
+  int* row_of = reinterpret_cast<int*>(wx + a.x.taps);
+  // [strips][sharers][kStripRows][band]: each thread row's sums; the first sharer's then the
+  // strip's.
+  float* reduced = shared + (4 * k + a.x.taps + span + 3) / 4 * 4;
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  const int threads = kStripUnits * strips.threads_y();
+  // Phase p: the weights of taps p, k + p, 2 k + p, 3 k + p (0 past the last tap).
+  for (int p = tid; p < k; p += threads) {
+    phase[p] = make_float4(down_weight(a.y, p), down_weight(a.y, k + p),
+                           down_weight(a.y, 2 * k + p), down_weight(a.y, 3 * k + p));
+  }
+  load_down_weights(a.x, wx);
+  const int sy0 = blockIdx.y * kStripRows * strips.strips;
+  const int block_y = k * (sy0 - a.y.margin) + a.y.first_tap;
+  for (int r = tid; r < span; r += threads) {
+    row_of[r] = border_index(block_y + r, a.frame.height, a.border);
+  }
+  __syncthreads();
+
+  const int sx0 = blockIdx.x * shape.columns;
+  const int first_x = a.x.k * (sx0 - a.x.margin) + a.x.first_tap;
+  const int band_x = first_x - (((first_x % 4) + 4) % 4);  // the word holding the first tap
+  const int strip = threadIdx.y / strips.sharers;
+  const int sharer = threadIdx.y % strips.sharers;
+  const int plane = kStripRows * shape.band;
+  const int* rows = row_of + strip * kStripRows * k;
+  for (int u = threadIdx.x; u < shape.band / 4; u += kStripUnits) {
+    const int x = band_x + 4 * u;
+    float* to = reduced + threadIdx.y * plane + 4 * u;
+    if (x >= 0 && x + 4 <= a.frame.width) {
+      walk_strip<Io, true>(a, x, sharer, strips.sharers, rows, phase, to, shape.band);
+    } else {
+      walk_strip<Io, false>(a, x, sharer, strips.sharers, rows, phase, to, shape.band);
+    }
+  }
+  __syncthreads();
+  if (strips.sharers > 1) {  // a strip's sums added up, in phase order
+    for (int i = tid; i < strips.strips * plane; i += threads) {
+      float* first = reduced + (i / plane) * strips.sharers * plane + i % plane;
+      float sum = first[0];
+      for (int h = 1; h < strips.sharers; ++h) sum += first[h * plane];
+      first[0] = sum;
+    }
+    __syncthreads();
+  }
+
+  const int lead = first_x - band_x;
+  const float norm = a.x.norm * a.y.norm;
+  for (int j = threadIdx.y; j < kStripRows * strips.strips; j += strips.threads_y()) {
+    const int sy = sy0 + j;
+    if (sy >= a.y.small) break;
+    const float* strip_row =
+        reduced + ((j / kStripRows) * strips.sharers * kStripRows + j % kStripRows) * shape.band;
+    for (int i = threadIdx.x; i < shape.columns; i += kStripUnits) {
+      const int sx = sx0 + i;
+      if (sx >= a.x.small) break;
+      const float* line = strip_row + lead + a.x.k * i;
+      float sum = 0.f;
+#pragma unroll 4
+      for (int t = 0; t < a.x.taps; ++t) sum = fmaf(wx[t], line[t], sum);
+      out.data[sy * out.stride + sx] = sum * norm;
+    }
+  }
+}
+
 // Pass 2 for small planes: the rest of the Gaussian (radius <= kMaxFusedRadius), both axes in
-// one kernel over a tile of kBlurTile x kBlurTile samples, channel blockIdx.z. The small plane's
-// own border is replicated: it reaches only the margins, which are never read back.
-constexpr int kBlurApron = kMaxFusedRadius;
-constexpr int kBlurTile = 16;
+// one kernel over a tile of kBlurTile x kBlurTile samples, channel blockIdx.z. A block of 32 x 8
+// threads loads the tile and its apron once into shared memory, sums its rows across into a
+// second buffer (a sample a thread, unrolled), and each thread sums kBlurRows outputs of a column
+// down from a window of kBlurRows + 2 R row sums held in registers. R is the radius rounded up to
+// a bucket (taps past the true radius weigh 0). The small plane's own border is replicated: it
+// reaches only the margins, which are never read back.
+constexpr int kBlurTile = 32;
+constexpr int kBlurThreadsY = 8;
+constexpr int kBlurRows = kBlurTile / kBlurThreadsY;  // outputs a thread sums down
 // Small planes of at least this many samples are blurred by the fused path instead.
 constexpr long kLargeSmallPlane = 1L << 20;
 
 struct BlurWeights {
-  float w[kMaxFusedRadius + 1];  // centre first
+  float w[kMaxFusedRadius + 1];  // centre first, 0 past the radius
   int radius = 0;
 };
 
@@ -329,54 +505,73 @@ BlurWeights blur_weights(double sigma) {
   return b;
 }
 
-__global__ void __launch_bounds__(256)
+template <int R>
+__global__ void __launch_bounds__(kWarp* kBlurThreadsY)
     small_blur_kernel(Planes in, Planes out, int width, int height, BlurWeights wx,
                       BlurWeights wy) {
-  constexpr int kTile = kBlurTile;
-  constexpr int kSide = kTile + 2 * kBlurApron;
+  static_assert(R <= kMaxFusedRadius);
+  constexpr int kSide = kBlurTile + 2 * R;
   __shared__ float tile[kSide][kSide + 1];
-  __shared__ float across[kSide][kTile + 1];
-  __shared__ float weights_x[kBlurApron + 1], weights_y[kBlurApron + 1];
-  const int threads = blockDim.x * blockDim.y;
-  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-  // Indexed by a loop counter: from shared memory, where the parameter's array would be copied
+  __shared__ float across[kSide][kBlurTile];
+  __shared__ float weights_x[R + 1], weights_y[R + 1];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  // Indexed by loop counters: from shared memory, where the parameter's array would be copied
   // to the stack.
-  if (tid == 0) {
+  if (tx == 0 && ty == 0) {
 #pragma unroll
-    for (int i = 0; i <= kBlurApron; ++i) {
+    for (int i = 0; i <= R; ++i) {
       weights_x[i] = wx.w[i];
       weights_y[i] = wy.w[i];
     }
   }
-  const int x0 = blockIdx.x * kTile, y0 = blockIdx.y * kTile;
+  const int x0 = blockIdx.x * kBlurTile, y0 = blockIdx.y * kBlurTile;
   const float* plane = in.data + blockIdx.z * in.plane;
-  const int h = kTile + 2 * wy.radius, w = kTile + 2 * wx.radius;
-  for (int i = tid; i < h * w; i += threads) {
-    const int ty = i / w, tx = i % w;
-    const int sy = min(max(y0 - wy.radius + ty, 0), height - 1);
-    const int sx = min(max(x0 - wx.radius + tx, 0), width - 1);
-    tile[ty][tx] = plane[sy * in.stride + sx];
+  for (int r = ty; r < kSide; r += kBlurThreadsY) {
+    const float* row = plane + min(max(y0 - R + r, 0), height - 1) * in.stride;
+    for (int c = tx; c < kSide; c += kWarp) tile[r][c] = row[min(max(x0 - R + c, 0), width - 1)];
   }
   __syncthreads();
-  for (int i = tid; i < h * kTile; i += threads) {
-    const int ty = i / kTile, tx = i % kTile;
-    const float* s = &tile[ty][tx + wx.radius];
+  for (int r = ty; r < kSide; r += kBlurThreadsY) {
+    const float* s = &tile[r][tx + R];
     float sum = weights_x[0] * s[0];
-    for (int d = 1; d <= wx.radius; ++d) sum = fmaf(weights_x[d], s[-d] + s[d], sum);
-    across[ty][tx] = sum;
+#pragma unroll
+    for (int d = 1; d <= R; ++d) sum = fmaf(weights_x[d], s[-d] + s[d], sum);
+    across[r][tx] = sum;
   }
   __syncthreads();
+  float window[kBlurRows + 2 * R];
+#pragma unroll
+  for (int m = 0; m < kBlurRows + 2 * R; ++m) window[m] = across[ty * kBlurRows + m][tx];
   float* result = out.data + blockIdx.z * out.plane;
-  for (int i = tid; i < kTile * kTile; i += threads) {
-    const int ty = i / kTile, tx = i % kTile;
-    if (y0 + ty >= height || x0 + tx >= width) continue;
-    float sum = weights_y[0] * across[ty + wy.radius][tx];
-    for (int d = 1; d <= wy.radius; ++d) {
-      sum =
-          fmaf(weights_y[d], across[ty + wy.radius - d][tx] + across[ty + wy.radius + d][tx], sum);
-    }
-    result[(y0 + ty) * out.stride + x0 + tx] = sum;
+  const int x = x0 + tx;
+#pragma unroll
+  for (int o = 0; o < kBlurRows; ++o) {
+    const int y = y0 + ty * kBlurRows + o;
+    float sum = weights_y[0] * window[o + R];
+#pragma unroll
+    for (int d = 1; d <= R; ++d)
+      sum = fmaf(weights_y[d], window[o + R - d] + window[o + R + d], sum);
+    if (x < width && y < height) result[y * out.stride + x] = sum;
   }
+}
+
+// The small blur in the bucket of the larger radius.
+cudaError_t launch_small_blur(const Planes& in, const Planes& out, int width, int height,
+                              int channels, const BlurWeights& wx, const BlurWeights& wy,
+                              cudaStream_t stream) {
+  const dim3 grid((width + kBlurTile - 1) / kBlurTile, (height + kBlurTile - 1) / kBlurTile,
+                  channels);
+  const dim3 block(kWarp, kBlurThreadsY);
+  const int r = std::max(wx.radius, wy.radius);
+  // sigma_small > 1.9 (axis_for()): radius 8 or more.
+  if (r <= 8) {
+    small_blur_kernel<8><<<grid, block, 0, stream>>>(in, out, width, height, wx, wy);
+  } else if (r <= 12) {
+    small_blur_kernel<12><<<grid, block, 0, stream>>>(in, out, width, height, wx, wy);
+  } else {
+    small_blur_kernel<16><<<grid, block, 0, stream>>>(in, out, width, height, wx, wy);
+  }
+  return cudaPeekAtLastError();
 }
 
 // Pass 3 (up): the blurred small plane interpolated back to the frame, both axes in one kernel.
@@ -518,13 +713,8 @@ bool plan_planes(const Args& a, int channels, const gauss_detail::ScratchLayout&
 
 // Both down shapes (rows read by words or by pixels) within the default shared memory.
 bool down_fits(const Args& a, int channels) {
-  for (bool words : {false, true}) {
-    if (words && channels != 1) continue;
-    if (down_shared_bytes(a.x, a.y, channels, down_shape(a.x, words)) > kDefaultSharedBytes) {
-      return false;
-    }
-  }
-  return true;
+  if (channels == 1 && strip_shape(a.x, a.y, down_shape(a.x, true), 1, 1).strips == 0) return false;
+  return down_shared_bytes(a.x, a.y, channels, down_shape(a.x, false)) <= kDefaultSharedBytes;
 }
 
 // The decimation of a width x height frame for `params` (the frame's pointers not yet set).
@@ -566,17 +756,23 @@ cudaError_t run_decimated(const Args& a, const gauss_detail::ScratchLayout& scra
   if constexpr (C == 1) {
     by_words = words_in;
     if (by_words) {
-      down_kernel<Io, true>
-          <<<down_grid, dim3(kDownUnits, kDownRows), down_bytes, stream>>>(a, shape, small_b);
+      const int blocks_across = (a.x.small + shape.columns - 1) / shape.columns;
+      const StripShape strips =
+          strip_shape(a.x, a.y, shape, blocks_across, current_device_facts().multiprocessors);
+      const dim3 grid(blocks_across,
+                      (a.y.small + kStripRows * strips.strips - 1) / (kStripRows * strips.strips));
+      down_strips_kernel<Io>
+          <<<grid, dim3(kStripUnits, strips.threads_y()),
+             strip_shared_bytes(a.x, a.y, strips, shape), stream>>>(a, shape, strips, small_b);
     }
   }
   if (!by_words) {
-    down_kernel<Io, false>
+    down_kernel<Io>
         <<<down_grid, dim3(kDownUnits, kDownRows), down_bytes, stream>>>(a, shape, small_b);
   }
   // The small plane's blur. Large planes (k <= 3 on a 4096^2 frame) by the fused path's block
   // tile (its float rows are whole 128-byte lines), channel by channel; smaller ones, where
-  // its 64 x 64 tiles would leave most of the GPU idle, in 16 x 16 tiles, all channels in one
+  // its 64 x 64 tiles would leave most of the GPU idle, in 32 x 32 tiles, all channels in one
   // launch.
   if (static_cast<long>(a.x.small) * a.y.small >= kLargeSmallPlane) {
     GaussParams rest;
@@ -594,11 +790,10 @@ cudaError_t run_decimated(const Args& a, const gauss_detail::ScratchLayout& scra
       if (status != cudaSuccess) return status;
     }
   } else {
-    constexpr int T = kBlurTile;
-    const dim3 grid((a.x.small + T - 1) / T, (a.y.small + T - 1) / T, C);
-    small_blur_kernel<<<grid, dim3(kWarp, 8), 0, stream>>>(small_b, small_a, a.x.small, a.y.small,
-                                                           blur_weights(a.x.sigma_small),
-                                                           blur_weights(a.y.sigma_small));
+    const cudaError_t status =
+        launch_small_blur(small_b, small_a, a.x.small, a.y.small, C, blur_weights(a.x.sigma_small),
+                          blur_weights(a.y.sigma_small), stream);
+    if (status != cudaSuccess) return status;
   }
   const dim3 up((a.frame.width + kUpColumns - 1) / kUpColumns,
                 (a.frame.height + up_rows<C>() - 1) / up_rows<C>());
