@@ -21,6 +21,7 @@
 #include "cuda/detect/detect.cuh"
 #include "cuda/detect/detect_frame.cuh"
 #include "cuda/detect/labels.cuh"
+#include "cuda/device_query.hpp"
 #include "pipeline/detect/background_mesh.hpp"
 #include "pipeline/detect/blend.hpp"
 #include "pipeline/detect/catalogue.hpp"
@@ -1203,10 +1204,8 @@ void DetectBuffers::allocate(const DetectParams& params, const FrameShape& shape
   // no read is of memory never written.
   check(cudaMemset(z_.data(), 0, z_.pitch() * static_cast<std::size_t>(shape.height)),
         "cudaMemset (z)");
-  int device = 0;
-  check(cudaGetDevice(&device), "cudaGetDevice");
-  check(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device),
-        "cudaDeviceGetAttribute (multiprocessors)");
+  sm_count_ = current_device_facts().multiprocessors;
+  if (sm_count_ <= 0) check(cudaErrorInvalidDevice, "the device's multiprocessor count");
   label_scratch_bytes_ = label_scratch_bytes(shape.width, shape.height);
   label_scratch_.allocate(std::max<std::size_t>(label_scratch_bytes_, 1), 1);
   line_length_ = -1;  // whatever set_filter() is given, the line buffers are made anew
