@@ -252,6 +252,13 @@ ErrorText parse_error(GstMessage* message) {
   return text;
 }
 
+bool cuda_usable_or_skip() {
+  const std::string why = cuda_unusable_reason(0);
+  if (why.empty()) return true;
+  WARN("skipped: CUDA is not usable here (" << why << ")");
+  return false;
+}
+
 void check_switch_to_cuda_fails(Harness& harness) {
   if (cuda_unusable_reason(0).empty()) {
     SUCCEED("a CUDA device is usable here");

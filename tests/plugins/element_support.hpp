@@ -130,6 +130,10 @@ ErrorText parse_error(GstMessage* message);
 // backend=cuda. Where it is usable there is nothing to check.
 void check_switch_to_cuda_fails(Harness& harness);
 
+// For tests of backend=cuda: true where a CUDA device is usable, else false after a visible
+// warning that the test is skipped and why.
+bool cuda_usable_or_skip();
+
 struct PipelineResult {
   bool eos = false;
   std::string error;        // the first ERROR message's text, empty when none

@@ -21,7 +21,6 @@
 
 #include "detect_frames.hpp"
 #include "element_support.hpp"
-#include "pipeline/backend.hpp"
 #include "pipeline/detect/catalogue.hpp"
 #include "pipeline/detect/overlay_draw.hpp"
 #include "pipeline/detect/params.hpp"
@@ -140,11 +139,7 @@ TEST_CASE("siftdetect publishes the catalogue, tracks and regions on every buffe
 
 TEST_CASE("siftdetect backend=cuda hands the input on with its catalogue (where a GPU is usable)",
           "[plugin][detect][cuda]") {
-  const std::string why = starsift::cuda_unusable_reason(0);
-  if (!why.empty()) {
-    WARN("skipped: CUDA is not usable here (" << why << ")");
-    return;
-  }
+  if (!cuda_usable_or_skip()) return;
   init_gstreamer();
   const int frames = 6;
   const auto inputs = sky_frames(frames, 256, 192);

@@ -461,11 +461,7 @@ TEST_CASE("siftgauss applies a property change at the next frame", "[plugin][gau
 
 TEST_CASE("siftgauss with backend=cuda matches the reference (where a GPU is usable)",
           "[plugin][gauss][cuda]") {
-  const std::string why = starsift::cuda_unusable_reason(0);
-  if (!why.empty()) {
-    WARN("skipped: CUDA is not usable here (" << why << ")");
-    return;
-  }
+  if (!cuda_usable_or_skip()) return;
   // The GPU sums with fused multiply-adds (within one count of the reference), and beyond
   // its fused kernel's radii recurses from sigma 3 (GaussIir::kMinSigma), where the CPU
   // still sums: there within the recursion's tolerance.

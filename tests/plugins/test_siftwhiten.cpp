@@ -636,11 +636,7 @@ TEST_CASE("siftwhiten at depth 3 hands out the frames and stats of depth 1, in o
 // reported with its own numbers, as at depth 1 (where every frame finishes before the next).
 TEST_CASE("siftwhiten on CUDA at depth 3 hands out the frames and stats of depth 1",
           "[plugin][whiten][depth][cuda]") {
-  const std::string why = starsift::cuda_unusable_reason(0);
-  if (!why.empty()) {
-    WARN("skipped: CUDA is not usable here (" << why << ")");
-    return;
-  }
+  if (!cuda_usable_or_skip()) return;
   const Scene scene = make_scene(64, 64, PixelFormat::Gray16, 1000.0, 200.0, 5000.0, 9);
   const std::vector<TestImage> frames = noisy_frames(scene, 15.0, 24, 10);
   const Properties props = {
@@ -663,11 +659,7 @@ TEST_CASE("siftwhiten on CUDA at depth 3 hands out the frames and stats of depth
 // is the element's error, naming why and what is allowed.
 TEST_CASE("siftwhiten on CUDA: reject=objects with shift=resample runs, with shift=none errors",
           "[plugin][whiten][cuda]") {
-  const std::string why = starsift::cuda_unusable_reason(0);
-  if (!why.empty()) {
-    WARN("skipped: CUDA is not usable here (" << why << ")");
-    return;
-  }
+  if (!cuda_usable_or_skip()) return;
   const PipelineResult resample = run_pipeline(
       "videotestsrc num-buffers=12 pattern=snow ! video/x-raw,format=GRAY16_LE,width=64,height=48 "
       "! siftwhiten backend=cuda history=4 shift=resample shift-window=32 reject=objects ! "
