@@ -361,6 +361,11 @@ __device__ void walk_strip(const Args& a, int x, int first_phase, int phase_step
 #pragma unroll
     for (int i = 0; i < 4; ++i) columns[i] = border_index(x + i, a.frame.width, a.border);
   }
+  // A row's address in one wide multiply-add: a row's bytes fit 32 bits, the product not.
+  const auto stride = static_cast<std::uint32_t>(a.frame.in_stride);
+  const auto row_at = [&](int ry) {
+    return a.frame.in + static_cast<std::uint64_t>(static_cast<std::uint32_t>(max(ry, 0))) * stride;
+  };
   float acc[kStripRows][4] = {};
   for (int p = first_phase; p < k; p += phase_step) {
     int ry[kStripChunks];
@@ -370,8 +375,7 @@ __device__ void walk_strip(const Args& a, int x, int first_phase, int phase_step
     if constexpr (kInside) {
 #pragma unroll
       for (int c = 0; c < kStripChunks; ++c) {
-        words[c] =
-            W::load(a.frame.in + static_cast<std::ptrdiff_t>(max(ry[c], 0)) * a.frame.in_stride, x);
+        words[c] = W::load(row_at(ry[c]), x);
       }
     }
     const float4 w = phase[p];
@@ -382,8 +386,7 @@ __device__ void walk_strip(const Args& a, int x, int first_phase, int phase_step
       if constexpr (kInside) {
         W::unpack(words[c], v);
       } else {
-        const std::byte* row =
-            a.frame.in + static_cast<std::ptrdiff_t>(max(ry[c], 0)) * a.frame.in_stride;
+        const std::byte* row = row_at(ry[c]);
 #pragma unroll
         for (int i = 0; i < 4; ++i) v[i] = columns[i] < 0 ? 0.f : Io::load(row, columns[i], 0);
       }
