@@ -351,9 +351,9 @@ StripShape strip_shape(const Axis& x, const Axis& y, const DownShape& d, int blo
 // the frame (one vector load a row), else each sample's column through the border rule.
 // `rows`: the strip's rows through the border rule (-1: border_value); `phase`: the phase
 // table; `partial`: the group's first small row at this word, rows `pitch` floats apart.
-template <class Io, bool kInside>
+template <class Io, bool kInside, bool kRowsInside>
 __device__ void walk_strip(const Args& a, int x, int first_phase, int phase_step, const int* rows,
-                           const float4* phase, float* partial, int pitch) {
+                           int first_row, const float4* phase, float* partial, int pitch) {
   using W = gauss_io::Word<Io>;
   const int k = a.y.k;
   int columns[4];
@@ -370,7 +370,9 @@ __device__ void walk_strip(const Args& a, int x, int first_phase, int phase_step
   for (int p = first_phase; p < k; p += phase_step) {
     int ry[kStripChunks];
 #pragma unroll
-    for (int c = 0; c < kStripChunks; ++c) ry[c] = rows[c * k + p];
+    for (int c = 0; c < kStripChunks; ++c) {
+      ry[c] = kRowsInside ? first_row + c * k + p : rows[c * k + p];
+    }
     typename W::W words[kStripChunks];  // kInside: every load issued before the first is used
     if constexpr (kInside) {
 #pragma unroll
@@ -390,7 +392,7 @@ __device__ void walk_strip(const Args& a, int x, int first_phase, int phase_step
 #pragma unroll
         for (int i = 0; i < 4; ++i) v[i] = columns[i] < 0 ? 0.f : Io::load(row, columns[i], 0);
       }
-      if (ry[c] < 0 || !kInside) {
+      if (!kRowsInside && (ry[c] < 0 || !kInside)) {
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
           if (ry[c] < 0 || (!kInside && columns[i] < 0)) v[i] = a.border_value;
@@ -445,13 +447,23 @@ __global__ void __launch_bounds__(kStripUnits* kStripMostThreadsY, 3)
   const int sharer = threadIdx.y % strips.sharers;
   const int plane = kStripRows * shape.band;
   const int* rows = row_of + strip * kStripRows * k;
+  const int first_row = block_y + strip * kStripRows * k;
+  // The common block reads no row beyond the frame: its rows by their index, no table.
+  const bool rows_inside = block_y >= 0 && block_y + span <= a.frame.height;
   for (int u = threadIdx.x; u < shape.band / 4; u += kStripUnits) {
     const int x = band_x + 4 * u;
     float* to = reduced + threadIdx.y * plane + 4 * u;
     if (x >= 0 && x + 4 <= a.frame.width) {
-      walk_strip<Io, true>(a, x, sharer, strips.sharers, rows, phase, to, shape.band);
+      if (rows_inside) {
+        walk_strip<Io, true, true>(a, x, sharer, strips.sharers, rows, first_row, phase, to,
+                                   shape.band);
+      } else {
+        walk_strip<Io, true, false>(a, x, sharer, strips.sharers, rows, first_row, phase, to,
+                                    shape.band);
+      }
     } else {
-      walk_strip<Io, false>(a, x, sharer, strips.sharers, rows, phase, to, shape.band);
+      walk_strip<Io, false, false>(a, x, sharer, strips.sharers, rows, first_row, phase, to,
+                                   shape.band);
     }
   }
   __syncthreads();
