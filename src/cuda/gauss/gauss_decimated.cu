@@ -349,8 +349,10 @@ StripShape strip_shape(const Axis& x, const Axis& y, const DownShape& d, int blo
 
 // One thread's phases of a strip down a word column (see above). kInside: the word lies within
 // the frame (one vector load a row), else each sample's column through the border rule.
-// `rows`: the strip's rows through the border rule (-1: border_value); `phase`: the phase
-// table; `partial`: the group's first small row at this word, rows `pitch` floats apart.
+// kRowsInside: every row of the strip lies within the frame, row c k + p being first_row +
+// c k + p; else `rows` holds them through the border rule (-1: border_value). `phase`: the
+// phase table; `partial`: this thread's sums of the strip's first small row at this word, rows
+// `pitch` floats apart.
 template <class Io, bool kInside, bool kRowsInside>
 __device__ void walk_strip(const Args& a, int x, int first_phase, int phase_step, const int* rows,
                            int first_row, const float4* phase, float* partial, int pitch) {

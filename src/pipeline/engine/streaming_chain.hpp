@@ -143,13 +143,12 @@ class StreamingChain {
   // Applies `change` to stage `index` before the next submitted frame reaches it: frames in
   // flight finish with the stage as it was (CPU: the worker applies it between frames; CUDA:
   // the launches queued already carry their arguments). `change` must keep the stage's
-  // output shape, keeps_frame() and result layout. An exception from `change` fails the next frame
-  // (CPU) or this call (CUDA); validate first.
+  // output shape, keeps_frame() and result layout. An exception from `change` fails the next
+  // frame (CPU) or this call (CUDA); validate first.
   void update_stage(std::size_t index, std::function<void(FilterStage&)> change);
   // Replaces stage `index` by `stage` (another filter, same output shape, keeps_frame() and
-  // result layout)
-  // from the next submitted frame on, configured here for what the running one receives.
-  // Throws Error, leaving the chain as it was, when `stage` does not fit.
+  // result layout) from the next submitted frame on, configured here for what the running one
+  // receives. Throws Error, leaving the chain as it was, when `stage` does not fit.
   void replace_stage(std::size_t index, std::unique_ptr<FilterStage> stage);
 
  protected:
