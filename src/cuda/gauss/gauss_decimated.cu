@@ -172,6 +172,14 @@ __device__ void load_down_weights(const Axis& a, float* w) {
   for (int t = tid; t < a.taps; t += blockDim.x * blockDim.y) w[t] = down_weight(a, t);
 }
 
+// A small sample from its row reduced down, `line` at its first tap: the taps across.
+__device__ inline float sum_across(const Axis& x, const float* wx, const float* line) {
+  float sum = 0.f;
+#pragma unroll 4
+  for (int t = 0; t < x.taps; ++t) sum = fmaf(wx[t], line[t], sum);
+  return sum;
+}
+
 // Pass 1 (down) for colour frames and gray rows not aligned to words: both axes in one
 // kernel. A block makes kDownRows small rows of `columns` small samples. Its threads are a
 // band of pixels across by the kDownRows small rows: each thread sums its small row's taps
@@ -283,10 +291,7 @@ __global__ void __launch_bounds__(kDownThreads, blocks_per_sm(3, kDownThreads))
 #pragma unroll
     for (int c = 0; c < C; ++c) {
       const float* line = reduced + (c * kDownRows + j) * shape.band + a.x.k * i;
-      float sum = 0.f;
-#pragma unroll 4
-      for (int t = 0; t < a.x.taps; ++t) sum = fmaf(wx[t], line[t], sum);
-      out.data[c * out.plane + sy * out.stride + sx] = sum * a.x.norm;
+      out.data[c * out.plane + sy * out.stride + sx] = sum_across(a.x, wx, line) * a.x.norm;
     }
   }
 }
@@ -296,7 +301,7 @@ __global__ void __launch_bounds__(kDownThreads, blocks_per_sm(3, kDownThreads))
 // rows reads, (kStripRows + 3) k of them: row k c + p (chunk c, phase p) is tap j k + p of small
 // row c - j, j = 0..3, whose four weights are one vector of the phase table. Phase by phase,
 // the rows of every chunk are loaded together (kStripRows + 3 loads in flight) and added in
-// registers to the small rows they reach. A block is kStripUnits words across by up to
+// registers to the small rows they reach. A block is kDownUnits words across by up to
 // kStripMostThreadsY threads down: `strips` strips of small rows, each walked by `sharers`
 // threads that share out its phases (so that a large k spreads over more threads rather than
 // longer walks, where strips alone would leave the GPU idle). Their sums go to shared memory
@@ -305,7 +310,6 @@ __global__ void __launch_bounds__(kDownThreads, blocks_per_sm(3, kDownThreads))
 // frame row was unpacked by the four small rows it reaches: 1.15-1.25x on an H200.)
 constexpr int kStripRows = 8;
 constexpr int kStripChunks = kStripRows + 3;
-constexpr int kStripUnits = 64;
 constexpr int kStripMostThreadsY = 4;
 
 // How a strip block shares its work: `strips` strips of small rows down, each walked by
@@ -327,24 +331,30 @@ std::size_t strip_shared_bytes(const Axis& x, const Axis& y, StripShape s, const
   return sizeof(float) * (tables + static_cast<std::size_t>(kStripRows) * s.threads_y() * d.band);
 }
 
-// The block's shape: as many threads down as the default shared memory holds (the bands of
-// the largest sigmas hold fewer), and of them as many strips as leave the grid kStripFill
-// blocks a multiprocessor, the rest sharing the strips' phases (measured on an H200, 4096^2
-// GRAY8: at sigma 25 (k = 7) four strips, 66.3 us, against 67.9 with two; at sigma 50 (k = 13)
-// one strip of four sharers, 65.2 us, against 74.2 with four strips). strips == 0 where no
-// shape fits.
+// Threads down a strip block that the default shared memory holds: kStripMostThreadsY, fewer
+// for the bands of the largest sigmas, 0 where not even one fits.
+int strip_threads_y(const Axis& x, const Axis& y, const DownShape& d) {
+  for (int rows = kStripMostThreadsY; rows >= 1; rows /= 2) {
+    if (strip_shared_bytes(x, y, {rows, 1}, d) <= kDefaultSharedBytes) return rows;
+  }
+  return 0;
+}
+
+// The block's shape: strip_threads_y() threads down, and of them as many strips as leave the
+// grid kStripFill blocks a multiprocessor, the rest sharing the strips' phases (measured on an
+// H200, 4096^2 GRAY8: at sigma 25 (k = 7) four strips, 66.3 us, against 67.9 with two; at sigma 50
+// (k = 13) one strip of four sharers, 65.2 us, against 74.2 with four strips). Asked only
+// where strip_threads_y() is not 0 (down_fits()).
 constexpr long kStripFill = 4;
 StripShape strip_shape(const Axis& x, const Axis& y, const DownShape& d, int blocks_across,
                        int sm_count) {
-  for (int rows = kStripMostThreadsY; rows >= 1; rows /= 2) {
-    if (strip_shared_bytes(x, y, {rows, 1}, d) > kDefaultSharedBytes) continue;
-    for (int strips = rows; strips >= 1; strips /= 2) {
-      const long blocks = static_cast<long>(blocks_across) *
-                          ((y.small + kStripRows * strips - 1) / (kStripRows * strips));
-      if (strips == 1 || blocks >= kStripFill * sm_count) return {strips, rows / strips};
-    }
+  const int rows = strip_threads_y(x, y, d);
+  for (int strips = rows; strips > 1; strips /= 2) {
+    const long blocks = static_cast<long>(blocks_across) *
+                        ((y.small + kStripRows * strips - 1) / (kStripRows * strips));
+    if (blocks >= kStripFill * sm_count) return {strips, rows / strips};
   }
-  return {0, 0};
+  return {1, rows};
 }
 
 // One thread's phases of a strip down a word column (see above). kInside: the word lies within
@@ -416,7 +426,7 @@ __device__ void walk_strip(const Args& a, int x, int first_phase, int phase_step
 }
 
 template <class Io>
-__global__ void __launch_bounds__(kStripUnits* kStripMostThreadsY, 3)
+__global__ void __launch_bounds__(kDownUnits* kStripMostThreadsY, 3)
     down_strips_kernel(const Args a, const DownShape shape, const StripShape strips, Planes out) {
   extern __shared__ float shared[];
   const int k = a.y.k;
@@ -428,7 +438,7 @@ __global__ void __launch_bounds__(kStripUnits* kStripMostThreadsY, 3)
   // strip's.
   float* reduced = shared + (4 * k + a.x.taps + span + 3) / 4 * 4;
   const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-  const int threads = kStripUnits * strips.threads_y();
+  const int threads = kDownUnits * strips.threads_y();
   // Phase p: the weights of taps p, k + p, 2 k + p, 3 k + p (0 past the last tap).
   for (int p = tid; p < k; p += threads) {
     phase[p] = make_float4(down_weight(a.y, p), down_weight(a.y, k + p),
@@ -452,7 +462,7 @@ __global__ void __launch_bounds__(kStripUnits* kStripMostThreadsY, 3)
   const int first_row = block_y + strip * kStripRows * k;
   // The common block reads no row beyond the frame: its rows by their index, no table.
   const bool rows_inside = block_y >= 0 && block_y + span <= a.frame.height;
-  for (int u = threadIdx.x; u < shape.band / 4; u += kStripUnits) {
+  for (int u = threadIdx.x; u < shape.band / 4; u += kDownUnits) {
     const int x = band_x + 4 * u;
     float* to = reduced + threadIdx.y * plane + 4 * u;
     if (x >= 0 && x + 4 <= a.frame.width) {
@@ -486,14 +496,11 @@ __global__ void __launch_bounds__(kStripUnits* kStripMostThreadsY, 3)
     if (sy >= a.y.small) break;
     const float* strip_row =
         reduced + ((j / kStripRows) * strips.sharers * kStripRows + j % kStripRows) * shape.band;
-    for (int i = threadIdx.x; i < shape.columns; i += kStripUnits) {
+    for (int i = threadIdx.x; i < shape.columns; i += kDownUnits) {
       const int sx = sx0 + i;
       if (sx >= a.x.small) break;
       const float* line = strip_row + lead + a.x.k * i;
-      float sum = 0.f;
-#pragma unroll 4
-      for (int t = 0; t < a.x.taps; ++t) sum = fmaf(wx[t], line[t], sum);
-      out.data[sy * out.stride + sx] = sum * norm;
+      out.data[sy * out.stride + sx] = sum_across(a.x, wx, line) * norm;
     }
   }
 }
@@ -730,7 +737,7 @@ bool plan_planes(const Args& a, int channels, const gauss_detail::ScratchLayout&
 
 // Both down shapes (rows read by words or by pixels) within the default shared memory.
 bool down_fits(const Args& a, int channels) {
-  if (channels == 1 && strip_shape(a.x, a.y, down_shape(a.x, true), 1, 1).strips == 0) return false;
+  if (channels == 1 && strip_threads_y(a.x, a.y, down_shape(a.x, true)) == 0) return false;
   return down_shared_bytes(a.x, a.y, channels, down_shape(a.x, false)) <= kDefaultSharedBytes;
 }
 
@@ -766,26 +773,22 @@ cudaError_t run_decimated(const Args& a, const gauss_detail::ScratchLayout& scra
   const bool words_in = words(a.frame.in, a.frame.in_stride);
   const bool words_out = words(a.frame.out, a.frame.out_stride);
   const DownShape shape = down_shape(a.x, words_in);
-  const dim3 down_grid((a.x.small + shape.columns - 1) / shape.columns,
-                       (a.y.small + kDownRows - 1) / kDownRows);
-  const std::size_t down_bytes = down_shared_bytes(a.x, a.y, C, shape);
-  bool by_words = false;
-  if constexpr (C == 1) {
-    by_words = words_in;
-    if (by_words) {
-      const int blocks_across = (a.x.small + shape.columns - 1) / shape.columns;
-      const StripShape strips =
-          strip_shape(a.x, a.y, shape, blocks_across, current_device_facts().multiprocessors);
-      const dim3 grid(blocks_across,
-                      (a.y.small + kStripRows * strips.strips - 1) / (kStripRows * strips.strips));
+  const int blocks_across = (a.x.small + shape.columns - 1) / shape.columns;
+  if (words_in) {
+    const StripShape strips =
+        strip_shape(a.x, a.y, shape, blocks_across, current_device_facts().multiprocessors);
+    const dim3 grid(blocks_across,
+                    (a.y.small + kStripRows * strips.strips - 1) / (kStripRows * strips.strips));
+    if constexpr (C == 1) {
       down_strips_kernel<Io>
-          <<<grid, dim3(kStripUnits, strips.threads_y()),
+          <<<grid, dim3(kDownUnits, strips.threads_y()),
              strip_shared_bytes(a.x, a.y, strips, shape), stream>>>(a, shape, strips, small_b);
     }
-  }
-  if (!by_words) {
+  } else {
+    const dim3 grid(blocks_across, (a.y.small + kDownRows - 1) / kDownRows);
     down_kernel<Io>
-        <<<down_grid, dim3(kDownUnits, kDownRows), down_bytes, stream>>>(a, shape, small_b);
+        <<<grid, dim3(kDownUnits, kDownRows), down_shared_bytes(a.x, a.y, C, shape), stream>>>(
+            a, shape, small_b);
   }
   // The small plane's blur. Large planes (k <= 3 on a 4096^2 frame) by the fused path's block
   // tile (its float rows are whole 128-byte lines), channel by channel; smaller ones, where
