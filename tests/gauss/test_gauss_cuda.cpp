@@ -273,7 +273,7 @@ TEST_CASE("CUDA recursive Gaussian is within 0.12 % of the exact blur's peak", "
 // small grid's samples, and a slanted step, against gauss_reference(), in floats.
 TEST_CASE("CUDA decimated Gaussian is close to the exact blur", "[gauss][cuda]") {
   ThreadPool pool;
-  for (double sigma : {4.0, 5.5, 8.0, 12.5, 25.0, 50.0}) {
+  for (double sigma : {4.0, 5.5, 6.0, 7.0, 8.0, 12.5, 25.0, 50.0}) {
     const int n = std::max(200, static_cast<int>(std::ceil(14 * sigma)));
     TestImage point(n, n, PixelFormat::Gray32F), step(n, n, PixelFormat::Gray32F);
     for (int y = 0; y < n; ++y)

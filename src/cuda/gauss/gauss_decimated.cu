@@ -23,11 +23,15 @@
 // by each of the four small rows whose B-splines reach a row, from L1 and L2 after the first)
 // and written once.
 //
-// k = max(2, ceil(sigma / 4)), so sigma / k lies in (2, 4] and from sigma 12 in [3, 4]: the
-// small grid samples the blurred frame at least every sigma / 2. Against the exact Gaussian
-// (gauss_reference()) a point source's blur differs by at most 0.3 % of its peak from sigma 8
-// and 1.2 % below, where k = 2 is coarse for the B-spline (measured: 0.07-0.16 % and up to
-// 0.72 %), a step's by at most 0.1 % of its height (tests/gauss/test_gauss_cuda.cpp).
+// k = max(2, ceil(sigma / 4)), but 3 from sigma 6 to below 8, so sigma / k lies in [2, 4] and
+// from sigma 12 in [3, 4]: the small grid samples the blurred frame at least every sigma / 2.
+// Against the exact Gaussian (gauss_reference()) a point source's blur differs by at most
+// 0.3 % of its peak from sigma 8 and 1.2 % below, where sigma / k near 2 is coarse for the
+// B-spline (measured: 0.07-0.16 % and up to 0.72 %), a step's by at most 0.1 % of its height
+// (tests/gauss/test_gauss_cuda.cpp). k = 3 from sigma 6 spends that margin on speed: its small
+// plane holds half the samples of k = 2's (a model of the three passes puts a point source's
+// error at 0.72 / 0.42 / 0.33 % of its peak at sigma 6 / 7 / 7.5, against 0.17 / 0.10 / 0.08
+// with k = 2).
 //
 // Planes between the passes are float, one per colour channel, in the caller's scratch.
 #include <cuda_runtime.h>
@@ -89,7 +93,7 @@ struct Axis {
 
 Axis axis_for(double sigma, int n) {
   Axis a;
-  a.k = std::max(2, static_cast<int>(std::ceil(sigma / 4.0)));
+  a.k = sigma >= 6.0 && sigma < 8.0 ? 3 : std::max(2, static_cast<int>(std::ceil(sigma / 4.0)));
   const double k = a.k;
   a.inv_k = static_cast<float>(1.0 / k);
   a.sigma_small = std::sqrt(std::max(sigma * sigma - k * k / 3.0, 0.0)) / k;
