@@ -611,7 +611,10 @@ constexpr int kUpColumns = 128;
 constexpr int kUpThreadsY = 8;
 template <int C>
 constexpr int up_rows() {
-  return C == 1 ? 64 : 32;  // colour: three planes' rows within the static shared memory
+  // Gray: 128 rows, sixteen a thread, over which each thread's setup (its columns' weights on
+  // the small grid, the tile's rows across) is spread; colour: three planes' rows within the
+  // static shared memory.
+  return C == 1 ? 128 : 32;
 }
 // Small rows a tile reads: ceil((rows - 1) / k) + 4 at most, with k >= 2.
 template <int C>
