@@ -17,7 +17,8 @@
 // |           | double, along lines cut into chunks that each start       |               |
 // |           | kPadSigmas sigma early so all of the GPU works at once     |               |
 //
-// Auto: fused where both radii fit it (sigma <= 4 at the automatic radius); else decimated
+// Auto: fused where both radii fit it (sigma <= 4 at the automatic radius; on the tensor cores,
+// below sigma 6); else decimated
 // where both sigmas are at least kDecimatedMinSigma, the radii automatic and its planes fit
 // the scratch (every frame of 74 rows and columns or more); else gauss_exact_path(): the
 // recursion, or the separable sums where an axis is too little blurred for it. Decimated is
@@ -29,9 +30,10 @@
 // CPU's recursion (GaussIir) within 5e-5 of the frame's range: a chunk starts 6 sigma early,
 // where its start-up has decayed as the CPU's does at the frame's edges; the recursion is
 // within 0.11 % of a point source's peak of the exact blur. The decimated path approximates
-// the exact blur: within 0.3 % of a point source's peak from sigma 8 and 1.2 % below, and a
-// step's blur within 0.1 % of its height (gauss_decimated.cu). The CPU sums exactly up to
-// GaussParams::kRecursiveFromSigma (50), so the backends differ by these errors beyond sigma 4.
+// the exact blur: within 0.3 % of a point source's peak from sigma 9 and 1.2 % below, and a
+// step's blur within 0.1 % of its height (0.15 % below sigma 9; gauss_decimated.cu). The CPU sums
+// exactly up to GaussParams::kRecursiveFromSigma (50), so the backends differ by these errors
+// beyond sigma 4.
 //
 // Limitations
 // | what        | supported                                                            |
@@ -71,12 +73,17 @@ inline constexpr int kMaxTensorFusedRadius = 24;
 int gauss_max_fused_radius(PixelFormat format) noexcept;
 // The decimated path's smallest sigma: below it k = 2 is too coarse for the B-spline.
 inline constexpr double kDecimatedMinSigma = 4.0;
+// From this sigma the decimated path reduces by 3 (half the small plane of 2), and Auto takes
+// it over the tensor cores (measured on an H200, 4096^2 GRAY8 at sigma 6: 0.064 ms against
+// 0.082; bench/results/gauss/h200-k3-up/).
+inline constexpr double kDecimatedBy3Sigma = 6.0;
 
 // The path Auto takes for these parameters, when the decimated path's planes fit the frame
 // (launch_gauss() takes gauss_exact_path() where they do not).
 GaussPath gauss_auto_path(const GaussParams& params) noexcept;
 // The path Auto takes for these parameters on these frames: fused for the GRAY8 frames the
-// tensor cores take (kMaxTensorFusedRadius), else gauss_auto_path(params).
+// tensor cores take (kMaxTensorFusedRadius) below kDecimatedBy3Sigma, else
+// gauss_auto_path(params).
 GaussPath gauss_auto_path(const GaussParams& params, ConstImageView in, ImageView out) noexcept;
 // The path Auto took before the decimated one: fused, else the recursion, else the separable
 // sums; for callers whose blur must stay within the recursion's error of the CPU's.

@@ -23,15 +23,15 @@
 // by each of the four small rows whose B-splines reach a row, from L1 and L2 after the first)
 // and written once.
 //
-// k = max(2, ceil(sigma / 4)), but 3 from sigma 6 to below 8, so sigma / k lies in [2, 4] and
-// from sigma 12 in [3, 4]: the small grid samples the blurred frame at least every sigma / 2.
-// Against the exact Gaussian (gauss_reference()) a point source's blur differs by at most
-// 0.3 % of its peak from sigma 8 and 1.2 % below, where sigma / k near 2 is coarse for the
-// B-spline (measured: 0.07-0.16 % and up to 0.72 %), a step's by at most 0.1 % of its height
-// (tests/gauss/test_gauss_cuda.cpp). k = 3 from sigma 6 spends that margin on speed: its small
-// plane holds half the samples of k = 2's (a model of the three passes puts a point source's
-// error at 0.72 / 0.42 / 0.33 % of its peak at sigma 6 / 7 / 7.5, against 0.17 / 0.10 / 0.08
-// with k = 2).
+// k = max(2, ceil(sigma / 4)), but at least 3 from kDecimatedBy3Sigma (6), so sigma / k lies
+// in [2, 4] and from sigma 9 in [3, 4]: the small grid samples the blurred frame at least every
+// sigma / 2. The error against the exact Gaussian (gauss_reference()) follows sigma / k: near 2
+// the B-spline is coarse for the small grid. A point source's blur differs by at most 1.2 % of
+// its peak below sigma 9 and 0.3 % from there, a step's by at most 0.15 % and 0.1 % of its height
+// (tests/gauss/test_gauss_cuda.cpp; measured on an H200: the point 0.72 % at sigma 4 and 0.78 %
+// at 6, 0.07-0.16 % from 9; the step 0.097 % and 0.0997 %). k = 3 from sigma 6 rather than 9
+// spends that margin on speed: the small plane holds half the samples of k = 2's, and sigma 6-8
+// takes 0.64-0.67 of the time (bench/results/gauss/h200-k3-up/).
 //
 // Planes between the passes are float, one per colour channel, in the caller's scratch.
 #include <cuda_runtime.h>
@@ -93,7 +93,7 @@ struct Axis {
 
 Axis axis_for(double sigma, int n) {
   Axis a;
-  a.k = sigma >= 6.0 && sigma < 8.0 ? 3 : std::max(2, static_cast<int>(std::ceil(sigma / 4.0)));
+  a.k = std::max(sigma >= kDecimatedBy3Sigma ? 3 : 2, static_cast<int>(std::ceil(sigma / 4.0)));
   const double k = a.k;
   a.inv_k = static_cast<float>(1.0 / k);
   a.sigma_small = std::sqrt(std::max(sigma * sigma - k * k / 3.0, 0.0)) / k;
@@ -382,6 +382,9 @@ __device__ void walk_strip(const Args& a, int x, int first_phase, int phase_step
   const auto row_at = [&](int ry) {
     return a.frame.in + static_cast<std::uint64_t>(static_cast<std::uint32_t>(max(ry, 0))) * stride;
   };
+  // Both inside: the rows of a phase k rows apart, by a pointer stepped from the first (an add
+  // a row, where its own address took five instructions).
+  const std::uint64_t chunk_step = static_cast<std::uint64_t>(k) * stride;
   float acc[kStripRows][4] = {};
   for (int p = first_phase; p < k; p += phase_step) {
     int ry[kStripChunks];
@@ -390,7 +393,15 @@ __device__ void walk_strip(const Args& a, int x, int first_phase, int phase_step
       ry[c] = kRowsInside ? first_row + c * k + p : rows[c * k + p];
     }
     typename W::W words[kStripChunks];  // kInside: every load issued before the first is used
-    if constexpr (kInside) {
+    if constexpr (kInside && kRowsInside) {
+      constexpr int kSampleBytes = sizeof(typename W::W) / 4;
+      const std::byte* row = row_at(first_row + p) + x * kSampleBytes;
+#pragma unroll
+      for (int c = 0; c < kStripChunks; ++c) {
+        words[c] = W::load(row, 0);
+        row += chunk_step;
+      }
+    } else if constexpr (kInside) {
 #pragma unroll
       for (int c = 0; c < kStripChunks; ++c) {
         words[c] = W::load(row_at(ry[c]), x);
@@ -537,7 +548,7 @@ template <int R>
 __global__ void __launch_bounds__(kWarp* kBlurThreadsY)
     small_blur_kernel(Planes in, Planes out, int width, int height, BlurWeights wx,
                       BlurWeights wy) {
-  static_assert(R <= kMaxFusedRadius);
+  static_assert(R <= kMaxFusedRadius && R % 4 == 0);
   constexpr int kSide = kBlurTile + 2 * R;
   __shared__ float tile[kSide][kSide + 1];
   __shared__ float across[kSide][kBlurTile];
@@ -554,9 +565,27 @@ __global__ void __launch_bounds__(kWarp* kBlurThreadsY)
   }
   const int x0 = blockIdx.x * kBlurTile, y0 = blockIdx.y * kBlurTile;
   const float* plane = in.data + blockIdx.z * in.plane;
-  for (int r = ty; r < kSide; r += kBlurThreadsY) {
-    const float* row = plane + min(max(y0 - R + r, 0), height - 1) * in.stride;
-    for (int c = tx; c < kSide; c += kWarp) tile[r][c] = row[min(max(x0 - R + c, 0), width - 1)];
+  // Every load of the thread issued before the first store (a loop of load and store kept
+  // each load behind the store before it).
+  constexpr int kLoadRows = kSide / kBlurThreadsY;  // kSide is a multiple of 8
+  constexpr int kLoadColumns = (kSide + kWarp - 1) / kWarp;
+  float loaded[kLoadRows][kLoadColumns];
+#pragma unroll
+  for (int i = 0; i < kLoadRows; ++i) {
+    const float* row = plane + min(max(y0 - R + ty + i * kBlurThreadsY, 0), height - 1) * in.stride;
+#pragma unroll
+    for (int j = 0; j < kLoadColumns; ++j) {
+      const int c = tx + j * kWarp;
+      if (c < kSide) loaded[i][j] = row[min(max(x0 - R + c, 0), width - 1)];
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kLoadRows; ++i) {
+#pragma unroll
+    for (int j = 0; j < kLoadColumns; ++j) {
+      const int c = tx + j * kWarp;
+      if (c < kSide) tile[ty + i * kBlurThreadsY][c] = loaded[i][j];
+    }
   }
   __syncthreads();
   for (int r = ty; r < kSide; r += kBlurThreadsY) {
@@ -662,6 +691,9 @@ __global__ void __launch_bounds__(kWarp* kUpThreadsY)
       }
     }
   }
+  // Colour: two rows' loads in flight together (5-6 % faster on an H200; gray frames were not).
+  constexpr int kAcrossUnroll = C == 1 ? 1 : 2;
+#pragma unroll kAcrossUnroll
   for (int r = threadIdx.y; r <= last - first; r += kUpThreadsY) {
 #pragma unroll
     for (int c = 0; c < C; ++c) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The Gaussian's launcher: the path for the parameters, the scratch, the checks.
 
+#include <algorithm>
+
 #include "cuda/gauss/gauss.cuh"
 #include "cuda/gauss/gauss_internal.cuh"
 #include "pipeline/gauss/gauss_iir.hpp"
@@ -40,9 +42,12 @@ GaussPath gauss_auto_path(const GaussParams& params) noexcept {
 }
 
 GaussPath gauss_auto_path(const GaussParams& params, ConstImageView in, ImageView out) noexcept {
-  // GRAY8 frames on the tensor cores: exact sums, and faster than the decimation up to their
-  // largest radius (bench/results/gauss/h200-mma/).
-  return gauss_detail::mma_takes(params, in, out) ? GaussPath::Fused : gauss_auto_path(params);
+  // GRAY8 frames on the tensor cores: exact sums, and faster than the decimation by 2 up to
+  // their largest radius (bench/results/gauss/h200-mma/), not than the decimation by 3.
+  const bool by_3 = gauss_detail::decimated_params(params) &&
+                    std::min(params.sigma_x, params.sigma_y) >= kDecimatedBy3Sigma;
+  return !by_3 && gauss_detail::mma_takes(params, in, out) ? GaussPath::Fused
+                                                           : gauss_auto_path(params);
 }
 
 GaussPath gauss_exact_path(const GaussParams& params) noexcept {
@@ -127,7 +132,11 @@ cudaError_t launch_gauss(const GaussParams& params, ConstImageView in, ImageView
       gauss_detail::scratch_layout(scratch, in.width, in.height, in.format);
   if (path == GaussPath::Decimated && automatic &&
       !gauss_detail::decimated_takes(params, in.width, in.height, in.format, layout)) {
-    path = gauss_exact_path(params);  // a frame too small for the margins
+    // A frame too small for the margins.
+    if (gauss_detail::mma_takes(params, in, out)) {
+      return gauss_detail::launch_fused_path(params, in, out, stream);
+    }
+    path = gauss_exact_path(params);
   }
   if (path == GaussPath::Separable) {
     return gauss_detail::launch_separable(params, in, out, layout, stream);
