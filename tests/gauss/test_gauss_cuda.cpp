@@ -303,7 +303,7 @@ TEST_CASE("CUDA decimated Gaussian is close to the exact blur", "[gauss][cuda]")
     WARN("sigma " << sigma << ": point " << relative[0] << " of its peak, step " << relative[1]
                   << " of its height");
     // sigma / k below 3 (sigma 4-9) is the coarse end of the reduction.
-    CHECK(relative[0] <= (sigma < 9.0 ? 0.012 : 0.003));
+    CHECK(relative[0] <= (sigma < 9.0 ? 0.012 : 0.005));
     CHECK(relative[1] <= (sigma < 9.0 ? 0.0015 : 0.001));
   }
 }
@@ -336,16 +336,34 @@ TEST_CASE("CUDA decimated Gaussian on every format, border and shape", "[gauss][
                                : format_info(format).bytes_per_sample == 2 ? 65535.0
                                                                            : 255.0;
           const double relative = a.worst / range;
-          worst_relative[sigmas.first < 8.0 ? 0 : 1] =
-              std::max(worst_relative[sigmas.first < 8.0 ? 0 : 1], relative);
+          worst_relative[sigmas.first < 9.0 ? 0 : 1] =
+              std::max(worst_relative[sigmas.first < 9.0 ? 0 : 1], relative);
           CHECK(a.worst <= 5e-4 * range + (format_info(format).is_float ? 0.0 : 1.0));
           CHECK(a.alpha_same);
           CHECK(padding_ok);
           ++cases;
         }
-  WARN("decimated on noise: worst " << worst_relative[0] << " of the range below sigma 8, "
+  WARN("decimated on noise: worst " << worst_relative[0] << " of the range below sigma 9, "
                                     << worst_relative[1] << " from it");
   REQUIRE(cases == 5 * 3 * 3 * 4);
+}
+
+// The small plane's blur in 32 x 32 tiles on a plane just below the million samples the fused
+// path takes (some 960 tiles), and on one of a few tiles, against the exact blur.
+TEST_CASE("CUDA decimated Gaussian: the small blur on planes of many and of few tiles",
+          "[gauss][cuda]") {
+  ThreadPool pool;
+  for (const int n : {1900, 300}) {
+    TestImage in(n, n, PixelFormat::Gray16);
+    fill_random(in, 31 + n);
+    GaussParams p;
+    p.sigma_x = p.sigma_y = 5.0;  // k = 2: a small plane of n / 2 + 20 samples a side
+    TestImage want(n, n, PixelFormat::Gray16);
+    gauss_reference(p, in.cview(), want.view(), pool);
+    const Agreement a = compare(run_cuda(p, in, cuda::GaussPath::Decimated), want);
+    INFO(n << "^2: worst " << a.worst << " differing " << a.differing << "/" << a.samples);
+    CHECK(a.worst <= 5e-4 * 65535.0 + 1.0);
+  }
 }
 
 // GRAY8 frames the tensor cores take: theirs below kDecimatedBy3Sigma, the decimation's from it
@@ -377,7 +395,7 @@ TEST_CASE("CUDA Gaussian, auto: a frame too small for the decimated planes recur
           "[gauss][cuda]") {
   GaussParams p;
   p.sigma_x = p.sigma_y = 10.0;
-  TestImage in(40, 33, PixelFormat::Gray16);
+  TestImage in(24, 20, PixelFormat::Gray16);
   fill_random(in, 77);
   const TestImage got = run_cuda(p, in, cuda::GaussPath::Auto);
   const TestImage want = run_cuda(p, in, cuda::GaussPath::Recursive);

@@ -10,7 +10,7 @@
 // |           | radius 3 on the tensor cores (gauss_mma.cu)                |               |
 // | separable | the row pass into a float frame, the column pass from it   | ~ radius      |
 // |           | (any radius up to GaussParams::kMaxRadius)                 |               |
-// | decimated | the frame reduced by k ~ sigma / 4 (a cubic B-spline), the | flat in sigma |
+// | decimated | the frame reduced by k ~ sigma / 2.5 (a cubic B-spline), the | flat in sigma |
 // |           | rest of the Gaussian on the small plane by the fused path, |               |
 // |           | interpolated back (Catmull-Rom): gauss_decimated.cu        |               |
 // | recursive | Deriche's 4th-order recursion (as GaussIir on the CPU), in | flat in sigma |
@@ -30,7 +30,7 @@
 // CPU's recursion (GaussIir) within 5e-5 of the frame's range: a chunk starts 6 sigma early,
 // where its start-up has decayed as the CPU's does at the frame's edges; the recursion is
 // within 0.11 % of a point source's peak of the exact blur. The decimated path approximates
-// the exact blur: within 0.3 % of a point source's peak from sigma 9 and 1.2 % below, and a
+// the exact blur: within 0.5 % of a point source's peak from sigma 9 and 1.2 % below, and a
 // step's blur within 0.1 % of its height (0.15 % below sigma 9; gauss_decimated.cu). The CPU sums
 // exactly up to GaussParams::kRecursiveFromSigma (50), so the backends differ by these errors
 // beyond sigma 4.

@@ -23,15 +23,19 @@
 // by each of the four small rows whose B-splines reach a row, from L1 and L2 after the first)
 // and written once.
 //
-// k = max(2, ceil(sigma / 4)), but at least 3 from kDecimatedBy3Sigma (6), so sigma / k lies
-// in [2, 4] and from sigma 9 in [3, 4]: the small grid samples the blurred frame at least every
-// sigma / 2. The error against the exact Gaussian (gauss_reference()) follows sigma / k: near 2
-// the B-spline is coarse for the small grid. A point source's blur differs by at most 1.2 % of
-// its peak below sigma 9 and 0.3 % from there, a step's by at most 0.15 % and 0.1 % of its height
-// (tests/gauss/test_gauss_cuda.cpp; measured on an H200: the point 0.72 % at sigma 4 and 0.78 %
-// at 6, 0.07-0.16 % from 9; the step 0.097 % and 0.0997 %). k = 3 from sigma 6 rather than 9
-// spends that margin on speed: the small plane holds half the samples of k = 2's, and sigma 6-8
-// takes 0.64-0.67 of the time (bench/results/gauss/h200-k3-up/).
+// k is the coarsest reduction whose error stays within bounds: max(2, ceil(sigma / 4)), at least
+// 3 from kDecimatedBy3Sigma (6), and floor(sigma / 2.5) up to kMostCoarseK (13, sigma 32.5-52),
+// so sigma / k lies in [2, 4] (from sigma 10 in [2.5, 4]): the small grid samples the
+// blurred frame at least every sigma / 2. The error against the exact Gaussian
+// (gauss_reference()) follows sigma / k: near 2 the B-spline is coarse for the small grid. A
+// point source's blur differs by at most 1.2 % of its peak below sigma 9 and 0.5 % from there, a
+// step's by at most 0.15 % and 0.1 % of its height (tests/gauss/test_gauss_cuda.cpp; measured on
+// an H200: the point 0.72 % at sigma 4, 0.78 % at 6, 0.37-0.39 % where sigma / k is 2.5; the step
+// 0.0997 % at most). The coarser k the smaller the small plane and its blur's radius: sigma 6-8
+// take 0.68-0.73 of the time of k = 2, sigma 10-25 0.82-0.93 of that of k = ceil(sigma / 4)
+// (bench/results/gauss/h200-k3-up/, h200-k3-wide/, h200-coarse-k/). Beyond kMostCoarseK the down
+// pass's bands overlap more than a smaller plane saves (k = 20 at sigma 50: 0.0586 ms against
+// k = 13's 0.0548).
 //
 // Planes between the passes are float, one per colour channel, in the caller's scratch.
 #include <cuda_runtime.h>
@@ -55,6 +59,8 @@ namespace {
 using gauss_io::Plane;
 
 constexpr int kWarp = 32;
+// The coarsest reduction taken for speed (axis_for()); ceil(sigma / 4) goes beyond it.
+constexpr int kMostCoarseK = 13;
 
 // The cubic B-spline of unit knot spacing, support (-2, 2).
 inline double bspline3(double t) {
@@ -93,7 +99,8 @@ struct Axis {
 
 Axis axis_for(double sigma, int n) {
   Axis a;
-  a.k = std::max(sigma >= kDecimatedBy3Sigma ? 3 : 2, static_cast<int>(std::ceil(sigma / 4.0)));
+  a.k = std::max({sigma >= kDecimatedBy3Sigma ? 3 : 2, static_cast<int>(std::ceil(sigma / 4.0)),
+                  std::min(static_cast<int>(std::floor(sigma / 2.5)), kMostCoarseK)});
   const double k = a.k;
   a.inv_k = static_cast<float>(1.0 / k);
   a.sigma_small = std::sqrt(std::max(sigma * sigma - k * k / 3.0, 0.0)) / k;
