@@ -10,7 +10,7 @@
 // |           | radius 3 on the tensor cores (gauss_mma.cu)                |               |
 // | separable | the row pass into a float frame, the column pass from it   | ~ radius      |
 // |           | (any radius up to GaussParams::kMaxRadius)                 |               |
-// | decimated | the frame reduced by k ~ sigma / 2.5 (a cubic B-spline), the | flat in sigma |
+// | decimated | the frame reduced by k ~ sigma / 2.5 (cubic B-spline), the | flat in sigma |
 // |           | rest of the Gaussian on the small plane by the fused path, |               |
 // |           | interpolated back (Catmull-Rom): gauss_decimated.cu        |               |
 // | recursive | Deriche's 4th-order recursion (as GaussIir on the CPU), in | flat in sigma |
