@@ -463,8 +463,10 @@ TEST_CASE("siftgauss with backend=cuda matches the reference (where a GPU is usa
           "[plugin][gauss][cuda]") {
   if (!cuda_usable_or_skip()) return;
   // The GPU sums with fused multiply-adds (within one count of the reference), and beyond
-  // its fused kernel's radii recurses from sigma 3 (GaussIir::kMinSigma), where the CPU
-  // still sums: there within the recursion's tolerance.
+  // its fused kernel's radii decimates (from sigma 4, where the frame holds the small plane's
+  // margins) or recurses (from sigma 3, GaussIir::kMinSigma), where the CPU still sums: there
+  // within the recursion's tolerance, which holds the decimation's bound on noise (5e-4 of
+  // the range and a count, tests/gauss/test_gauss_cuda.cpp).
   for (const PixelFormat format : kGstFormats) {
     const TestImage in = square_frame(format, 67, 45, 7);
     for (const char* sigma : {"0", "1", "2.5", "8", "30"}) {
