@@ -24,9 +24,10 @@
  * hues hold; alpha and padding bytes pass through untouched.
  *
  * Runs on the CPU or a CUDA GPU, as #GstSiftTransform:backend chooses (auto: the GPU where one
- * is usable); #GstSiftTransform:active-backend says which one runs. The GPU blurs the luminance
- * by the Gaussian's recursion beyond sigma 4, the CPU on a downsampled plane from sigma 8; on
- * 8- and 12-bit frames each stays within two counts of the exact definition. Property changes
+ * is usable); #GstSiftTransform:active-backend says which one runs. From sigma 8 both blur the
+ * luminance on a downsampled plane, the GPU as the CPU does; below, the CPU sums the Gaussian
+ * exactly, the GPU too up to sigma 4 and by the Gaussian's recursion beyond. On 8- and 12-bit
+ * frames each stays within two counts of the exact definition. Property changes
  * take effect at the next frame. A value out of its own range is refused at once (the property
  * keeps its value); the rules that join two properties (low-percentile below high-percentile,
  * stretch-min below stretch-max when stretch=fixed) and those that depend on the frames
