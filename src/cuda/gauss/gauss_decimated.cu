@@ -368,6 +368,14 @@ StripShape strip_shape(const Axis& x, const Axis& y, const DownShape& d, int blo
   return {1, rows};
 }
 
+// Bytes of one sample of a gray format.
+template <class Io>
+constexpr std::size_t sizeof_sample() {
+  if constexpr (std::is_same_v<Io, gauss_io::Gray8>) return 1;
+  if constexpr (std::is_same_v<Io, gauss_io::Gray16>) return 2;
+  return 4;
+}
+
 // One thread's phases of a strip down a word column (see above). kInside: the word lies within
 // the frame (one vector load a row), else each sample's column through the border rule.
 // kRowsInside: every row of the strip lies within the frame, row c k + p being first_row +
@@ -401,8 +409,7 @@ __device__ void walk_strip(const Args& a, int x, int first_phase, int phase_step
     }
     typename W::W words[kStripChunks];  // kInside: every load issued before the first is used
     if constexpr (kInside && kRowsInside) {
-      constexpr int kSampleBytes = sizeof(typename W::W) / 4;
-      const std::byte* row = row_at(first_row + p) + x * kSampleBytes;
+      const std::byte* row = row_at(first_row + p) + x * static_cast<int>(sizeof_sample<Io>());
 #pragma unroll
       for (int c = 0; c < kStripChunks; ++c) {
         words[c] = W::load(row, 0);
@@ -756,13 +763,6 @@ __global__ void __launch_bounds__(kWarp* kUpThreadsY)
       if constexpr (Io::kHasAlpha) Io::copy_alpha(in_row, out_row, x0 + i);
     }
   }
-}
-
-template <class Io>
-constexpr std::size_t sizeof_sample() {
-  if constexpr (std::is_same_v<Io, gauss_io::Gray8>) return 1;
-  if constexpr (std::is_same_v<Io, gauss_io::Gray16>) return 2;
-  return 4;
 }
 
 std::size_t round_up(std::size_t v, std::size_t to) {
