@@ -385,6 +385,7 @@ constexpr std::size_t sizeof_sample() {
 template <class Io, bool kInside, bool kRowsInside>
 __device__ void walk_strip(const Args& a, int x, int first_phase, int phase_step, const int* rows,
                            int first_row, const float4* phase, float* partial, int pitch) {
+  static_assert(kInside || !kRowsInside, "rows taken by index are read by words");
   using W = gauss_io::Word<Io>;
   const int k = a.y.k;
   int columns[4];
@@ -402,10 +403,10 @@ __device__ void walk_strip(const Args& a, int x, int first_phase, int phase_step
   const std::uint64_t chunk_step = static_cast<std::uint64_t>(k) * stride;
   float acc[kStripRows][4] = {};
   for (int p = first_phase; p < k; p += phase_step) {
-    int ry[kStripChunks];
+    int ry[kStripChunks];  // the rows through the border rule, where they are not all inside
+    if constexpr (!kRowsInside) {
 #pragma unroll
-    for (int c = 0; c < kStripChunks; ++c) {
-      ry[c] = kRowsInside ? first_row + c * k + p : rows[c * k + p];
+      for (int c = 0; c < kStripChunks; ++c) ry[c] = rows[c * k + p];
     }
     typename W::W words[kStripChunks];  // kInside: every load issued before the first is used
     if constexpr (kInside && kRowsInside) {
@@ -433,10 +434,12 @@ __device__ void walk_strip(const Args& a, int x, int first_phase, int phase_step
 #pragma unroll
         for (int i = 0; i < 4; ++i) v[i] = columns[i] < 0 ? 0.f : Io::load(row, columns[i], 0);
       }
-      if (!kRowsInside && (ry[c] < 0 || !kInside)) {
+      if constexpr (!kRowsInside) {
+        if (ry[c] < 0 || !kInside) {
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          if (ry[c] < 0 || (!kInside && columns[i] < 0)) v[i] = a.border_value;
+          for (int i = 0; i < 4; ++i) {
+            if (ry[c] < 0 || (!kInside && columns[i] < 0)) v[i] = a.border_value;
+          }
         }
       }
 #pragma unroll
