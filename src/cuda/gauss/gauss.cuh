@@ -18,7 +18,7 @@
 // |           | kPadSigmas sigma early so all of the GPU works at once     |               |
 //
 // Auto: fused where both radii fit it (sigma <= 4 at the automatic radius; on the tensor cores,
-// below sigma 6); else decimated
+// below sigma 5.5); else decimated
 // where both sigmas are at least kDecimatedMinSigma, the radii automatic and its planes fit
 // the scratch (every frame of 74 rows and columns or more); else gauss_exact_path(): the
 // recursion, or the separable sums where an axis is too little blurred for it. Decimated is
@@ -76,7 +76,7 @@ inline constexpr double kDecimatedMinSigma = 4.0;
 // From this sigma the decimated path reduces by 3 (half the small plane of 2), and Auto takes
 // it over the tensor cores (measured on an H200, 4096^2 GRAY8 at sigma 6: 0.064 ms against
 // 0.082; bench/results/gauss/h200-k3-up/).
-inline constexpr double kDecimatedBy3Sigma = 6.0;
+inline constexpr double kDecimatedBy3Sigma = 5.5;
 
 // The path Auto takes for these parameters, when the decimated path's planes fit the frame
 // (launch_gauss() takes gauss_exact_path() where they do not).

@@ -24,9 +24,9 @@
 // and written once.
 //
 // k is the coarsest reduction whose error stays within bounds: max(2, ceil(sigma / 4)), at least
-// 3 from kDecimatedBy3Sigma (6), and floor(sigma / 2.5) up to kMostCoarseK (13, sigma 32.5-52),
-// so sigma / k lies in [2, 4] (from sigma 10 in [2.5, 4]): the small grid samples the
-// blurred frame at least every sigma / 2. The error against the exact Gaussian
+// 3 from kDecimatedBy3Sigma (5.5), and floor(sigma / 2.5) up to kMostCoarseK (13, sigma 32.5-52),
+// so sigma / k lies in [1.83, 4] (from sigma 10 in [2.5, 4]): the small grid samples the
+// blurred frame at least every sigma / 1.83. The error against the exact Gaussian
 // (gauss_reference()) follows sigma / k: near 2 the B-spline is coarse for the small grid. A
 // point source's blur differs by at most 1.2 % of its peak below sigma 9 and 0.5 % from there, a
 // step's by at most 0.15 % and 0.1 % of its height (tests/gauss/test_gauss_cuda.cpp; measured on
