@@ -144,9 +144,9 @@ TEST_CASE("CUDA Gaussian, direct paths, against the CPU reference", "[gauss][cud
         for (BorderMode border : kBorders)
           for (const auto& s : shapes)
             for (const auto& sigmas :
-                 {std::pair{0.5, 0.5}, std::pair{1.0, 3.0}, std::pair{4.0, 0.0},
-                  std::pair{2.0, 2.0}, std::pair{0.0, 1.5}, std::pair{2.5, 1.0},
-                  std::pair{9.0, 6.0}}) {
+                 {std::pair{0.5, 0.5}, std::pair{1.0, 0.75}, std::pair{1.0, 3.0},
+                  std::pair{4.0, 0.0}, std::pair{2.0, 2.0}, std::pair{0.0, 1.5},
+                  std::pair{2.5, 1.0}, std::pair{9.0, 6.0}}) {
               GaussParams p;
               p.sigma_x = sigmas.first;
               p.sigma_y = sigmas.second;
@@ -178,9 +178,9 @@ TEST_CASE("CUDA Gaussian, direct paths, against the CPU reference", "[gauss][cud
   REQUIRE(cases > 700);
 }
 
-// The fused path's GRAY8 kernel on the tensor cores (gauss_mma.cu) on a frame of some 800
-// tiles: inner tiles load their input without the border's rule, the edge tiles with it, and
-// the last row and column of tiles are partial.
+// The fused path's GRAY8 kernels, the block tile (radius 2) and the tensor cores (gauss_mma.cu),
+// on a frame of some 800 tiles: inner tiles load their input without the border's rule, the
+// edge tiles with it, and the last row and column of tiles are partial.
 TEST_CASE("CUDA Gaussian, GRAY8 frames of many tiles, against the CPU reference", "[gauss][cuda]") {
   ThreadPool pool;
   std::uint32_t seed = 900;
@@ -188,10 +188,11 @@ TEST_CASE("CUDA Gaussian, GRAY8 frames of many tiles, against the CPU reference"
     std::pair<double, double> sigmas;
     cuda::GaussPath path;
   };
-  // Radii 12 / 16 / 8 and, beyond the other fused kernels, 20 and 24 (fused, and Auto's
-  // choice over the decimation).
+  // Radii 2 (the tile), 4 / 3, 12 / 16 / 8 and, beyond the other fused kernels, 20 and 24
+  // (fused, and Auto's choice over the decimation).
   for (const Case& c :
-       {Case{{3.0, 3.0}, cuda::GaussPath::Fused}, Case{{1.0, 4.0}, cuda::GaussPath::Fused},
+       {Case{{0.5, 0.5}, cuda::GaussPath::Fused}, Case{{1.0, 0.75}, cuda::GaussPath::Auto},
+        Case{{3.0, 3.0}, cuda::GaussPath::Fused}, Case{{1.0, 4.0}, cuda::GaussPath::Fused},
         Case{{2.0, 0.0}, cuda::GaussPath::Fused}, Case{{5.0, 5.0}, cuda::GaussPath::Auto},
         Case{{6.0, 4.5}, cuda::GaussPath::Fused}})
     for (BorderMode border : kBorders) {

@@ -11,14 +11,19 @@
 //    (gauss_words.cuh). Samples across the frame's edge go through the border mode.
 // 2. Rows: 16 threads a row, four neighbouring columns each, read as aligned 16-byte words
 //    (whole quarter-warps on 128 contiguous bytes: no bank conflict), written as one.
-// 3. Columns: each thread one column and kRun output rows, its kRun + 2 R row sums of each
-//    channel loaded once into registers (the loop unrolled, so each is a register named at
+// 3. Columns: gray frames up to radius 4 four neighbouring columns a thread and 4 output rows,
+//    their 4 + 2 R rows of row sums as 16-byte words in registers, each output row rounded and
+//    stored as one word; the others one column a thread and kRun output rows, its kRun + 2 R
+//    row sums of each channel in registers (the loops unrolled, so each is a register named at
 //    compile time). Colour pixels keep their fourth byte.
+// Rows are addressed by pointers stepped a row at a time, never by a row's index multiplied out
+// (bench/results/gauss/h200-tile-steps/: 50 -> 33 instructions a pixel on GRAY16 at sigma 0.5).
 //
 // It replaced a kernel in which each warp walked down a strip of gray columns, its neighbours'
 // samples by shuffles and a ring of row sums: that one issued 68 instructions a pixel at sigma
 // 0.5 with a quarter of the SM's warps active; this one is 1.6-2.9x faster on every gray
-// format and sigma (bench/results/gauss/h200-tile/).
+// format and sigma (bench/results/gauss/h200-tile/). A walk with its ring in registers was
+// tried again later and was slower still (bench/results/gauss/h200-walk/).
 //
 // The sums are gauss_direct.cu's, in the same order: w0 x0 + sum_i w_i (x_-i + x_i) by fused
 // multiply-adds, rows then columns. The radius is a template bucket (gray 2, 4, 8, 12, 16;
@@ -60,7 +65,9 @@ struct Tile {
   static constexpr int C = Io::kChannels;
   static constexpr bool kGray = C == 1;
   static constexpr int kHeight = kGray ? 64 : 32;
-  static constexpr int kRun = kHeight / kColumnRuns;              // outputs a thread, per column
+  // Phase 3 by words of four columns a thread for gray frames up to radius 4; beyond, the
+  // 4 + 2 R words a thread holds cost blocks a SM.
+  static constexpr bool kByWords = kGray && R <= 4;
   static constexpr int kHaloX = (R + kWord - 1) / kWord * kWord;  // whole words
   static constexpr int kInWidth = kTileW + 2 * kHaloX;
   static constexpr int kRows = kHeight + 2 * R;
@@ -85,9 +92,14 @@ __device__ void load_inner(const TileArgs& a, int x0, int y0, float* input) {
   // Registers a batch holds: 4 words of 16 bytes (floats), 8 of 8 (GRAY16), all of 4 (GRAY8).
   constexpr int kBatch = sizeof(typename Wd::W) >= 16 ? 4 : sizeof(typename Wd::W) == 8 ? 8 : 16;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  // So that the compiler knows which rows every warp has (ly < kRows), and tests only the last.
+  __builtin_assume(warp < kWarps);
   if (lane >= kRowWords) return;
   const gauss_io::Plane& p = a.plane;
-  const std::byte* const first = p.in + static_cast<std::ptrdiff_t>(y0 - R) * p.in_stride;
+  // The warp's rows by a pointer stepped kWarps rows (a row's address multiplied out cost a
+  // word 5 instructions).
+  const std::byte* row = p.in + static_cast<std::ptrdiff_t>(y0 - R + warp) * p.in_stride;
+  const std::ptrdiff_t step = kWarps * p.in_stride;
   const int x = x0 - T::kHaloX + kWord * lane;
 #pragma unroll
   for (int b = 0; b < kWarpRows; b += kBatch) {
@@ -95,7 +107,8 @@ __device__ void load_inner(const TileArgs& a, int x0, int y0, float* input) {
 #pragma unroll
     for (int i = 0; i < kBatch; ++i) {
       const int ly = warp + kWarps * (b + i);
-      if (b + i < kWarpRows && ly < T::kRows) words[i] = Wd::load(first + ly * p.in_stride, x);
+      if (b + i < kWarpRows && ly < T::kRows) words[i] = Wd::load(row, x);
+      row += step;
     }
 #pragma unroll
     for (int i = 0; i < kBatch; ++i) {
@@ -181,6 +194,118 @@ __device__ __forceinline__ float symmetric_sum(const float* centre, const float*
   return v;
 }
 
+// Phase 3, a column a thread: its rows run * kRun .. + kRun - 1 of the tile, each
+// channel's kRun + 2 R row sums in registers.
+template <class Io, int R>
+__device__ __forceinline__ void columns_by_column(const TileArgs& a, const float* sums, int x0,
+                                                  int y0) {
+  using T = Tile<Io, R>;
+  constexpr int C = T::C;
+  constexpr bool kGuard = std::is_same_v<Io, gauss_io::Gray32F>;
+  constexpr int kRun = T::kHeight / kColumnRuns;  // outputs a thread
+  const gauss_io::Plane& p = a.plane;
+  const int column = threadIdx.x % kTileW, run = threadIdx.x / kTileW;
+  const int x = x0 + column, y = y0 + run * kRun;  // the first output
+  if (x >= p.width || y >= p.height) return;
+  float col[C][kRun + 2 * R];
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+#pragma unroll
+    for (int i = 0; i < kRun + 2 * R; ++i) {
+      col[c][i] = sums[c * T::kSumPlane + (run * kRun + i) * kTileW + column];
+    }
+  }
+  // The outputs by pointers stepped a row at a time: a row's address multiplied out was 7 of
+  // the 20 instructions of a gray output.
+  constexpr std::ptrdiff_t kPixelBytes = [] {
+    if constexpr (T::kGray) {
+      return sizeof(typename gauss_io::Word<Io>::W) / kWord;
+    } else {
+      return sizeof(std::uint32_t);
+    }
+  }();
+  std::byte* out_px = p.out + static_cast<std::ptrdiff_t>(y) * p.out_stride + x * kPixelBytes;
+  const std::byte* in_px = p.in + static_cast<std::ptrdiff_t>(y) * p.in_stride + x * kPixelBytes;
+  const auto output = [&](int i) {
+    float o[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c) o[c] = symmetric_sum<R, kGuard>(col[c] + R + i, a.wy, a.ry);
+    if constexpr (T::kGray) {
+      gauss_io::Word<Io>::store_one(out_px, 0, o[0]);
+    } else {
+      // The three channels rounded, the fourth byte the input's.
+      const std::uint32_t in_word = __ldg(reinterpret_cast<const std::uint32_t*>(in_px));
+      const std::uint32_t rg = __byte_perm(gauss_io::round_bits(o[0], 255.0f),
+                                           gauss_io::round_bits(o[1], 255.0f), 0x0040u);
+      const std::uint32_t ba = __byte_perm(gauss_io::round_bits(o[2], 255.0f), in_word, 0x0070u);
+      *reinterpret_cast<std::uint32_t*>(out_px) = __byte_perm(rg, ba, 0x5410u);
+      in_px += p.in_stride;
+    }
+    out_px += p.out_stride;
+  };
+  const int rows = p.height - y;
+#pragma unroll
+  for (int i = 0; i < kRun; ++i) {
+    if (i >= rows) break;
+    output(i);
+  }
+}
+
+// Phase 3 for gray frames, four columns a thread: the tile's columns 4 q .. 4 q + 3 (q =
+// threadIdx.x % kSegments), rows run * kWordRun .. + kWordRun - 1 (run = threadIdx.x /
+// kSegments; kWordRun 4), their kWordRun + 2 R rows of row sums as 16-byte shared words in
+// registers, the four outputs of a row rounded into one word and stored at once: a fifth of the
+// shared loads and a quarter of the stores, address steps and tests of a column a thread, which
+// were 15 instructions an output. Words past the frame's right edge, or of an output whose rows are
+// not aligned to words, are stored a sample at a time.
+template <class Io, int R>
+__device__ __forceinline__ void columns_by_words(const TileArgs& a, const float* sums, int x0,
+                                                 int y0) {
+  using T = Tile<Io, R>;
+  using Wd = gauss_io::Word<Io>;
+  constexpr bool kGuard = std::is_same_v<Io, gauss_io::Gray32F>;
+  constexpr std::ptrdiff_t kWordBytes = sizeof(typename Wd::W);
+  constexpr int kWordRun = T::kHeight / (kThreads / kSegments);  // output rows a thread
+  const gauss_io::Plane& p = a.plane;
+  const int quad = threadIdx.x % kSegments, run = threadIdx.x / kSegments;
+  const int x = x0 + kWord * quad, y = y0 + run * kWordRun;  // the first output
+  if (x >= p.width || y >= p.height) return;
+  float4 col[kWordRun + 2 * R];
+#pragma unroll
+  for (int i = 0; i < kWordRun + 2 * R; ++i) {
+    col[i] = reinterpret_cast<const float4*>(sums)[(run * kWordRun + i) * kSegments + quad];
+  }
+  std::byte* out_px =
+      p.out + static_cast<std::ptrdiff_t>(y) * p.out_stride + x * kWordBytes / kWord;
+  const bool whole = x + kWord <= p.width &&
+                     (reinterpret_cast<std::uintptr_t>(p.out) | p.out_stride) % kWordBytes == 0;
+  const int rows = p.height - y;
+#pragma unroll
+  for (int i = 0; i < kWordRun; ++i) {
+    if (i >= rows) break;
+    float c[4][2 * R + 1];
+#pragma unroll
+    for (int m = 0; m <= 2 * R; ++m) {
+      c[0][m] = col[i + m].x;
+      c[1][m] = col[i + m].y;
+      c[2][m] = col[i + m].z;
+      c[3][m] = col[i + m].w;
+    }
+    float o[kWord];
+#pragma unroll
+    for (int k = 0; k < kWord; ++k) o[k] = symmetric_sum<R, kGuard>(c[k] + R, a.wy, a.ry);
+    if (whole) {
+      Wd::store_mean(out_px, 0, o);
+    } else {
+#pragma unroll
+      for (int k = 0; k < kWord; ++k) {
+        if (x + k < p.width) Wd::store_one(out_px, k, o[k]);
+      }
+    }
+    out_px += p.out_stride;
+  }
+}
+
 template <class Io, int R>
 __device__ __forceinline__ void tile_body(const TileArgs& a) {
   using T = Tile<Io, R>;
@@ -189,7 +314,6 @@ __device__ __forceinline__ void tile_body(const TileArgs& a) {
   extern __shared__ float4 shared_words[];
   float* const input = reinterpret_cast<float*>(shared_words);  // C planes kRows x kInWidth
   float* const sums = input + C * T::kInPlane;                  // C planes kRows x kTileW
-  const gauss_io::Plane& p = a.plane;
   const int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * T::kHeight;
 
   // 1. Input rows y0 - R .. y0 + kHeight + R - 1, columns x0 - kHaloX on, as floats.
@@ -201,12 +325,17 @@ __device__ __forceinline__ void tile_body(const TileArgs& a) {
   __syncthreads();
 
   // 2. Row sums of the tile's columns on every input row, four columns a thread: 16-byte
-  // shared words, whole quarter-warps on 128 contiguous bytes.
-  for (int k = threadIdx.x; k < C * T::kRows * kSegments; k += kThreads) {
-    const int line = k / kSegments, segment = k - line * kSegments;  // line: plane * kRows + row
-    // Columns x0 + 4 segment - kHaloX .. x0 + 4 segment + 3 + kHaloX.
-    const float4* from =
-        reinterpret_cast<const float4*>(input + line * T::kInWidth + segment * kWord);
+  // shared words, whole quarter-warps on 128 contiguous bytes. A thread keeps its segment and
+  // steps its lines (plane * kRows + row) by pointers: each line's index divided out cost as
+  // much as its shared loads and store.
+  constexpr int kLineStep = kThreads / kSegments;
+  const int segment = threadIdx.x % kSegments, first_line = threadIdx.x / kSegments;
+  // Columns x0 + 4 segment - kHaloX .. x0 + 4 segment + 3 + kHaloX of the line.
+  const float4* from =
+      reinterpret_cast<const float4*>(input + first_line * T::kInWidth + segment * kWord);
+  float4* to = reinterpret_cast<float4*>(sums) + first_line * kSegments + segment;
+#pragma unroll 2
+  for (int line = first_line; line < C * T::kRows; line += kLineStep) {
     float f[kWord + 2 * T::kHaloX];
 #pragma unroll
     for (int w = 0; w < (kWord + 2 * T::kHaloX) / kWord; ++w) {
@@ -219,54 +348,30 @@ __device__ __forceinline__ void tile_body(const TileArgs& a) {
     float h[kWord];
 #pragma unroll
     for (int c = 0; c < kWord; ++c) h[c] = symmetric_sum<R, kGuard>(f + T::kHaloX + c, a.wx, a.rx);
-    reinterpret_cast<float4*>(sums)[k] = make_float4(h[0], h[1], h[2], h[3]);
+    *to = make_float4(h[0], h[1], h[2], h[3]);
+    from += kLineStep * T::kInWidth / kWord;
+    to += kLineStep * kSegments;
   }
   __syncthreads();
 
-  // 3. Column sums: this thread's column, rows run * kRun .. + kRun - 1 of the tile, each
-  // channel's kRun + 2 R row sums in registers.
-  const int column = threadIdx.x % kTileW, run = threadIdx.x / kTileW;
-  const int x = x0 + column;
-  if (x >= p.width) return;
-  float col[C][T::kRun + 2 * R];
-#pragma unroll
-  for (int c = 0; c < C; ++c) {
-#pragma unroll
-    for (int i = 0; i < T::kRun + 2 * R; ++i) {
-      col[c][i] = sums[c * T::kSumPlane + (run * T::kRun + i) * kTileW + column];
-    }
-  }
-#pragma unroll
-  for (int i = 0; i < T::kRun; ++i) {
-    const int y = y0 + run * T::kRun + i;
-    if (y >= p.height) return;
-    float o[C];
-#pragma unroll
-    for (int c = 0; c < C; ++c) o[c] = symmetric_sum<R, kGuard>(col[c] + R + i, a.wy, a.ry);
-    std::byte* out_row = p.out + static_cast<std::ptrdiff_t>(y) * p.out_stride;
-    if constexpr (T::kGray) {
-      gauss_io::Word<Io>::store_one(out_row, x, o[0]);
-    } else {
-      // The three channels rounded, the fourth byte the input's.
-      const std::uint32_t in_px = __ldg(reinterpret_cast<const std::uint32_t*>(
-                                            p.in + static_cast<std::ptrdiff_t>(y) * p.in_stride) +
-                                        x);
-      const std::uint32_t rg = __byte_perm(gauss_io::round_bits(o[0], 255.0f),
-                                           gauss_io::round_bits(o[1], 255.0f), 0x0040u);
-      const std::uint32_t ba = __byte_perm(gauss_io::round_bits(o[2], 255.0f), in_px, 0x0070u);
-      reinterpret_cast<std::uint32_t*>(out_row)[x] = __byte_perm(rg, ba, 0x5410u);
-    }
+  // 3. Column sums.
+  if constexpr (T::kByWords) {
+    columns_by_words<Io, R>(a, sums, x0, y0);
+  } else {
+    columns_by_column<Io, R>(a, sums, x0, y0);
   }
 }
 
-// Gray frames; colour ones with one block a multiprocessor allowed, so that the larger
-// buckets' row sums stay in registers (without it ptxas kept radius 8 at 64 and spilled).
+// Gray frames up to radius 4 (phase 3 by words); the others, colour and the larger gray buckets,
+// with one block a multiprocessor allowed, so that their row sums stay in registers (without
+// it ptxas kept colour's radius 8 at 64 and spilled, and gray's radius 8 and 12 ran 2.5-3.5 %
+// slower: bench/results/gauss/h200-tile-steps/).
 template <class Io, int R>
 __global__ void __launch_bounds__(kThreads) gauss_tile(const TileArgs a) {
   tile_body<Io, R>(a);
 }
 template <class Io, int R>
-__global__ void __launch_bounds__(kThreads, 1) gauss_colour_tile(const TileArgs a) {
+__global__ void __launch_bounds__(kThreads, 1) gauss_wide_tile(const TileArgs a) {
   tile_body<Io, R>(a);
 }
 
@@ -275,10 +380,10 @@ cudaError_t launch_as(const TileArgs& args, cudaStream_t stream) {
   using T = Tile<Io, R>;
   constexpr std::size_t smem = T::kSharedBytes;
   const auto kernel = [] {
-    if constexpr (T::kGray) {
+    if constexpr (T::kByWords) {
       return gauss_tile<Io, R>;
     } else {
-      return gauss_colour_tile<Io, R>;
+      return gauss_wide_tile<Io, R>;
     }
   }();
   if (const cudaError_t opted = allow_shared(kernel, smem); opted != cudaSuccess) return opted;
@@ -314,7 +419,8 @@ bool tile_takes(const GaussParams& params, ConstImageView in, ImageView out) noe
   const int radius = std::max(params.effective_radius_x(), params.effective_radius_y());
   const bool gray = info.channels == 1;
   if (radius > (gray ? kMaxFusedRadius : kMaxColourRadius)) return false;
-  // Gray: whole words of four samples in the input's rows (the output is written by sample).
+  // Gray: whole words of four samples in the input's rows (the output is written by words where
+  // its rows are aligned to them, else by sample).
   // Colour: 4-byte pixels, read and written whole.
   if (gray) return rows_aligned(in.data, in.stride, kWord * info.bytes_per_sample);
   return rows_aligned(in.data, in.stride, 4) && rows_aligned(out.data, out.stride, 4);

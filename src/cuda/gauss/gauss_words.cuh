@@ -31,6 +31,14 @@ __device__ __forceinline__ std::uint32_t round_bits(float v, float max) {
   return __float_as_uint(__fadd_rd(c + 0.5f, kMagic)) & 0xffffu;
 }
 
+// round_bits() for a sum that is a weighted mean of samples of the format (weights >= 0 summing
+// to 1, as every direct Gaussian sum of an integer frame is): such a sum lies in [0, max] up to
+// float rounding, far less than 0.5, so floor(v + 0.5) is in range without the clamp and equal
+// to round_bits()'s. The integer in the low 16 bits (the bits above are the magic exponent's).
+__device__ __forceinline__ std::uint32_t mean_bits(float v) {
+  return __float_as_uint(__fadd_rd(v + 0.5f, kMagic));
+}
+
 // A word of four samples of each gray format.
 template <class Io>
 struct Word;
@@ -60,6 +68,12 @@ struct Word<Gray8> {
   __device__ static void store(std::byte* row, int x, const float* v) {
     const W lo = __byte_perm(round_bits(v[0], kMax), round_bits(v[1], kMax), 0x0040u);
     const W hi = __byte_perm(round_bits(v[2], kMax), round_bits(v[3], kMax), 0x0040u);
+    *reinterpret_cast<W*>(row + x) = __byte_perm(lo, hi, 0x5410u);
+  }
+  // store() for weighted means of samples (mean_bits()).
+  __device__ static void store_mean(std::byte* row, int x, const float* v) {
+    const W lo = __byte_perm(mean_bits(v[0]), mean_bits(v[1]), 0x0040u);
+    const W hi = __byte_perm(mean_bits(v[2]), mean_bits(v[3]), 0x0040u);
     *reinterpret_cast<W*>(row + x) = __byte_perm(lo, hi, 0x5410u);
   }
   // One sample, rounded as store() rounds.
@@ -96,6 +110,11 @@ struct Word<Gray16> {
     *reinterpret_cast<W*>(row + 2 * x) = {__byte_perm(q(0), q(1), 0x5410u),
                                           __byte_perm(q(2), q(3), 0x5410u)};
   }
+  __device__ static void store_mean(std::byte* row, int x, const float* v) {
+    const auto q = [&](int k) { return mean_bits(v[k]); };
+    *reinterpret_cast<W*>(row + 2 * x) = {__byte_perm(q(0), q(1), 0x5410u),
+                                          __byte_perm(q(2), q(3), 0x5410u)};
+  }
   __device__ static void store_one(std::byte* row, int x, float v) {
     reinterpret_cast<std::uint16_t*>(row)[x] = static_cast<std::uint16_t>(round_bits(v, kMax));
   }
@@ -125,6 +144,7 @@ struct Word<Gray32F> {
   __device__ static void store(std::byte* row, int x, const float* v) {
     *reinterpret_cast<W*>(row + 4 * x) = {v[0], v[1], v[2], v[3]};
   }
+  __device__ static void store_mean(std::byte* row, int x, const float* v) { store(row, x, v); }
   __device__ static void store_one(std::byte* row, int x, float v) {
     reinterpret_cast<float*>(row)[x] = v;
   }
