@@ -199,14 +199,18 @@ __device__ void load_input(const MmaArgs& a, int x0, int y0, __half* input) {
     static_assert(kRowWords <= 32);
     const int lane = threadIdx.x % 32;
     if (lane >= kRowWords) return;
-    const std::byte* const first = p.in + static_cast<std::ptrdiff_t>(y0 - R) * p.in_stride;
     constexpr int kWarpRows = T::kRows / (kThreads / 32);
     static_assert(T::kRows % (kThreads / 32) == 0);
     const int ly0 = threadIdx.x / 32;
+    // The warp's rows by a pointer stepped 8 rows (each row's address multiplied out cost a
+    // word 5 instructions).
+    const std::byte* row = p.in + static_cast<std::ptrdiff_t>(y0 - R + ly0) * p.in_stride;
+    const std::ptrdiff_t step = (kThreads / 32) * p.in_stride;
     std::uint32_t words[kWarpRows];
 #pragma unroll
     for (int i = 0; i < kWarpRows; ++i) {
-      words[i] = Wd::load(first + (ly0 + i * (kThreads / 32)) * p.in_stride, x0 - R + 4 * lane);
+      words[i] = Wd::load(row, x0 - R + 4 * lane);
+      row += step;
     }
 #pragma unroll
     for (int i = 0; i < kWarpRows; ++i) {
@@ -235,8 +239,10 @@ __device__ void load_input(const MmaArgs& a, int x0, int y0, __half* input) {
   }
 }
 
+// Up to radius 20 at most 64 registers, so that four blocks fit a multiprocessor as their shared
+// memory allows (the stepped rows of the store took radius 20 to 69, three blocks).
 template <int R>
-__global__ void __launch_bounds__(kThreads) gauss_mma_tile(const MmaArgs a) {
+__global__ void __launch_bounds__(kThreads, R <= 20 ? 4 : 1) gauss_mma_tile(const MmaArgs a) {
   // Older devices: the code compiles (every helper referenced) but the launcher never
   // launches it (device_runs_mma()).
   if constexpr (!kDeviceHasMma) return;
@@ -345,21 +351,29 @@ __global__ void __launch_bounds__(kThreads) gauss_mma_tile(const MmaArgs a) {
   }
   __syncthreads();
 
-  // The tile's rows a word at a time (bytes at the frame's right edge).
+  // The tile's rows a word at a time (bytes at the frame's right edge): a thread keeps its
+  // word's column and steps its rows, kRowRuns apart, by pointers (a row's address multiplied
+  // out, and its index divided, cost a word as much as the rest of its store).
   constexpr int kRowWords = kTile / 4;
-  for (int k = threadIdx.x; k < kTile * kRowWords; k += kThreads) {
-    const int ly = k / kRowWords, lx = 4 * (k - ly * kRowWords);
-    const int y = y0 + ly, x = x0 + lx;
-    if (y >= p.height || x >= p.width) continue;
-    const std::uint8_t* from = staged + ly * kOutPitch + lx;
-    std::byte* out_row = p.out + static_cast<std::ptrdiff_t>(y) * p.out_stride;
-    if (x + 4 <= p.width) {
-      *reinterpret_cast<std::uint32_t*>(out_row + x) =
-          *reinterpret_cast<const std::uint32_t*>(from);
+  constexpr int kRowRuns = kThreads / kRowWords;  // rows stored at once
+  const int lx = 4 * (threadIdx.x % kRowWords), first_row = threadIdx.x / kRowWords;
+  const int x = x0 + lx;
+  if (x >= p.width) return;
+  const int rows = min(kTile, p.height - y0);
+  const std::uint8_t* from = staged + first_row * kOutPitch + lx;
+  std::byte* out = p.out + static_cast<std::ptrdiff_t>(y0 + first_row) * p.out_stride + x;
+  const std::ptrdiff_t out_step = kRowRuns * p.out_stride;
+  const bool whole = x + 4 <= p.width;
+#pragma unroll
+  for (int ly = first_row; ly < kTile; ly += kRowRuns) {
+    if (ly >= rows) break;
+    if (whole) {
+      *reinterpret_cast<std::uint32_t*>(out) = *reinterpret_cast<const std::uint32_t*>(from);
     } else {
-      for (int i = 0; x + i < p.width; ++i)
-        reinterpret_cast<std::uint8_t*>(out_row)[x + i] = from[i];
+      for (int i = 0; x + i < p.width; ++i) reinterpret_cast<std::uint8_t*>(out)[i] = from[i];
     }
+    from += kRowRuns * kOutPitch;
+    out += out_step;
   }
 }
 
