@@ -342,8 +342,9 @@ __global__ void __launch_bounds__(kThreads, R <= 20 ? 4 : 1) gauss_mma_tile(cons
     for (int i = 0; i < 4; ++i) d[i] += e[i];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const std::uint32_t v0 = gauss_io::round_bits(d[2 * h] * kOutScale, 255.0f);
-      const std::uint32_t v1 = gauss_io::round_bits(d[2 * h + 1] * kOutScale, 255.0f);
+      // A weighted mean of the samples, within float rounding (mean_bits(): no clamp).
+      const std::uint32_t v0 = gauss_io::mean_bits(d[2 * h] * kOutScale);
+      const std::uint32_t v1 = gauss_io::mean_bits(d[2 * h + 1] * kOutScale);
       const int at = (kSlab * m + g + 8 * h) * kOutPitch + kStrip * strip + 2 * t;
       *reinterpret_cast<std::uint16_t*>(staged + at) =
           static_cast<std::uint16_t>(__byte_perm(v0, v1, 0x0040u));
