@@ -155,12 +155,61 @@ __device__ void load_gray(const TileArgs& a, int x0, int y0, float* input) {
   }
 }
 
+// Phase 1 for a colour tile whose input lies inside the frame: a warp a row, a pixel a lane
+// (kInWidth pixels in kColumnSteps steps of 32), the rows by a pointer stepped 8 rows, every
+// load of the thread issued before its pixels are split into the planes: where every pixel went
+// through the border's rule (two border_index() and a row's address multiplied out each).
+template <class Io, int R>
+__device__ void load_colour_inner(const TileArgs& a, int x0, int y0, float* input) {
+  using T = Tile<Io, R>;
+  constexpr int kWarps = kThreads / 32;
+  constexpr int kWarpRows = (T::kRows + kWarps - 1) / kWarps;
+  constexpr int kColumnSteps = (T::kInWidth + 31) / 32;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __builtin_assume(warp < kWarps);
+  const gauss_io::Plane& p = a.plane;
+  const std::byte* row = p.in + static_cast<std::ptrdiff_t>(y0 - R + warp) * p.in_stride +
+                         static_cast<std::ptrdiff_t>(x0 - T::kHaloX) * 4;
+  const std::ptrdiff_t step = kWarps * p.in_stride;
+  std::uint32_t px[kWarpRows][kColumnSteps];
+#pragma unroll
+  for (int i = 0; i < kWarpRows; ++i) {
+#pragma unroll
+    for (int j = 0; j < kColumnSteps; ++j) {
+      const int lx = lane + 32 * j;
+      if (warp + kWarps * i < T::kRows && lx < T::kInWidth) {
+        px[i][j] = __ldg(reinterpret_cast<const std::uint32_t*>(row) + lx);
+      }
+    }
+    row += step;
+  }
+#pragma unroll
+  for (int i = 0; i < kWarpRows; ++i) {
+#pragma unroll
+    for (int j = 0; j < kColumnSteps; ++j) {
+      const int ly = warp + kWarps * i, lx = lane + 32 * j;
+      if (ly < T::kRows && lx < T::kInWidth) {
+#pragma unroll
+        for (int c = 0; c < 3; ++c) {
+          input[c * T::kInPlane + ly * T::kInWidth + lx] =
+              gauss_io::magic_to_float(px[i][j], 0x7650u | static_cast<unsigned>(c));
+        }
+      }
+    }
+  }
+}
+
 // Phase 1 for 4-byte colour pixels: a pixel a thread and step, its three channels into their
 // planes (the fourth byte is copied at the output).
 template <class Io, int R>
 __device__ void load_colour(const TileArgs& a, int x0, int y0, float* input) {
   using T = Tile<Io, R>;
   const gauss_io::Plane& p = a.plane;
+  if (x0 - T::kHaloX >= 0 && x0 - T::kHaloX + T::kInWidth <= p.width && y0 - R >= 0 &&
+      y0 - R + T::kRows <= p.height) {
+    load_colour_inner<Io, R>(a, x0, y0, input);
+    return;
+  }
   for (int k = threadIdx.x; k < T::kInPlane; k += kThreads) {
     const int ly = k / T::kInWidth, lx = k - ly * T::kInWidth;
     const int sy = border_index(y0 - R + ly, p.height, a.border);
@@ -233,11 +282,12 @@ __device__ __forceinline__ void columns_by_column(const TileArgs& a, const float
     if constexpr (T::kGray) {
       gauss_io::Word<Io>::store_one(out_px, 0, o[0]);
     } else {
-      // The three channels rounded, the fourth byte the input's.
+      // The three channels rounded (weighted means of the samples: mean_bits()), the fourth
+      // byte the input's.
       const std::uint32_t in_word = __ldg(reinterpret_cast<const std::uint32_t*>(in_px));
-      const std::uint32_t rg = __byte_perm(gauss_io::round_bits(o[0], 255.0f),
-                                           gauss_io::round_bits(o[1], 255.0f), 0x0040u);
-      const std::uint32_t ba = __byte_perm(gauss_io::round_bits(o[2], 255.0f), in_word, 0x0070u);
+      const std::uint32_t rg =
+          __byte_perm(gauss_io::mean_bits(o[0]), gauss_io::mean_bits(o[1]), 0x0040u);
+      const std::uint32_t ba = __byte_perm(gauss_io::mean_bits(o[2]), in_word, 0x0070u);
       *reinterpret_cast<std::uint32_t*>(out_px) = __byte_perm(rg, ba, 0x5410u);
       in_px += p.in_stride;
     }
