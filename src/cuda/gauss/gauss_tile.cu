@@ -304,10 +304,11 @@ __device__ __forceinline__ void columns_by_column(const TileArgs& a, const float
 // Phase 3 for gray frames, four columns a thread: the tile's columns 4 q .. 4 q + 3 (q =
 // threadIdx.x % kSegments), rows run * kWordRun .. + kWordRun - 1 (run = threadIdx.x /
 // kSegments; kWordRun 4), their kWordRun + 2 R rows of row sums as 16-byte shared words in
-// registers, the four outputs of a row rounded into one word and stored at once: a fifth of the
-// shared loads and a quarter of the stores, address steps and tests of a column a thread, which
-// were 15 instructions an output. Words past the frame's right edge, or of an output whose rows are
-// not aligned to words, are stored a sample at a time.
+// registers, the four outputs of a row rounded into one word and stored at once: at radius 2, 8
+// shared loads for 16 outputs where a column a thread took 20, and a quarter of its stores,
+// address steps and tests (15 instructions an output with a column a thread, 9 here). Words past
+// the frame's right edge, or of an output whose rows are not aligned to words, are stored a sample
+// at a time.
 template <class Io, int R>
 __device__ __forceinline__ void columns_by_words(const TileArgs& a, const float* sums, int x0,
                                                  int y0) {
