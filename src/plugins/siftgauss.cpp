@@ -16,7 +16,7 @@
  * blur bit for bit, and from sigma 50 runs Deriche's fourth-order recursion, whose cost does
  * not grow with sigma and which lands within 0.11 % of the exact blur's peak (the radius
  * plays no part there). The GPU sums directly up to sigma 4, on 8-bit grey frames below
- * sigma 6 (within one count of the reference); beyond, with the automatic radius, it reduces
+ * sigma 5.5 (within one count of the reference); beyond, with the automatic radius, it reduces
  * the frame by about sigma / 2.5, blurs the small plane and interpolates back, whose cost
  * does not grow with sigma either and which lands within 0.5 % of a point source's peak from
  * sigma 9 (1.2 % below); with a radius of the user's it recurses (docs/gauss.md).
