@@ -368,14 +368,6 @@ StripShape strip_shape(const Axis& x, const Axis& y, const DownShape& d, int blo
   return {1, rows};
 }
 
-// Bytes of one sample of a gray format.
-template <class Io>
-constexpr std::size_t sizeof_sample() {
-  if constexpr (std::is_same_v<Io, gauss_io::Gray8>) return 1;
-  if constexpr (std::is_same_v<Io, gauss_io::Gray16>) return 2;
-  return 4;
-}
-
 // One thread's phases of a strip down a word column (see above). kInside: the word lies within
 // the frame (one vector load a row), else each sample's column through the border rule.
 // kRowsInside: every row of the strip lies within the frame, row c k + p being first_row +
@@ -410,7 +402,7 @@ __device__ void walk_strip(const Args& a, int x, int first_phase, int phase_step
     }
     typename W::W words[kStripChunks];  // kInside: every load issued before the first is used
     if constexpr (kInside && kRowsInside) {
-      const std::byte* row = row_at(first_row + p) + x * static_cast<int>(sizeof_sample<Io>());
+      const std::byte* row = row_at(first_row + p) + x * Io::kPixelBytes;
 #pragma unroll
       for (int c = 0; c < kStripChunks; ++c) {
         words[c] = W::load(row, 0);
@@ -817,7 +809,7 @@ cudaError_t run_decimated(const Args& a, const gauss_detail::ScratchLayout& scra
   if (!plan_planes(a, C, scratch, small_a, small_b)) return cudaErrorInvalidValue;
   // Gray frames whose rows hold whole words of four samples are read and written by words.
   const auto words = [&](const void* data, std::ptrdiff_t stride) {
-    return C == 1 && rows_aligned(data, stride, 4 * sizeof_sample<Io>());
+    return C == 1 && rows_aligned(data, stride, 4 * Io::kPixelBytes);
   };
   const bool words_in = words(a.frame.in, a.frame.in_stride);
   const bool words_out = words(a.frame.out, a.frame.out_stride);

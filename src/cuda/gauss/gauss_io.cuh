@@ -60,6 +60,7 @@ inline bool fused_args(const GaussParams& params, ConstImageView in, ImageView o
 template <class S, int Max>
 struct GrayInt {
   static constexpr int kChannels = 1;
+  static constexpr int kPixelBytes = sizeof(S);
   static constexpr bool kHasAlpha = false;
   __device__ static float load(const std::byte* row, int x, int) {
     return static_cast<float>(__ldg(reinterpret_cast<const S*>(row) + x));
@@ -78,6 +79,7 @@ using Gray16 = GrayInt<std::uint16_t, 65535>;
 
 struct Gray32F {
   static constexpr int kChannels = 1;
+  static constexpr int kPixelBytes = sizeof(float);
   static constexpr bool kHasAlpha = false;
   __device__ static float load(const std::byte* row, int x, int) {
     return __ldg(reinterpret_cast<const float*>(row) + x);
@@ -94,6 +96,7 @@ struct Gray32F {
 // RGBA/BGRA/RGBx/BGRx: bytes 0..2 blurred, byte 3 copied.
 struct Color4x8 {
   static constexpr int kChannels = 3;
+  static constexpr int kPixelBytes = 4;
   static constexpr bool kHasAlpha = true;
   __device__ static float load(const std::byte* row, int x, int c) {
     return static_cast<float>(__ldg(reinterpret_cast<const std::uint8_t*>(row) + 4 * x + c));

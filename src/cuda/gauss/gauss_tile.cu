@@ -266,15 +266,10 @@ __device__ __forceinline__ void columns_by_column(const TileArgs& a, const float
   }
   // The outputs by pointers stepped a row at a time: a row's address multiplied out was 7 of
   // the 20 instructions of a gray output.
-  constexpr std::ptrdiff_t kPixelBytes = [] {
-    if constexpr (T::kGray) {
-      return sizeof(typename gauss_io::Word<Io>::W) / kWord;
-    } else {
-      return sizeof(std::uint32_t);
-    }
-  }();
-  std::byte* out_px = p.out + static_cast<std::ptrdiff_t>(y) * p.out_stride + x * kPixelBytes;
-  const std::byte* in_px = p.in + static_cast<std::ptrdiff_t>(y) * p.in_stride + x * kPixelBytes;
+  std::byte* out_px = p.out + static_cast<std::ptrdiff_t>(y) * p.out_stride +
+                      static_cast<std::ptrdiff_t>(x) * Io::kPixelBytes;
+  const std::byte* in_px = p.in + static_cast<std::ptrdiff_t>(y) * p.in_stride +
+                           static_cast<std::ptrdiff_t>(x) * Io::kPixelBytes;
   const auto output = [&](int i) {
     float o[C];
 #pragma unroll
@@ -326,8 +321,8 @@ __device__ __forceinline__ void columns_by_words(const TileArgs& a, const float*
   for (int i = 0; i < kWordRun + 2 * R; ++i) {
     col[i] = reinterpret_cast<const float4*>(sums)[(run * kWordRun + i) * kSegments + quad];
   }
-  std::byte* out_px =
-      p.out + static_cast<std::ptrdiff_t>(y) * p.out_stride + x * kWordBytes / kWord;
+  std::byte* out_px = p.out + static_cast<std::ptrdiff_t>(y) * p.out_stride +
+                      static_cast<std::ptrdiff_t>(x) * Io::kPixelBytes;
   const bool whole = x + kWord <= p.width &&
                      (reinterpret_cast<std::uintptr_t>(p.out) | p.out_stride) % kWordBytes == 0;
   const int rows = p.height - y;

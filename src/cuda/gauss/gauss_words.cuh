@@ -65,16 +65,19 @@ struct Word<Gray8> {
     return static_cast<W>(v[0]) | static_cast<W>(v[1]) << 8 | static_cast<W>(v[2]) << 16 |
            static_cast<W>(v[3]) << 24;
   }
-  __device__ static void store(std::byte* row, int x, const float* v) {
-    const W lo = __byte_perm(round_bits(v[0], kMax), round_bits(v[1], kMax), 0x0040u);
-    const W hi = __byte_perm(round_bits(v[2], kMax), round_bits(v[3], kMax), 0x0040u);
+  // The four samples' integers q(0..3) (low bits) as one word.
+  template <class Bits>
+  __device__ static void store_bits(std::byte* row, int x, Bits q) {
+    const W lo = __byte_perm(q(0), q(1), 0x0040u);
+    const W hi = __byte_perm(q(2), q(3), 0x0040u);
     *reinterpret_cast<W*>(row + x) = __byte_perm(lo, hi, 0x5410u);
+  }
+  __device__ static void store(std::byte* row, int x, const float* v) {
+    store_bits(row, x, [&](int k) { return round_bits(v[k], kMax); });
   }
   // store() for weighted means of samples (mean_bits()).
   __device__ static void store_mean(std::byte* row, int x, const float* v) {
-    const W lo = __byte_perm(mean_bits(v[0]), mean_bits(v[1]), 0x0040u);
-    const W hi = __byte_perm(mean_bits(v[2]), mean_bits(v[3]), 0x0040u);
-    *reinterpret_cast<W*>(row + x) = __byte_perm(lo, hi, 0x5410u);
+    store_bits(row, x, [&](int k) { return mean_bits(v[k]); });
   }
   // One sample, rounded as store() rounds.
   __device__ static void store_one(std::byte* row, int x, float v) {
@@ -105,15 +108,16 @@ struct Word<Gray16> {
     const auto q = [&](int k) { return static_cast<unsigned>(v[k]); };
     return {q(0) | q(1) << 16, q(2) | q(3) << 16};
   }
-  __device__ static void store(std::byte* row, int x, const float* v) {
-    const auto q = [&](int k) { return round_bits(v[k], kMax); };
+  template <class Bits>
+  __device__ static void store_bits(std::byte* row, int x, Bits q) {
     *reinterpret_cast<W*>(row + 2 * x) = {__byte_perm(q(0), q(1), 0x5410u),
                                           __byte_perm(q(2), q(3), 0x5410u)};
   }
+  __device__ static void store(std::byte* row, int x, const float* v) {
+    store_bits(row, x, [&](int k) { return round_bits(v[k], kMax); });
+  }
   __device__ static void store_mean(std::byte* row, int x, const float* v) {
-    const auto q = [&](int k) { return mean_bits(v[k]); };
-    *reinterpret_cast<W*>(row + 2 * x) = {__byte_perm(q(0), q(1), 0x5410u),
-                                          __byte_perm(q(2), q(3), 0x5410u)};
+    store_bits(row, x, [&](int k) { return mean_bits(v[k]); });
   }
   __device__ static void store_one(std::byte* row, int x, float v) {
     reinterpret_cast<std::uint16_t*>(row)[x] = static_cast<std::uint16_t>(round_bits(v, kMax));
