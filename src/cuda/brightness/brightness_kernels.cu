@@ -634,7 +634,10 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
 // a few microseconds of latency on a plane of some 130 k floats. Tiles of 16 x 16 with their
 // 256 threads: at sigma 40 on a 4K frame some 560 blocks, about 4 on each SM at once, where
 // tiles of 32 x 32 gave 144 (one an SM, each thread 13 sums of 2 r + 1 terms one after another
-// where it now takes 5), latency bound. Every output is the same sums in the same order.
+// where it now takes 5), latency bound. Every output is the same sums in the same order. The
+// kernel is built for radius buckets 16, 24 and 32 (kBucket): its apron's loads, and the rows its
+// threads sum across, are those of the bucket (at sigma 40, radius 20: four rows a thread of
+// which 3.5 are the apron's, where sized for radius 32 it summed five).
 //
 // The same launch interpolates the blurred rows across to the frame's width, as
 // upsample_rows_kernel does (its own launch where launch_gauss blurs): a frame pixel needs the
@@ -646,15 +649,20 @@ constexpr int kSmallBlurRadius = 32;
 constexpr int kSmallTile = 16;
 constexpr int kSmallThreads = kSmallTile * kSmallTile;
 constexpr int kSmallStep = kSmallTile - 1;  // the samples a tile owns across
-// The tile's rows in shared memory: a pitch of 16 floats past a multiple of 32, so that the
-// two rows a warp's row pass reads fall in different banks.
-constexpr int kSmallPitchMax = kSmallTile + 2 * kSmallBlurRadius;  // 80: 16 past 64
-constexpr int kSmallApron = kSmallTile + 2 * kSmallBlurRadius;     // 31 KiB of shared memory
 
+// The tile's rows in shared memory: a pitch of 16 floats past a multiple of 32 (the smallest
+// such pitch, so growing with in_w), so that the two rows a warp's row pass reads fall in
+// different banks.
 __host__ __device__ constexpr int small_pitch(int in_w) {
   return in_w + (48 - in_w % 32) % 32;
 }
-static_assert(small_pitch(kSmallApron) == kSmallPitchMax, "the widest apron's pitch");
+
+// The radius bucket of a small blur: both radii at most kBucket. (The small plane's sigma is at
+// least LuminanceBlur::kMinSmallSigma less a little, ~3.96: radius 16 or more.)
+constexpr int small_bucket(int rx, int ry) {
+  const int r = rx > ry ? rx : ry;
+  return r <= 16 ? 16 : r <= 24 ? 24 : kSmallBlurRadius;
+}
 
 struct SmallWeights {
   float w[kSmallBlurRadius + 1];  // w[0] the centre, w[i] at distance i
@@ -669,11 +677,14 @@ SmallWeights small_weights(double sigma, int radius) {
 
 // At least 5 blocks a multiprocessor, so that a 4K frame's tiles (561 at sigma 40) run in one
 // wave.
+template <int kBucket>
 __global__ void __launch_bounds__(kSmallThreads, blocks_per_sm(5, kSmallThreads))
     small_blur_kernel(Halves halves, int width, int height, SmallWeights wx, SmallWeights wy,
                       TentAxis x, Plane upsampled) {
-  __shared__ float tile[kSmallApron * kSmallPitchMax];  // the input and apron, in_h x pitch
-  __shared__ float across[kSmallApron * kSmallTile];    // summed along x, in_h x kSmallTile
+  static_assert(kBucket % 8 == 0 && kBucket <= kSmallBlurRadius);
+  constexpr int kApron = kSmallTile + 2 * kBucket;      // the widest apron: 64 at bucket 24
+  __shared__ float tile[kApron * small_pitch(kApron)];  // the input and apron, in_h x pitch
+  __shared__ float across[kApron * kSmallTile];         // summed along x, in_h x kSmallTile
   __shared__ float blurred[kSmallTile * kSmallTile];    // the tile's output
   wait_for_prior_grid();                                // the small plane's halves
   allow_dependent_grid();
@@ -692,7 +703,7 @@ __global__ void __launch_bounds__(kSmallThreads, blocks_per_sm(5, kSmallThreads)
   // left the block waiting on L2 a dozen times.
   const int lx = tid % kSmallTile;
   const int first = tid / kSmallTile;
-  constexpr int kSteps = (kSmallApron + kSmallTile - 1) / kSmallTile;  // a thread's rows, columns
+  constexpr int kSteps = (kApron + kSmallTile - 1) / kSmallTile;  // a thread's rows, columns
   float staged[kSteps][kSteps];
 #pragma unroll
   for (int a = 0; a < kSteps; ++a) {
@@ -1483,10 +1494,15 @@ cudaError_t local_blur(const FrameLaunch& a, GaussPath blur, Next&& next) {
   if (!recursive && rx <= kSmallBlurRadius && ry <= kSmallBlurRadius) {
     const dim3 tiles((small_width + kSmallStep - 1) / kSmallStep,
                      (small_height + kSmallTile - 1) / kSmallTile);
-    const cudaError_t blurred =
-        launch_after(a.dependent, small_blur_kernel, tiles, dim3(kSmallThreads), a.stream,
-                     l.small_halves, small_width, small_height, small_weights(gauss.sigma_x, rx),
-                     small_weights(gauss.sigma_y, ry), x, l.upsampled);
+    const auto blur = [&](auto kernel) {
+      return launch_after(a.dependent, kernel, tiles, dim3(kSmallThreads), a.stream, l.small_halves,
+                          small_width, small_height, small_weights(gauss.sigma_x, rx),
+                          small_weights(gauss.sigma_y, ry), x, l.upsampled);
+    };
+    const int bucket = small_bucket(rx, ry);
+    const cudaError_t blurred = bucket == 16   ? blur(small_blur_kernel<16>)
+                                : bucket == 24 ? blur(small_blur_kernel<24>)
+                                               : blur(small_blur_kernel<kSmallBlurRadius>);
     if (blurred != cudaSuccess) return blurred;
     return next(SmallSource{l.upsampled, y.left, y.fraction, small_height});
   }
