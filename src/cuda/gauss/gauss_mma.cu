@@ -133,8 +133,8 @@ __device__ __forceinline__ std::uint32_t bits_of(__half2 h) {
 // either pass hold), scaled and split, as registers of two neighbouring entries (d, d + 1):
 // built once a block in shared memory, from which each lane picks its fragments. (Picked from
 // the kernel's parameters, each lane's own offset made the constant cache serve a warp's
-// loads one address at a time: three quarters of the kernel's time.) The fragments are picked
-// into registers before the input is loaded over it.
+// loads one address at a time: three quarters of the kernel's time.) It lies in the row sums'
+// planes, which phase 2 writes only after every lane has picked its fragments.
 template <int R>
 struct Band {
   using T = MmaTile<R>;
@@ -149,7 +149,7 @@ struct Band {
 
 template <int R>
 __device__ void build_band(const MmaArgs& a, Band<R>& band) {
-  static_assert(sizeof(Band<R>) <= MmaTile<R>::kInputBytes);
+  static_assert(sizeof(Band<R>) <= MmaTile<R>::kSumBytes);
   float(&w)[2][R + 1] = band.w;
   if (threadIdx.x <= R) {
     w[0][threadIdx.x] = a.wx[threadIdx.x];
@@ -182,60 +182,90 @@ __device__ __forceinline__ uint2 halves_of(std::uint32_t word) {
   return make_uint2(bits_of(h01), bits_of(h23));
 }
 
-// Phase 1: the input rows and columns, a word of four samples a thread and step; tiles whose
-// rows and columns all lie inside the frame (all but the edges') without the border's rule.
+// Phase 1: the input rows and columns, a warp a row and a word of four samples a lane (no
+// division; the lanes past the row idle), in two halves: fetch_inner() (tiles whose rows and
+// columns all lie inside the frame, all but the edges': no border rule) or fetch_edge() issue
+// every load of a lane into registers, and the block builds the band while they are in
+// flight; store_rows() unpacks them into shared memory. (Loaded after the band, each block
+// waited on its setup and then on a whole round trip to memory.)
 template <int R>
-__device__ void load_input(const MmaArgs& a, int x0, int y0, __half* input) {
+struct InnerRows {
   using T = MmaTile<R>;
+  static constexpr int kRowWords = T::kCols / 4;
+  static constexpr int kWarpRows = T::kRows / (kThreads / 32);  // rows a warp loads
+  static_assert(kRowWords <= 32 && T::kRows % (kThreads / 32) == 0);
+  std::uint32_t words[kWarpRows];
+};
+
+template <int R>
+__device__ __forceinline__ bool tile_inside(const gauss_io::Plane& p, int x0, int y0) {
+  using T = MmaTile<R>;
+  return x0 - R >= 0 && x0 - R + T::kCols <= p.width && y0 - R >= 0 &&
+         y0 - R + T::kRows <= p.height;
+}
+
+template <int R>
+__device__ __forceinline__ void fetch_inner(const gauss_io::Plane& p, int x0, int y0,
+                                            InnerRows<R>& rows) {
+  using Wd = gauss_io::Word<gauss_io::Gray8>;
+  const int lane = threadIdx.x % 32;
+  if (lane >= InnerRows<R>::kRowWords) return;
+  // The warp's rows by a pointer stepped 8 rows (each row's address multiplied out cost a
+  // word 5 instructions). All of a lane's rows are loaded before any is unpacked: with the
+  // loop unrolled instead, the compiler kept the loads one after another behind the shared
+  // stores (10-19 % slower).
+  const std::byte* row =
+      p.in + static_cast<std::ptrdiff_t>(y0 - R + threadIdx.x / 32) * p.in_stride;
+  const std::ptrdiff_t step = (kThreads / 32) * p.in_stride;
+#pragma unroll
+  for (int i = 0; i < InnerRows<R>::kWarpRows; ++i) {
+    rows.words[i] = Wd::load(row, x0 - R + 4 * lane);
+    row += step;
+  }
+}
+
+template <int R>
+__device__ __forceinline__ void store_rows(const InnerRows<R>& rows, __half* input) {
+  constexpr int kRowWords = InnerRows<R>::kRowWords;
+  const int lane = threadIdx.x % 32;
+  if (lane >= kRowWords) return;
+  uint2* const to = reinterpret_cast<uint2*>(input);
+  const int ly0 = threadIdx.x / 32;
+#pragma unroll
+  for (int i = 0; i < InnerRows<R>::kWarpRows; ++i) {
+    to[(ly0 + i * (kThreads / 32)) * kRowWords + lane] = halves_of(rows.words[i]);
+  }
+}
+
+// The tiles at the frame's edges (6 % of a 4096^2 frame's), through the border: a row's source
+// found once a warp, a word's columns once a lane, where each word's row and column took a
+// division and both went through the border's rule.
+template <int R>
+__device__ __forceinline__ void fetch_edge(const MmaArgs& a, int x0, int y0, InnerRows<R>& rows) {
   using Wd = gauss_io::Word<gauss_io::Gray8>;
   const gauss_io::Plane& p = a.plane;
-  constexpr int kRowWords = T::kCols / 4;
-  constexpr int kWords = T::kRows * kRowWords;
-  uint2* const to = reinterpret_cast<uint2*>(input);
-  if (x0 - R >= 0 && x0 - R + T::kCols <= p.width && y0 - R >= 0 && y0 - R + T::kRows <= p.height) {
-    // A warp a row, a word a lane: no division, the lanes past the row idle. All of a lane's
-    // rows are loaded before any is unpacked: with the loop unrolled instead, the compiler kept
-    // the loads one after another behind the shared stores (10-19 % slower).
-    static_assert(kRowWords <= 32);
-    const int lane = threadIdx.x % 32;
-    if (lane >= kRowWords) return;
-    constexpr int kWarpRows = T::kRows / (kThreads / 32);
-    static_assert(T::kRows % (kThreads / 32) == 0);
-    const int ly0 = threadIdx.x / 32;
-    // The warp's rows by a pointer stepped 8 rows (each row's address multiplied out cost a
-    // word 5 instructions).
-    const std::byte* row = p.in + static_cast<std::ptrdiff_t>(y0 - R + ly0) * p.in_stride;
-    const std::ptrdiff_t step = (kThreads / 32) * p.in_stride;
-    std::uint32_t words[kWarpRows];
+  const int lane = threadIdx.x % 32;
+  if (lane >= InnerRows<R>::kRowWords) return;
+  const int x = x0 - R + 4 * lane;
+  const bool whole = x >= 0 && x + 4 <= p.width;
+  int sx[4];
 #pragma unroll
-    for (int i = 0; i < kWarpRows; ++i) {
-      words[i] = Wd::load(row, x0 - R + 4 * lane);
-      row += step;
-    }
+  for (int i = 0; i < 4; ++i) sx[i] = border_index(x + i, p.width, a.border);
 #pragma unroll
-    for (int i = 0; i < kWarpRows; ++i) {
-      to[(ly0 + i * (kThreads / 32)) * kRowWords + lane] = halves_of(words[i]);
-    }
-    return;
-  }
-  for (int k = threadIdx.x; k < kWords; k += kThreads) {
-    const int ly = k / kRowWords, lw = k - ly * kRowWords;
+  for (int i = 0; i < InnerRows<R>::kWarpRows; ++i) {
+    const int ly = static_cast<int>(threadIdx.x / 32) + i * (kThreads / 32);
     const int sy = border_index(y0 - R + ly, p.height, a.border);
-    const int x = x0 - R + lw * 4;
     const std::byte* row = p.in + static_cast<std::ptrdiff_t>(sy < 0 ? 0 : sy) * p.in_stride;
-    std::uint32_t word;
-    if (sy >= 0 && x >= 0 && x + 4 <= p.width) {
-      word = Wd::load(row, x);
+    if (sy >= 0 && whole) {
+      rows.words[i] = Wd::load(row, x);
     } else {
       float v[4];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int sx = border_index(x + i, p.width, a.border);
-        v[i] = sy < 0 || sx < 0 ? a.border_value : gauss_io::Gray8::load(row, sx, 0);
+      for (int j = 0; j < 4; ++j) {
+        v[j] = sy < 0 || sx[j] < 0 ? a.border_value : gauss_io::Gray8::load(row, sx[j], 0);
       }
-      word = Wd::pack(v);  // a border value as the format holds it
+      rows.words[i] = Wd::pack(v);  // a border value as the format holds it
     }
-    to[k] = halves_of(word);
   }
 }
 
@@ -255,12 +285,23 @@ __global__ void __launch_bounds__(kThreads, R <= 20 ? 4 : 1) gauss_mma_tile(cons
   const int lane = threadIdx.x % 32, strip = threadIdx.x / 32;
   const int g = lane / 4, t = lane % 4;  // the fragments' row group and pair
 
-  // The bands of both passes, each lane's fragments picked: the row pass's B[k][j] =
-  // w(k - j - R), k = 2t, 2t + 1 (and + 8) of column j = g; the column pass's W[i][k] =
-  // w(k - i - R), rows i = g, g + 8 and k = 2t, 2t + 1 (and + 8); each k-step's hi and lo.
-  Band<R>& band = *reinterpret_cast<Band<R>*>(shared_words);
+  // 1. The input: every load of a lane issued first (fetch_inner(), fetch_edge()), then the
+  // bands of both passes built in the row sums' planes (free until phase 2) while they are in
+  // flight.
+  const int x0 = blockIdx.x * kTile, y0 = blockIdx.y * kTile;
+  InnerRows<R> input_rows;
+  if (tile_inside<R>(p, x0, y0)) {
+    fetch_inner<R>(p, x0, y0, input_rows);
+  } else {
+    fetch_edge<R>(a, x0, y0, input_rows);
+  }
+  Band<R>& band = *reinterpret_cast<Band<R>*>(sum_hi);
   build_band<R>(a, band);
   __syncthreads();
+  store_rows<R>(input_rows, input);
+  // Each lane's fragments: the row pass's B[k][j] = w(k - j - R), k = 2t, 2t + 1 (and + 8) of
+  // column j = g; the column pass's W[i][k] = w(k - i - R), rows i = g, g + 8 and k = 2t,
+  // 2t + 1 (and + 8); each k-step's hi and lo.
   std::uint32_t b_hi[T::kRowSteps][2], b_lo[T::kRowSteps][2];
 #pragma unroll
   for (int s = 0; s < T::kRowSteps; ++s) {
@@ -282,11 +323,7 @@ __global__ void __launch_bounds__(kThreads, R <= 20 ? 4 : 1) gauss_mma_tile(cons
       w_lo[s][q] = band.lo[1][pair];
     }
   }
-  __syncthreads();  // the band read: the input goes over it
-
-  const int x0 = blockIdx.x * kTile, y0 = blockIdx.y * kTile;
-  load_input<R>(a, x0, y0, input);
-  __syncthreads();
+  __syncthreads();  // the input stored, the band read: the row sums go over it
 
   // 2. Row sums of the strip's 8 columns on every input row, a 16-row slab at a time.
   const int a_row = lane % 8 + 8 * (lane / 8 % 2), a_col = 8 * (lane / 16);
