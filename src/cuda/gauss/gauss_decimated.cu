@@ -351,20 +351,25 @@ int strip_threads_y(const Axis& x, const Axis& y, const DownShape& d) {
   return 0;
 }
 
-// The block's shape: strip_threads_y() threads down, and of them as many strips as leave the
-// grid kStripFill blocks a multiprocessor, the rest sharing the strips' phases (measured on an
-// H200, 4096^2 GRAY8: at sigma 25 (k = 7) four strips, 66.3 us, against 67.9 with two; at sigma 50
-// (k = 13) one strip of four sharers, 65.2 us, against 74.2 with four strips). Asked only
-// where strip_threads_y() is not 0 (down_fits()).
-constexpr long kStripFill = 4;
+// The block's shape. Two threads down (two strips, or else one strip whose phases they share)
+// where that leaves the grid kStripFill blocks a multiprocessor: six such blocks a
+// multiprocessor, each waiting at its barriers on fewer warps, kept the memory busier than three
+// of four threads down (on an H200, 4096^2 GRAY8, 1-7 % faster from sigma 5.5 to 25). Else, at
+// the largest k, whose small planes have the fewest strips, strip_threads_y() threads share one
+// strip's phases (at sigma 35 and 50, k = 13: 7.2 blocks of two a multiprocessor 0.0564 /
+// 0.0571 ms, of four 0.0532 / 0.0547; bench/results/gauss/h200-tile-edges/). Asked only where
+// strip_threads_y() is not 0 (down_fits()).
+constexpr long kStripFill = 8;
 StripShape strip_shape(const Axis& x, const Axis& y, const DownShape& d, int blocks_across,
                        int sm_count) {
   const int rows = strip_threads_y(x, y, d);
-  for (int strips = rows; strips > 1; strips /= 2) {
-    const long blocks = static_cast<long>(blocks_across) *
-                        ((y.small + kStripRows * strips - 1) / (kStripRows * strips));
-    if (blocks >= kStripFill * sm_count) return {strips, rows / strips};
-  }
+  if (rows < 2) return {1, rows};
+  const auto blocks = [&](int strips) {
+    return static_cast<long>(blocks_across) *
+           ((y.small + kStripRows * strips - 1) / (kStripRows * strips));
+  };
+  if (blocks(2) >= kStripFill * sm_count) return {2, 1};
+  if (blocks(1) >= kStripFill * sm_count) return {1, 2};
   return {1, rows};
 }
 

@@ -76,38 +76,86 @@ struct Tile {
   static constexpr std::size_t kSharedBytes = sizeof(float) * C * (kInPlane + kSumPlane);
 };
 
-// Phase 1 for a gray tile whose input rows and columns all lie inside the frame (all but the
-// edges'): a warp a row, a word a lane, without the border's rule; a batch of a lane's rows
-// loaded before any is unpacked and stored, so that the loads are in flight together (a
-// loop's stores to shared memory otherwise held each load behind the one before: 9-17 %
-// faster on GRAY16 and GRAY32F, bench/results/gauss/h200-tile-batched-loads/).
+// Blocks a multiprocessor gauss_tile asks for (0: no minimum, the registers as ptxas likes), as
+// many as the registers then allow: GRAY16 at radius 2 six (40 registers; with 48 it had five,
+// 1.5 % slower on an H200); GRAY8 and GRAY32F at radius 2 none (six cost GRAY32F 12 % and GRAY8
+// a spill, five GRAY8 3 %); radius 4 four (GRAY32F 2 % faster than none)
+// (bench/results/gauss/h200-tile-edges/).
 template <class Io, int R>
-__device__ void load_inner(const TileArgs& a, int x0, int y0, float* input) {
+constexpr int tile_min_blocks() {
+  if constexpr (R > 2) return 4;
+  return std::is_same_v<Io, gauss_io::Gray16> ? 6 : 0;
+}
+
+// Whether a tile's input rows and columns all lie inside the frame (all but the edges' tiles),
+// so that phase 1 needs no border rule.
+template <class Io, int R>
+__device__ __forceinline__ bool tile_inside(const gauss_io::Plane& p, int x0, int y0) {
+  using T = Tile<Io, R>;
+  return x0 - T::kHaloX >= 0 && x0 - T::kHaloX + T::kInWidth <= p.width && y0 - R >= 0 &&
+         y0 - R + T::kRows <= p.height;
+}
+
+// Phase 1 for gray frames: a warp a row, a word a lane; a batch of a lane's rows loaded before
+// any is unpacked and stored, so that the loads are in flight together (a loop's stores to
+// shared memory otherwise held each load behind the one before: 9-17 % faster on GRAY16 and
+// GRAY32F, bench/results/gauss/h200-tile-batched-loads/). Inside the frame (kEdge false) the
+// rows by a pointer stepped 8 rows (a row's address multiplied out cost a word 5 instructions)
+// and no border rule; at the edges each row's source through the border once a warp, each
+// word's columns once a lane (where a word's row and column took a division and the border's
+// rule each, and its load waited on the one before).
+template <class Io, int R, bool kEdge>
+__device__ void load_gray(const TileArgs& a, int x0, int y0, float* input) {
   using Wd = gauss_io::Word<Io>;
   using T = Tile<Io, R>;
   constexpr int kRowWords = T::kInWidth / kWord;
   static_assert(kRowWords <= 32);
   constexpr int kWarps = kThreads / 32;
   constexpr int kWarpRows = (T::kRows + kWarps - 1) / kWarps;
-  // Registers a batch holds: 4 words of 16 bytes (floats), 8 of 8 (GRAY16), all of 4 (GRAY8).
-  constexpr int kBatch = sizeof(typename Wd::W) >= 16 ? 4 : sizeof(typename Wd::W) == 8 ? 8 : 16;
+  // Registers a batch holds: 4 words of 16 bytes (floats), 10 of 8 (GRAY16: every row of a lane
+  // to radius 8; in batches of 8, the ninth row's load waited on the first eight's stores and
+  // radius 2 ran 3 % slower), all of 4 (GRAY8).
+  constexpr int kBatch = sizeof(typename Wd::W) >= 16 ? 4 : sizeof(typename Wd::W) == 8 ? 10 : 16;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   // So that the compiler knows which rows every warp has (ly < kRows), and tests only the last.
   __builtin_assume(warp < kWarps);
   if (lane >= kRowWords) return;
   const gauss_io::Plane& p = a.plane;
-  // The warp's rows by a pointer stepped kWarps rows (a row's address multiplied out cost a
-  // word 5 instructions).
+  const int x = x0 - T::kHaloX + kWord * lane;
   const std::byte* row = p.in + static_cast<std::ptrdiff_t>(y0 - R + warp) * p.in_stride;
   const std::ptrdiff_t step = kWarps * p.in_stride;
-  const int x = x0 - T::kHaloX + kWord * lane;
+  [[maybe_unused]] bool whole = true;  // the word lies inside the frame
+  [[maybe_unused]] int sx[kWord];      // its samples' columns through the border (-1: the value)
+  if constexpr (kEdge) {
+    whole = x >= 0 && x + kWord <= p.width;
+#pragma unroll
+    for (int i = 0; i < kWord; ++i) sx[i] = border_index(x + i, p.width, a.border);
+  }
 #pragma unroll
   for (int b = 0; b < kWarpRows; b += kBatch) {
     typename Wd::W words[kBatch];
 #pragma unroll
     for (int i = 0; i < kBatch; ++i) {
       const int ly = warp + kWarps * (b + i);
-      if (b + i < kWarpRows && ly < T::kRows) words[i] = Wd::load(row, x);
+      if (b + i < kWarpRows && ly < T::kRows) {
+        if constexpr (kEdge) {
+          const int sy = border_index(y0 - R + ly, p.height, a.border);
+          const std::byte* source =
+              p.in + static_cast<std::ptrdiff_t>(sy < 0 ? 0 : sy) * p.in_stride;
+          if (sy >= 0 && whole) {
+            words[i] = Wd::load(source, x);
+          } else {
+            float v[kWord];
+#pragma unroll
+            for (int j = 0; j < kWord; ++j) {
+              v[j] = sy < 0 || sx[j] < 0 ? a.border_value : Io::load(source, sx[j], 0);
+            }
+            words[i] = Wd::pack(v);  // a border value as the format holds it
+          }
+        } else {
+          words[i] = Wd::load(row, x);
+        }
+      }
       row += step;
     }
 #pragma unroll
@@ -123,44 +171,14 @@ __device__ void load_inner(const TileArgs& a, int x0, int y0, float* input) {
   }
 }
 
-// Phase 1 for gray frames: a word of four samples a thread and step.
-template <class Io, int R>
-__device__ void load_gray(const TileArgs& a, int x0, int y0, float* input) {
-  using Wd = gauss_io::Word<Io>;
-  using T = Tile<Io, R>;
-  const gauss_io::Plane& p = a.plane;
-  constexpr int kRowWords = T::kInWidth / kWord;
-  if (x0 - T::kHaloX >= 0 && x0 - T::kHaloX + T::kInWidth <= p.width && y0 - R >= 0 &&
-      y0 - R + T::kRows <= p.height) {
-    load_inner<Io, R>(a, x0, y0, input);
-    return;
-  }
-  for (int k = threadIdx.x; k < T::kRows * kRowWords; k += kThreads) {
-    const int ly = k / kRowWords, lw = k - ly * kRowWords;
-    const int sy = border_index(y0 - R + ly, p.height, a.border);
-    const int x = x0 - T::kHaloX + lw * kWord;
-    const std::byte* row = p.in + static_cast<std::ptrdiff_t>(sy < 0 ? 0 : sy) * p.in_stride;
-    float v[kWord];
-    if (sy >= 0 && x >= 0 && x + kWord <= p.width) {
-      Wd::unpack(Wd::load(row, x), v);
-    } else {
-#pragma unroll
-      for (int i = 0; i < kWord; ++i) {
-        const int sx = border_index(x + i, p.width, a.border);
-        v[i] = sy < 0 || sx < 0 ? a.border_value : Io::load(row, sx, 0);
-      }
-      Wd::unpack(Wd::pack(v), v);  // a border value as the format holds it
-    }
-    reinterpret_cast<float4*>(input)[k] = make_float4(v[0], v[1], v[2], v[3]);
-  }
-}
-
-// Phase 1 for a colour tile whose input lies inside the frame: a warp a row, a pixel a lane
-// (kInWidth pixels in kColumnSteps steps of 32), the rows by a pointer stepped 8 rows, every
-// load of the thread issued before its pixels are split into the planes: where every pixel went
-// through the border's rule (two border_index() and a row's address multiplied out each).
-template <class Io, int R>
-__device__ void load_colour_inner(const TileArgs& a, int x0, int y0, float* input) {
+// Phase 1 for 4-byte colour pixels: a warp a row, a pixel a lane (kInWidth pixels in
+// kColumnSteps steps of 32), every load of the thread issued before its pixels are split into
+// the three channels' planes (the fourth byte is copied at the output). Inside the frame the
+// rows by a pointer stepped 8 rows and no border rule, where every pixel went through it (two
+// border_index() and a row's address multiplied out each); at the edges each row's source
+// through the border once a warp, each column's once a lane.
+template <class Io, int R, bool kEdge>
+__device__ void load_colour(const TileArgs& a, int x0, int y0, float* input) {
   using T = Tile<Io, R>;
   constexpr int kWarps = kThreads / 32;
   constexpr int kWarpRows = (T::kRows + kWarps - 1) / kWarps;
@@ -171,17 +189,36 @@ __device__ void load_colour_inner(const TileArgs& a, int x0, int y0, float* inpu
   const std::byte* row = p.in + static_cast<std::ptrdiff_t>(y0 - R + warp) * p.in_stride +
                          static_cast<std::ptrdiff_t>(x0 - T::kHaloX) * 4;
   const std::ptrdiff_t step = kWarps * p.in_stride;
+  [[maybe_unused]] int sx[kColumnSteps];  // edges: columns through the border (-1: the value)
+  [[maybe_unused]] int sy[kWarpRows];     // edges: rows through the border (-1: the value)
+  if constexpr (kEdge) {
+#pragma unroll
+    for (int j = 0; j < kColumnSteps; ++j) {
+      sx[j] = border_index(x0 - T::kHaloX + lane + 32 * j, p.width, a.border);
+    }
+  }
   std::uint32_t px[kWarpRows][kColumnSteps];
 #pragma unroll
   for (int i = 0; i < kWarpRows; ++i) {
+    const int ly = warp + kWarps * i;
+    if constexpr (kEdge) {
+      sy[i] = ly < T::kRows ? border_index(y0 - R + ly, p.height, a.border) : -1;
+      row = p.in + static_cast<std::ptrdiff_t>(sy[i] < 0 ? 0 : sy[i]) * p.in_stride;
+    }
 #pragma unroll
     for (int j = 0; j < kColumnSteps; ++j) {
       const int lx = lane + 32 * j;
-      if (warp + kWarps * i < T::kRows && lx < T::kInWidth) {
-        px[i][j] = __ldg(reinterpret_cast<const std::uint32_t*>(row) + lx);
+      if (ly < T::kRows && lx < T::kInWidth) {
+        if constexpr (kEdge) {
+          px[i][j] = sy[i] >= 0 && sx[j] >= 0
+                         ? __ldg(reinterpret_cast<const std::uint32_t*>(row) + sx[j])
+                         : 0u;
+        } else {
+          px[i][j] = __ldg(reinterpret_cast<const std::uint32_t*>(row) + lx);
+        }
       }
     }
-    row += step;
+    if constexpr (!kEdge) row += step;
   }
 #pragma unroll
   for (int i = 0; i < kWarpRows; ++i) {
@@ -189,42 +226,14 @@ __device__ void load_colour_inner(const TileArgs& a, int x0, int y0, float* inpu
     for (int j = 0; j < kColumnSteps; ++j) {
       const int ly = warp + kWarps * i, lx = lane + 32 * j;
       if (ly < T::kRows && lx < T::kInWidth) {
+        const bool border = kEdge && (sy[i] < 0 || sx[j] < 0);
 #pragma unroll
         for (int c = 0; c < 3; ++c) {
           input[c * T::kInPlane + ly * T::kInWidth + lx] =
-              gauss_io::magic_to_float(px[i][j], 0x7650u | static_cast<unsigned>(c));
+              border ? a.border_value
+                     : gauss_io::magic_to_float(px[i][j], 0x7650u | static_cast<unsigned>(c));
         }
       }
-    }
-  }
-}
-
-// Phase 1 for 4-byte colour pixels: a pixel a thread and step, its three channels into their
-// planes (the fourth byte is copied at the output).
-template <class Io, int R>
-__device__ void load_colour(const TileArgs& a, int x0, int y0, float* input) {
-  using T = Tile<Io, R>;
-  const gauss_io::Plane& p = a.plane;
-  if (x0 - T::kHaloX >= 0 && x0 - T::kHaloX + T::kInWidth <= p.width && y0 - R >= 0 &&
-      y0 - R + T::kRows <= p.height) {
-    load_colour_inner<Io, R>(a, x0, y0, input);
-    return;
-  }
-  for (int k = threadIdx.x; k < T::kInPlane; k += kThreads) {
-    const int ly = k / T::kInWidth, lx = k - ly * T::kInWidth;
-    const int sy = border_index(y0 - R + ly, p.height, a.border);
-    const int sx = border_index(x0 - T::kHaloX + lx, p.width, a.border);
-    if (sy < 0 || sx < 0) {
-#pragma unroll
-      for (int c = 0; c < 3; ++c) input[c * T::kInPlane + k] = a.border_value;
-      continue;
-    }
-    const std::uint32_t px = __ldg(reinterpret_cast<const std::uint32_t*>(
-                                       p.in + static_cast<std::ptrdiff_t>(sy) * p.in_stride) +
-                                   sx);
-#pragma unroll
-    for (int c = 0; c < 3; ++c) {
-      input[c * T::kInPlane + k] = gauss_io::magic_to_float(px, 0x7650u | static_cast<unsigned>(c));
     }
   }
 }
@@ -363,10 +372,19 @@ __device__ __forceinline__ void tile_body(const TileArgs& a) {
   const int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * T::kHeight;
 
   // 1. Input rows y0 - R .. y0 + kHeight + R - 1, columns x0 - kHaloX on, as floats.
+  const bool inside = tile_inside<Io, R>(a.plane, x0, y0);
   if constexpr (T::kGray) {
-    load_gray<Io, R>(a, x0, y0, input);
+    if (inside) {
+      load_gray<Io, R, false>(a, x0, y0, input);
+    } else {
+      load_gray<Io, R, true>(a, x0, y0, input);
+    }
   } else {
-    load_colour<Io, R>(a, x0, y0, input);
+    if (inside) {
+      load_colour<Io, R, false>(a, x0, y0, input);
+    } else {
+      load_colour<Io, R, true>(a, x0, y0, input);
+    }
   }
   __syncthreads();
 
@@ -413,7 +431,7 @@ __device__ __forceinline__ void tile_body(const TileArgs& a) {
 // it ptxas kept colour's radius 8 at 64 and spilled, and gray's radius 8 and 12 ran 2.5-3.5 %
 // slower: bench/results/gauss/h200-tile-steps/).
 template <class Io, int R>
-__global__ void __launch_bounds__(kThreads) gauss_tile(const TileArgs a) {
+__global__ void __launch_bounds__(kThreads, tile_min_blocks<Io, R>()) gauss_tile(const TileArgs a) {
   tile_body<Io, R>(a);
 }
 template <class Io, int R>
