@@ -6,9 +6,10 @@
 // other's latency.
 //
 // 1. Load: the tile's input with a halo of R rows and Ra = R rounded up to whole words of
-//    columns, as floats, one plane per channel: gray frames a word (four samples) per thread
-//    and step, colour ones a pixel. Integers are converted by a byte permute and a subtraction
-//    (gauss_words.cuh). Samples across the frame's edge go through the border mode.
+//    columns, as floats, one plane per channel: a warp a row, gray frames a word (four
+//    samples) a lane, colour ones a pixel. Integers are converted by a byte permute and a
+//    subtraction (gauss_words.cuh). Samples across the frame's edge go through the border
+//    mode, a row's once a warp and a column's once a lane.
 // 2. Rows: 16 threads a row, four neighbouring columns each, read as aligned 16-byte words
 //    (whole quarter-warps on 128 contiguous bytes: no bank conflict), written as one.
 // 3. Columns: gray frames up to radius 4 four neighbouring columns a thread and 4 output rows,
@@ -426,10 +427,10 @@ __device__ __forceinline__ void tile_body(const TileArgs& a) {
   }
 }
 
-// Gray frames up to radius 4 (phase 3 by words); the others, colour and the larger gray buckets,
-// with one block a multiprocessor allowed, so that their row sums stay in registers (without
-// it ptxas kept colour's radius 8 at 64 and spilled, and gray's radius 8 and 12 ran 2.5-3.5 %
-// slower: bench/results/gauss/h200-tile-steps/).
+// Gray frames up to radius 4 (phase 3 by words), asking for tile_min_blocks(); the others,
+// colour and the larger gray buckets, with one block a multiprocessor allowed, so that their row
+// sums stay in registers (without it ptxas kept colour's radius 8 at 64 and spilled, and gray's
+// radius 8 and 12 ran 2.5-3.5 % slower: bench/results/gauss/h200-tile-steps/).
 template <class Io, int R>
 __global__ void __launch_bounds__(kThreads, tile_min_blocks<Io, R>()) gauss_tile(const TileArgs a) {
   tile_body<Io, R>(a);
