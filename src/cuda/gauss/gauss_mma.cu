@@ -189,7 +189,7 @@ __device__ __forceinline__ uint2 halves_of(std::uint32_t word) {
 // flight; store_rows() unpacks them into shared memory. (Loaded after the band, each block
 // waited on its setup and then on a whole round trip to memory.)
 template <int R>
-struct InnerRows {
+struct InputRows {  // a lane's words of the input rows
   using T = MmaTile<R>;
   static constexpr int kRowWords = T::kCols / 4;
   static constexpr int kWarpRows = T::kRows / (kThreads / 32);  // rows a warp loads
@@ -206,10 +206,10 @@ __device__ __forceinline__ bool tile_inside(const gauss_io::Plane& p, int x0, in
 
 template <int R>
 __device__ __forceinline__ void fetch_inner(const gauss_io::Plane& p, int x0, int y0,
-                                            InnerRows<R>& rows) {
+                                            InputRows<R>& rows) {
   using Wd = gauss_io::Word<gauss_io::Gray8>;
   const int lane = threadIdx.x % 32;
-  if (lane >= InnerRows<R>::kRowWords) return;
+  if (lane >= InputRows<R>::kRowWords) return;
   // The warp's rows by a pointer stepped 8 rows (each row's address multiplied out cost a
   // word 5 instructions). All of a lane's rows are loaded before any is unpacked: with the
   // loop unrolled instead, the compiler kept the loads one after another behind the shared
@@ -218,21 +218,21 @@ __device__ __forceinline__ void fetch_inner(const gauss_io::Plane& p, int x0, in
       p.in + static_cast<std::ptrdiff_t>(y0 - R + threadIdx.x / 32) * p.in_stride;
   const std::ptrdiff_t step = (kThreads / 32) * p.in_stride;
 #pragma unroll
-  for (int i = 0; i < InnerRows<R>::kWarpRows; ++i) {
+  for (int i = 0; i < InputRows<R>::kWarpRows; ++i) {
     rows.words[i] = Wd::load(row, x0 - R + 4 * lane);
     row += step;
   }
 }
 
 template <int R>
-__device__ __forceinline__ void store_rows(const InnerRows<R>& rows, __half* input) {
-  constexpr int kRowWords = InnerRows<R>::kRowWords;
+__device__ __forceinline__ void store_rows(const InputRows<R>& rows, __half* input) {
+  constexpr int kRowWords = InputRows<R>::kRowWords;
   const int lane = threadIdx.x % 32;
   if (lane >= kRowWords) return;
   uint2* const to = reinterpret_cast<uint2*>(input);
   const int ly0 = threadIdx.x / 32;
 #pragma unroll
-  for (int i = 0; i < InnerRows<R>::kWarpRows; ++i) {
+  for (int i = 0; i < InputRows<R>::kWarpRows; ++i) {
     to[(ly0 + i * (kThreads / 32)) * kRowWords + lane] = halves_of(rows.words[i]);
   }
 }
@@ -241,18 +241,18 @@ __device__ __forceinline__ void store_rows(const InnerRows<R>& rows, __half* inp
 // found once a warp, a word's columns once a lane, where each word's row and column took a
 // division and both went through the border's rule.
 template <int R>
-__device__ __forceinline__ void fetch_edge(const MmaArgs& a, int x0, int y0, InnerRows<R>& rows) {
+__device__ __forceinline__ void fetch_edge(const MmaArgs& a, int x0, int y0, InputRows<R>& rows) {
   using Wd = gauss_io::Word<gauss_io::Gray8>;
   const gauss_io::Plane& p = a.plane;
   const int lane = threadIdx.x % 32;
-  if (lane >= InnerRows<R>::kRowWords) return;
+  if (lane >= InputRows<R>::kRowWords) return;
   const int x = x0 - R + 4 * lane;
   const bool whole = x >= 0 && x + 4 <= p.width;
   int sx[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) sx[i] = border_index(x + i, p.width, a.border);
 #pragma unroll
-  for (int i = 0; i < InnerRows<R>::kWarpRows; ++i) {
+  for (int i = 0; i < InputRows<R>::kWarpRows; ++i) {
     const int ly = static_cast<int>(threadIdx.x / 32) + i * (kThreads / 32);
     const int sy = border_index(y0 - R + ly, p.height, a.border);
     const std::byte* row = p.in + static_cast<std::ptrdiff_t>(sy < 0 ? 0 : sy) * p.in_stride;
@@ -289,7 +289,7 @@ __global__ void __launch_bounds__(kThreads, R <= 20 ? 4 : 1) gauss_mma_tile(cons
   // bands of both passes built in the row sums' planes (free until phase 2) while they are in
   // flight.
   const int x0 = blockIdx.x * kTile, y0 = blockIdx.y * kTile;
-  InnerRows<R> input_rows;
+  InputRows<R> input_rows;
   if (tile_inside<R>(p, x0, y0)) {
     fetch_inner<R>(p, x0, y0, input_rows);
   } else {
