@@ -516,14 +516,17 @@ int run(int argc, char** argv) {
           .set("clahe", "tiles 8x8, clip limit 2 (BrightnessParams' defaults)")
           .set("stretches", std::move(stretches))
           .set("blur",
-               "launch_gauss, reflect-101, on the float plane mode local blurs: from sigma 8 "
-               "LuminanceBlur's small plane (sigma_s, Separable; Recursive from sigma_s 25), "
-               "below it the luminance plane (Auto)")
+               "the blur of Y alone: launch_gauss, reflect-101, on the float plane mode local "
+               "blurs (from sigma 8 LuminanceBlur's small plane at sigma_s, Separable, "
+               "Recursive from sigma_s 50; below, the luminance plane, Auto); inside the "
+               "correction the small plane's blur is one kernel up to radius 32")
           .set("scratch", "brightness_scratch_bytes (the most of the modes), once per frame set")
           .set("roofline",
                "max(copy kernel, cudaMemcpy2DAsync) over the same frames, bytes read+written "
                "per second; a correction reads and writes each pixel at least once")
-          .set("target", "3840x2160 RGBA, stretch percentile, at >= 30 % of the roofline")
+          .set("target",
+               "3840x2160 RGBA at >= 30 % of the roofline with stretch none (the default); the "
+               "percentile stretch reads the frame once more, for its histogram")
           .set("quick", o.quick);
 
   Json out = Json::object()
